@@ -1,0 +1,56 @@
+//===- AttnOps.h - attn operations ------------------------------*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.h.inc"
+
+namespace mlir {
+namespace attn {
+
+/// Position of the heads and sequence dimensions of a rank-4 Q/K/V/O tensor
+/// stored in `layout`. Batch is dimension 0 and the head dim is 3 in both.
+inline unsigned getHeadsDim(Layout layout) {
+  return layout == Layout::BHSD ? 1 : 2;
+}
+inline unsigned getSeqDim(Layout layout) {
+  return layout == Layout::BHSD ? 2 : 1;
+}
+
+/// The logical sizes of an attention problem (ShapedType::kDynamic where the
+/// IR leaves them dynamic).
+struct AttentionDims {
+  int64_t batch, queryHeads, kvHeads, querySeq, keySeq, headDim, valueDim;
+
+  /// Q heads per K/V head.
+  int64_t groupSize() const { return queryHeads / kvHeads; }
+};
+
+/// Reads the logical sizes from Q, K, V types stored in `layout`. The types
+/// must be verified rank-4 tensors.
+AttentionDims getAttentionDims(Layout layout, ShapedType query, ShapedType key,
+                               ShapedType value);
+
+/// The rank-4 shape of a [B, H, S, X] tensor stored in `layout`.
+SmallVector<int64_t> getStoredShape(Layout layout, int64_t batch,
+                                    int64_t heads, int64_t seq, int64_t last);
+
+/// The softmax scale of an op: its `scale` attribute, or 1/sqrt(D).
+double getEffectiveScale(std::optional<llvm::APFloat> scale, int64_t headDim);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -1,0 +1,184 @@
+//===- AttnOps.td - attn operations ------------------------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// The attributes every attention op shares. `window` counts the keys a query
+// may see before its causal diagonal: query i sees key j iff
+// diag(i) - window <= j <= diag(i), diag(i) = i (top_left) or i + Sk - Sq
+// (bottom_right).
+defvar Attn_CommonAttrs = (ins
+  OptionalAttr<F32Attr>:$scale,
+  DefaultValuedAttr<Attn_CausalKindAttr, "::mlir::attn::CausalKind::None">:$causal,
+  OptionalAttr<I64Attr>:$window,
+  DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout);
+
+defvar Attn_CommonDescription = [{
+    Logical shapes, whatever the layout: Q `[B, Hq, Sq, D]`, K `[B, Hkv, Sk, D]`,
+    V `[B, Hkv, Sk, Dv]`, O `[B, Hq, Sq, Dv]`. With `layout = #attn.layout<bshd>`
+    the two middle dimensions of Q, K, V, O (and dO, dQ, dK, dV) are stored
+    swapped. Hq must be a multiple of Hkv (GQA, MQA): query head h reads
+    key/value head `h / (Hq / Hkv)`. B, Sq and Sk may be dynamic; head counts
+    and head dims must be static. Q, K, V share one element type (f16, bf16
+    or f32); accumulation and softmax statistics are f32.
+
+    Attributes:
+    - `scale` (default `1/sqrt(D)`): multiplies Q K^T.
+    - `causal`: `none`, `top_left` (query i sees keys j <= i) or
+      `bottom_right` (j <= i + Sk - Sq).
+    - `window`: sliding window; with a causal kind, query i also cannot see
+      keys j < diag(i) - window, where diag(i) is the causal limit above.
+    - `mask`: an optional operand broadcastable (numpy rules, right-aligned)
+      to `[B, Hq, Sq, Sk]`: float values are added to the scores; `i1` values
+      keep a score where true and mask it where false.
+
+    A query row that sees no key (fully masked) yields O = 0 and LSE = -inf.
+}];
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+  let summary = "scaled-dot-product attention: softmax(scale Q K^T + mask) V";
+  let description = !strconcat([{
+    Computes `O = softmax(scale * Q K^T + mask) V` and, when a second result
+    is present, the natural-log log-sum-exp of each score row,
+    `LSE = m + log(l)` (f32, shape `[B, Hq, Sq]`).
+  }], Attn_CommonDescription, [{
+
+    Example:
+
+    ```mlir
+    %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>}
+        : tensor<2x8x77x64xf16>, tensor<2x2x129x64xf16>, tensor<2x2x129x64xf16>
+        -> tensor<2x8x77x64xf16>, tensor<2x8x77xf32>
+    ```
+  }]);
+  let arguments = !con((ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask), Attn_CommonAttrs);
+  let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    `->` type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_AttentionPartialOp : Attn_Op<"attention_partial", [Pure]> {
+  let summary = "attention over each of `num_splits` key/value chunks (split-KV)";
+  let description = !strconcat([{
+    The first half of split-KV (Flash-Decoding) attention. The keys are cut
+    into `num_splits` chunks of `ceil(Sk / num_splits)` consecutive positions
+    (the last chunks may be short or empty). For each chunk s the op computes
+    the attention of every query over that chunk alone: a normalised partial
+    output `O_s` and its log-sum-exp `LSE_s`. A chunk that is empty or fully
+    masked for a query has `O_s = 0` and `LSE_s = -inf`. `attn.combine`
+    merges the chunks into the full attention.
+
+    Results are f32 and always ordered `[num_splits, B, Hq, Sq, Dv]` and
+    `[num_splits, B, Hq, Sq]`, whatever the layout of the operands.
+  }], Attn_CommonDescription, [{
+
+    Example:
+
+    ```mlir
+    %po, %plse = attn.attention_partial %q, %k, %v {num_splits = 4 : i64}
+        : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16>
+        -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>
+    ```
+  }]);
+  let arguments = !con((ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask,
+    I64Attr:$num_splits), Attn_CommonAttrs);
+  let results = (outs AnyRankedTensor:$partial_output,
+                      AnyRankedTensor:$partial_lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    `->` type($partial_output) `,` type($partial_lse)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_CombineOp : Attn_Op<"combine", [Pure]> {
+  let summary = "merge split-KV partial outputs by their log-sum-exp";
+  let description = [{
+    The second half of split-KV attention: from partial outputs `O_s`
+    `[N, B, Hq, Sq, Dv]` (f32) and their `LSE_s` `[N, B, Hq, Sq]` (f32) it
+    forms `LSE = log sum_s exp(LSE_s)` and `O = sum_s exp(LSE_s - LSE) O_s`.
+    A split with `LSE_s = -inf` contributes nothing; when every split is
+    empty, O = 0 and LSE = -inf. The output is written in `layout` with the
+    result's element type (f16, bf16 or f32); the optional second result is
+    the merged LSE `[B, Hq, Sq]` (f32).
+
+    Example:
+
+    ```mlir
+    %o = attn.combine %po, %plse {layout = #attn.layout<bshd>}
+        : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x1x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$partial_output,
+    AnyRankedTensor:$partial_lse,
+    DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout);
+  let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
+  let assemblyFormat = [{
+    $partial_output `,` $partial_lse attr-dict `:` type($partial_output) `,`
+    type($partial_lse) `->` type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
+  let summary = "gradients of attention by recomputation";
+  let description = !strconcat([{
+    Given Q, K, V, the forward output O, its gradient dO and the forward LSE,
+    returns dQ, dK, dV of `O = softmax(scale * Q K^T + mask) V` with respect
+    to Q, K and V (the mask is not differentiated). The probabilities are
+    recomputed as `P = exp(scale * Q K^T + mask - LSE)`, so no `Sq x Sk`
+    operand exists; with `Di = rowsum(dO * O)`, `dS = P * (dO V^T - Di)`,
+    `dQ = scale dS K`, `dK = scale dS^T Q`, `dV = P^T dO`, where dK and dV
+    sum over the query heads that share a key/value head. Rows with
+    LSE = -inf (fully masked) contribute nothing. dO has O's type; dQ, dK,
+    dV have Q's, K's and V's.
+  }], Attn_CommonDescription, [{
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+        : tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>,
+          tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+        -> tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>
+    ```
+  }]);
+  let arguments = !con((ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$output,
+    AnyRankedTensor:$grad_output,
+    AnyRankedTensor:$lse,
+    Optional<AnyRankedTensor>:$mask), Attn_CommonAttrs);
+  let results = (outs AnyRankedTensor:$grad_query, AnyRankedTensor:$grad_key,
+                      AnyRankedTensor:$grad_value);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($grad_output) `,` type($lse)
+    `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

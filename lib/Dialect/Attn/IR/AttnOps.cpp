@@ -1,0 +1,340 @@
+//===- AttnOps.cpp - attn operations and their verifiers ------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "attn/Dialect/Attn/IR/AttnEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+AttentionDims attn::getAttentionDims(Layout layout, ShapedType query,
+                                     ShapedType key, ShapedType value) {
+  unsigned h = getHeadsDim(layout), s = getSeqDim(layout);
+  return {query.getDimSize(0), query.getDimSize(h), key.getDimSize(h),
+          query.getDimSize(s), key.getDimSize(s),   query.getDimSize(3),
+          value.getDimSize(3)};
+}
+
+SmallVector<int64_t> attn::getStoredShape(Layout layout, int64_t batch,
+                                          int64_t heads, int64_t seq,
+                                          int64_t last) {
+  if (layout == Layout::BHSD)
+    return {batch, heads, seq, last};
+  return {batch, seq, heads, last};
+}
+
+double attn::getEffectiveScale(std::optional<llvm::APFloat> scale,
+                               int64_t headDim) {
+  if (scale)
+    return scale->convertToFloat();
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+//===----------------------------------------------------------------------===//
+// Verification helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Formats a shape as `[2, ?, 64]`.
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+bool shapesCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a.size() == b.size() &&
+         llvm::all_of(llvm::zip_equal(a, b), [](auto pair) {
+           return dimsCompatible(std::get<0>(pair), std::get<1>(pair));
+         });
+}
+
+bool isSupportedElementType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+StringRef layoutName(Layout layout) {
+  return layout == Layout::BHSD ? "[B, H, S, X] (bhsd)" : "[B, S, H, X] (bshd)";
+}
+
+/// Checks that `value` is a rank-4 tensor of a supported element type.
+LogicalResult verifyRank4(Operation *op, Value value, StringRef name) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() != 4)
+    return op->emitOpError() << "'" << name << "' must have rank 4, got rank "
+                             << type.getRank();
+  if (!isSupportedElementType(type.getElementType()))
+    return op->emitOpError()
+           << "'" << name << "' element type must be f16, bf16 or f32, got "
+           << type.getElementType();
+  return success();
+}
+
+/// Checks `value` against an expected shape and element type.
+LogicalResult verifyTypeIs(Operation *op, Value value, StringRef name,
+                           ArrayRef<int64_t> shape, Type elementType,
+                           StringRef what) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!shapesCompatible(type.getShape(), shape))
+    return op->emitOpError()
+           << "'" << name << "' must have shape " << formatShape(shape) << " ("
+           << what << "), got " << formatShape(type.getShape());
+  if (type.getElementType() != elementType)
+    return op->emitOpError() << "'" << name << "' must have element type "
+                             << elementType << ", got "
+                             << type.getElementType();
+  return success();
+}
+
+/// Verifies what every attention op shares: Q, K, V, the mask and the
+/// attributes. Returns the logical dims on success.
+FailureOr<AttentionDims>
+verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
+                        Value mask, std::optional<llvm::APFloat> scale,
+                        CausalKind causal, std::optional<int64_t> window,
+                        Layout layout) {
+  if (failed(verifyRank4(op, query, "query")) ||
+      failed(verifyRank4(op, key, "key")) ||
+      failed(verifyRank4(op, value, "value")))
+    return failure();
+  auto qType = cast<ShapedType>(query.getType());
+  auto kType = cast<ShapedType>(key.getType());
+  auto vType = cast<ShapedType>(value.getType());
+  Type elementType = qType.getElementType();
+  if (kType.getElementType() != elementType ||
+      vType.getElementType() != elementType)
+    return op->emitOpError()
+           << "'query', 'key' and 'value' must share one element type, got "
+           << elementType << ", " << kType.getElementType() << " and "
+           << vType.getElementType();
+
+  AttentionDims dims = getAttentionDims(layout, qType, kType, vType);
+  unsigned hDim = getHeadsDim(layout);
+  for (auto [type, name] : {std::make_pair(qType, "query"),
+                            std::make_pair(kType, "key"),
+                            std::make_pair(vType, "value")}) {
+    if (type.isDynamicDim(hDim) || type.isDynamicDim(3))
+      return op->emitOpError()
+             << "'" << name << "' must have a static head count and head dim "
+             << "(layout " << layoutName(layout) << "), got shape "
+             << formatShape(type.getShape());
+  }
+  if (!dimsCompatible(kType.getDimSize(0), dims.batch) ||
+      !dimsCompatible(vType.getDimSize(0), dims.batch))
+    return op->emitOpError()
+           << "batch mismatch: 'query', 'key' and 'value' have B = "
+           << formatShape({dims.batch, kType.getDimSize(0),
+                           vType.getDimSize(0)});
+  if (dims.headDim != kType.getDimSize(3))
+    return op->emitOpError() << "head dim mismatch: 'query' has D = "
+                             << dims.headDim << " but 'key' has D = "
+                             << kType.getDimSize(3);
+  if (vType.getDimSize(hDim) != dims.kvHeads)
+    return op->emitOpError()
+           << "'key' and 'value' must have the same number of heads, got "
+           << dims.kvHeads << " and " << vType.getDimSize(hDim);
+  if (!dimsCompatible(vType.getDimSize(getSeqDim(layout)), dims.keySeq))
+    return op->emitOpError()
+           << "key length mismatch: 'key' has Sk = "
+           << formatShape({dims.keySeq}) << " but 'value' has Sk = "
+           << formatShape({vType.getDimSize(getSeqDim(layout))});
+  if (dims.kvHeads == 0 || dims.queryHeads % dims.kvHeads != 0)
+    return op->emitOpError() << "query heads (Hq = " << dims.queryHeads
+                             << ") must be a multiple of key/value heads (Hkv = "
+                             << dims.kvHeads << ")";
+  if (dims.headDim == 0 || dims.valueDim == 0)
+    return op->emitOpError() << "head dims must be non-zero, got D = "
+                             << dims.headDim << " and Dv = " << dims.valueDim;
+
+  if (mask) {
+    auto mType = cast<RankedTensorType>(mask.getType());
+    Type mElem = mType.getElementType();
+    if (!mElem.isInteger(1) && !isSupportedElementType(mElem))
+      return op->emitOpError() << "'mask' element type must be f16, bf16, f32 "
+                                  "(additive) or i1 (keep where true), got "
+                               << mElem;
+    SmallVector<int64_t> full = {dims.batch, dims.queryHeads, dims.querySeq,
+                                 dims.keySeq};
+    ArrayRef<int64_t> mShape = mType.getShape();
+    bool ok = mShape.size() <= 4;
+    for (size_t i = 0; ok && i < mShape.size(); ++i) {
+      int64_t m = mShape[mShape.size() - 1 - i];
+      int64_t f = full[3 - i];
+      ok = m == 1 || dimsCompatible(m, f);
+    }
+    if (!ok)
+      return op->emitOpError() << "'mask' of shape " << formatShape(mShape)
+                               << " is not broadcastable to [B, Hq, Sq, Sk] = "
+                               << formatShape(full);
+  }
+
+  if (scale) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return op->emitOpError()
+             << "'scale' must be a finite positive number, got " << s;
+  }
+  if (window) {
+    if (*window < 0)
+      return op->emitOpError()
+             << "'window' must be non-negative, got " << *window;
+    if (causal == CausalKind::None)
+      return op->emitOpError()
+             << "'window' needs a causal kind (top_left or bottom_right): the "
+                "window is counted back from the causal diagonal";
+  }
+  return dims;
+}
+
+/// Verifies an optional LSE value of shape [B, Hq, Sq] f32.
+LogicalResult verifyLse(Operation *op, Value lse, StringRef name,
+                        const AttentionDims &dims) {
+  return verifyTypeIs(op, lse, name,
+                      {dims.batch, dims.queryHeads, dims.querySeq},
+                      Float32Type::get(op->getContext()), "[B, Hq, Sq], f32");
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  FailureOr<AttentionDims> dims = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(), getScale(),
+      getCausal(), getWindow(), getLayout());
+  if (failed(dims))
+    return failure();
+  Type elementType = getQuery().getType().getElementType();
+  if (failed(verifyTypeIs(*this, getOutput(), "output",
+                          getStoredShape(getLayout(), dims->batch,
+                                         dims->queryHeads, dims->querySeq,
+                                         dims->valueDim),
+                          elementType,
+                          "[B, Hq, Sq, Dv] in the op's layout, query's "
+                          "element type")))
+    return failure();
+  if (getLse())
+    return verifyLse(*this, getLse(), "lse", *dims);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionPartialOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionPartialOp::verify() {
+  FailureOr<AttentionDims> dims = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(), getScale(),
+      getCausal(), getWindow(), getLayout());
+  if (failed(dims))
+    return failure();
+  int64_t n = getNumSplits();
+  if (n < 1)
+    return emitOpError() << "'num_splits' must be at least 1, got " << n;
+  Type f32 = Float32Type::get(getContext());
+  if (failed(verifyTypeIs(*this, getPartialOutput(), "partial_output",
+                          {n, dims->batch, dims->queryHeads, dims->querySeq,
+                           dims->valueDim},
+                          f32, "[num_splits, B, Hq, Sq, Dv], f32")))
+    return failure();
+  return verifyTypeIs(*this, getPartialLse(), "partial_lse",
+                      {n, dims->batch, dims->queryHeads, dims->querySeq}, f32,
+                      "[num_splits, B, Hq, Sq], f32");
+}
+
+//===----------------------------------------------------------------------===//
+// CombineOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CombineOp::verify() {
+  auto poType = getPartialOutput().getType();
+  auto plType = getPartialLse().getType();
+  Type f32 = Float32Type::get(getContext());
+  if (poType.getRank() != 5 || poType.getElementType() != f32)
+    return emitOpError() << "'partial_output' must be a rank-5 f32 tensor "
+                            "[N, B, Hq, Sq, Dv], got "
+                         << poType;
+  if (poType.isDynamicDim(2) || poType.isDynamicDim(4))
+    return emitOpError() << "'partial_output' must have a static head count "
+                            "and head dim, got shape "
+                         << formatShape(poType.getShape());
+  ArrayRef<int64_t> po = poType.getShape();
+  if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
+                          po.drop_back(), f32,
+                          "the leading dims of 'partial_output', f32")))
+    return failure();
+  (void)plType;
+  auto oType = getOutput().getType();
+  if (!isSupportedElementType(oType.getElementType()))
+    return emitOpError() << "'output' element type must be f16, bf16 or f32, "
+                            "got "
+                         << oType.getElementType();
+  if (failed(verifyTypeIs(*this, getOutput(), "output",
+                          getStoredShape(getLayout(), po[1], po[2], po[3],
+                                         po[4]),
+                          oType.getElementType(),
+                          "[B, Hq, Sq, Dv] in the op's layout")))
+    return failure();
+  if (getLse())
+    return verifyTypeIs(*this, getLse(), "lse", {po[1], po[2], po[3]}, f32,
+                        "[B, Hq, Sq], f32");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionGradOp::verify() {
+  FailureOr<AttentionDims> dims = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(), getScale(),
+      getCausal(), getWindow(), getLayout());
+  if (failed(dims))
+    return failure();
+  Type elementType = getQuery().getType().getElementType();
+  SmallVector<int64_t> oShape =
+      getStoredShape(getLayout(), dims->batch, dims->queryHeads,
+                     dims->querySeq, dims->valueDim);
+  StringRef oWhat = "[B, Hq, Sq, Dv] in the op's layout, query's element type";
+  if (failed(verifyTypeIs(*this, getOutput(), "output", oShape, elementType,
+                          oWhat)) ||
+      failed(verifyTypeIs(*this, getGradOutput(), "grad_output", oShape,
+                          elementType, oWhat)) ||
+      failed(verifyLse(*this, getLse(), "lse", *dims)))
+    return failure();
+  for (auto [result, operand, name] :
+       {std::make_tuple(getGradQuery(), getQuery(), "grad_query"),
+        std::make_tuple(getGradKey(), getKey(), "grad_key"),
+        std::make_tuple(getGradValue(), getValue(), "grad_value")}) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (failed(verifyTypeIs(*this, result, name, type.getShape(),
+                            type.getElementType(),
+                            "the shape and element type of its operand")))
+      return failure();
+  }
+  return success();
+}

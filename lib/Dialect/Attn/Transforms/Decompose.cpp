@@ -1,0 +1,649 @@
+//===- Decompose.cpp - attn ops to naive linalg on tensors ----------------===//
+//
+// The reference semantics of every attn op, spelled as linalg.generic ops on
+// tensors. Everything is computed in f32; Q/K/V are read in their stored
+// layout through the indexing maps (no transposes) and GQA reads K/V head
+// `h floordiv G`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSEPASS
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType par = IteratorType::parallel;
+constexpr IteratorType red = IteratorType::reduction;
+
+/// The operands and attributes shared by the attention ops, with the runtime
+/// sizes the decomposition needs.
+struct Problem {
+  Value query, key, value, mask;
+  Layout layout;
+  CausalKind causal;
+  std::optional<int64_t> window;
+  double scale;
+  AttentionDims dims;
+  OpFoldResult batch, querySeq, keySeq;
+};
+
+template <typename OpTy>
+Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
+  Problem p;
+  p.query = op.getQuery();
+  p.key = op.getKey();
+  p.value = op.getValue();
+  p.mask = op.getMask();
+  p.layout = op.getLayout();
+  p.causal = op.getCausal();
+  p.window = op.getWindow();
+  p.dims = getAttentionDims(p.layout, op.getQuery().getType(),
+                            op.getKey().getType(), op.getValue().getType());
+  p.scale = getEffectiveScale(op.getScale(), p.dims.headDim);
+  p.batch = tensor::getMixedSize(b, loc, p.query, 0);
+  p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
+  p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));
+  return p;
+}
+
+Type f32(OpBuilder &b) { return b.getF32Type(); }
+
+Value constF32(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value negInf(OpBuilder &b, Location loc) {
+  return constF32(b, loc, -std::numeric_limits<double>::infinity());
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, f32(b), v);
+}
+
+Value index(OpBuilder &b, Location loc, OpFoldResult ofr) {
+  return getValueOrCreateConstantIndexOp(b, loc, ofr);
+}
+
+/// An f32 (or `type`) tensor of `sizes` filled with `v`.
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             double v, Type type = {}) {
+  if (!type)
+    type = f32(b);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+  Value cst = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+Value empty(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+            Type type) {
+  return tensor::EmptyOp::create(b, loc, sizes, type);
+}
+
+/// Map from `numDims` loop dims to a Q/K/V/O tensor stored in `layout`,
+/// given the logical (batch, heads, seq, last) expressions.
+AffineMap storedMap(MLIRContext *ctx, unsigned numDims, Layout layout,
+                    AffineExpr bt, AffineExpr h, AffineExpr s, AffineExpr x) {
+  if (layout == Layout::BHSD)
+    return AffineMap::get(numDims, 0, {bt, h, s, x}, ctx);
+  return AffineMap::get(numDims, 0, {bt, s, h, x}, ctx);
+}
+
+/// Map from the 4 loop dims (b, h, i, j) to the broadcast mask operand.
+AffineMap maskMap(MLIRContext *ctx, ShapedType maskType, unsigned numDims,
+                  ArrayRef<AffineExpr> bhij) {
+  SmallVector<AffineExpr> results;
+  int64_t rank = maskType.getRank();
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t logical = 4 - rank + i;
+    if (maskType.getDimSize(i) == 1)
+      results.push_back(getAffineConstantExpr(0, ctx));
+    else
+      results.push_back(bhij[logical]);
+  }
+  return AffineMap::get(numDims, 0, results, ctx);
+}
+
+Value generic(OpBuilder &b, Location loc, Value init, ValueRange inputs,
+              ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators,
+              function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
+                                   iterators, body)
+      .getResult(0);
+}
+
+/// Scores S[b, h, i, j] = scale * Q K^T + mask in f32, -inf where the causal
+/// kind, the window or a boolean mask hides key j from query i.
+Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
+  MLIRContext *ctx = b.getContext();
+  const AttentionDims &d = p.dims;
+  SmallVector<OpFoldResult> sizes = {p.batch, b.getIndexAttr(d.queryHeads),
+                                     p.querySeq, p.keySeq};
+  AffineExpr bt, h, i, j, k;
+  bindDims(ctx, bt, h, i, j, k);
+  AffineExpr kvHead = h.floorDiv(d.groupSize());
+
+  Value dot = generic(
+      b, loc, filled(b, loc, sizes, 0.0), {p.query, p.key},
+      {storedMap(ctx, 5, p.layout, bt, h, i, k),
+       storedMap(ctx, 5, p.layout, bt, kvHead, j, k),
+       AffineMap::get(5, 0, {bt, h, i, j}, ctx)},
+      {par, par, par, par, red}, [](OpBuilder &b, Location loc, ValueRange a) {
+        Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                           toF32(b, loc, a[1]));
+        linalg::YieldOp::create(b, loc,
+                                Value(arith::AddFOp::create(b, loc, a[2], prod)));
+      });
+
+  Value diagOffset;
+  if (p.causal == CausalKind::BottomRight)
+    diagOffset = arith::SubIOp::create(b, loc, index(b, loc, p.keySeq),
+                                       index(b, loc, p.querySeq));
+  else
+    diagOffset = arith::ConstantIndexOp::create(b, loc, 0);
+
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  SmallVector<Value> inputs = {dot};
+  SmallVector<AffineMap> maps = {id4};
+  if (p.mask) {
+    inputs.push_back(p.mask);
+    maps.push_back(maskMap(ctx, cast<ShapedType>(p.mask.getType()), 4,
+                           {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
+                            b.getAffineDimExpr(2), b.getAffineDimExpr(3)}));
+  }
+  maps.push_back(id4);
+  bool boolMask = p.mask && getElementTypeOrSelf(p.mask).isInteger(1);
+  return generic(
+      b, loc, empty(b, loc, sizes, f32(b)), inputs, maps,
+      {par, par, par, par}, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value s = arith::MulFOp::create(b, loc, a[0], constF32(b, loc, p.scale));
+        Value ninf = negInf(b, loc);
+        if (p.mask && boolMask)
+          s = arith::SelectOp::create(b, loc, a[1], s, ninf);
+        else if (p.mask)
+          s = arith::AddFOp::create(b, loc, s, toF32(b, loc, a[1]));
+        if (p.causal != CausalKind::None) {
+          Value qi = linalg::IndexOp::create(b, loc, 2);
+          Value kj = linalg::IndexOp::create(b, loc, 3);
+          Value diag = arith::AddIOp::create(b, loc, qi, diagOffset);
+          Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                               kj, diag);
+          if (p.window) {
+            Value w = arith::ConstantIndexOp::create(b, loc, *p.window);
+            Value first = arith::SubIOp::create(b, loc, diag, w);
+            Value before = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, kj, first);
+            hidden = arith::OrIOp::create(b, loc, hidden, before);
+          }
+          s = arith::SelectOp::create(b, loc, hidden, ninf, s);
+        }
+        linalg::YieldOp::create(b, loc, s);
+      });
+}
+
+/// `m` with -inf replaced by 0, so that exp(s - m) is 0 (not NaN) on a row
+/// where every score is -inf.
+Value safeMax(OpBuilder &b, Location loc, Value m) {
+  Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                         negInf(b, loc));
+  return arith::SelectOp::create(b, loc, isNegInf, constF32(b, loc, 0.0), m);
+}
+
+/// Whether key j (loop dim `jDim`) lies in split n (loop dim 0) of `chunk`
+/// keys.
+Value inSplit(OpBuilder &b, Location loc, Value chunk, unsigned jDim) {
+  Value n = linalg::IndexOp::create(b, loc, 0);
+  Value j = linalg::IndexOp::create(b, loc, jDim);
+  Value lo = arith::MulIOp::create(b, loc, n, chunk);
+  Value hi = arith::AddIOp::create(b, loc, lo, chunk);
+  Value geLo =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, lo);
+  Value ltHi =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, hi);
+  return arith::AndIOp::create(b, loc, geLo, ltHi);
+}
+
+/// Split-KV attention: for each of `numSplits` chunks of ceil(Sk / N) keys,
+/// the normalised partial output [N, B, Hq, Sq, Dv] and its LSE
+/// [N, B, Hq, Sq], both f32. With N = 1 this is plain attention.
+std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
+                                      const Problem &p, int64_t numSplits) {
+  MLIRContext *ctx = b.getContext();
+  const AttentionDims &d = p.dims;
+  Value scores = buildScores(b, loc, p);
+
+  Value nSplits = arith::ConstantIndexOp::create(b, loc, numSplits);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value chunk = arith::DivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, index(b, loc, p.keySeq), nSplits),
+          one),
+      nSplits);
+
+  SmallVector<OpFoldResult> statSizes = {b.getIndexAttr(numSplits), p.batch,
+                                         b.getIndexAttr(d.queryHeads),
+                                         p.querySeq};
+  SmallVector<OpFoldResult> outSizes = statSizes;
+  outSizes.push_back(b.getIndexAttr(d.valueDim));
+
+  // Loop dims (n, b, h, i, j).
+  AffineExpr n, bt, h, i, j, e;
+  bindDims(ctx, n, bt, h, i, j);
+  AffineMap sMap = AffineMap::get(5, 0, {bt, h, i, j}, ctx);
+  AffineMap statMap = AffineMap::get(5, 0, {n, bt, h, i}, ctx);
+  SmallVector<IteratorType> rowReduce = {par, par, par, par, red};
+
+  Value maxes = generic(
+      b, loc, filled(b, loc, statSizes, -std::numeric_limits<double>::infinity()),
+      {scores}, {sMap, statMap}, rowReduce,
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value m = arith::MaximumFOp::create(b, loc, a[1], a[0]);
+        linalg::YieldOp::create(
+            b, loc,
+            Value(arith::SelectOp::create(b, loc, inSplit(b, loc, chunk, 4), m,
+                                          a[1])));
+      });
+
+  // exp(s - m) if key j is in split n, else 0.
+  auto weight = [&](OpBuilder &b, Location loc, Value s, Value m,
+                    unsigned jDim) -> Value {
+    Value pexp = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, s, safeMax(b, loc, m)));
+    return arith::SelectOp::create(b, loc, inSplit(b, loc, chunk, jDim), pexp,
+                                   constF32(b, loc, 0.0));
+  };
+
+  Value sums = generic(b, loc, filled(b, loc, statSizes, 0.0), {scores, maxes},
+                       {sMap, statMap, statMap}, rowReduce,
+                       [&](OpBuilder &b, Location loc, ValueRange a) {
+                         Value w = weight(b, loc, a[0], a[1], 4);
+                         linalg::YieldOp::create(
+                             b, loc, Value(arith::AddFOp::create(b, loc, a[2], w)));
+                       });
+
+  // Loop dims (n, b, h, i, e, j) for the second contraction.
+  AffineExpr n6, b6, h6, i6, e6, j6;
+  bindDims(ctx, n6, b6, h6, i6, e6, j6);
+  Value acc = generic(
+      b, loc, filled(b, loc, outSizes, 0.0), {scores, maxes, p.value},
+      {AffineMap::get(6, 0, {b6, h6, i6, j6}, ctx),
+       AffineMap::get(6, 0, {n6, b6, h6, i6}, ctx),
+       storedMap(ctx, 6, p.layout, b6, h6.floorDiv(d.groupSize()), j6, e6),
+       AffineMap::get(6, 0, {n6, b6, h6, i6, e6}, ctx)},
+      {par, par, par, par, par, red},
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value w = weight(b, loc, a[0], a[1], 5);
+        Value pv = arith::MulFOp::create(b, loc, w, toF32(b, loc, a[2]));
+        linalg::YieldOp::create(b, loc,
+                                Value(arith::AddFOp::create(b, loc, a[3], pv)));
+      });
+
+  (void)e;
+  AffineMap id5 = b.getMultiDimIdentityMap(5);
+  AffineMap rowOf5 = AffineMap::get(5, 0,
+                                    {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
+                                     b.getAffineDimExpr(2), b.getAffineDimExpr(3)},
+                                    ctx);
+  Value out = generic(
+      b, loc, empty(b, loc, outSizes, f32(b)), {acc, sums}, {id5, rowOf5, id5},
+      {par, par, par, par, par}, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value zero = constF32(b, loc, 0.0);
+        Value isEmpty =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a[1], zero);
+        Value o = arith::DivFOp::create(b, loc, a[0], a[1]);
+        linalg::YieldOp::create(
+            b, loc, Value(arith::SelectOp::create(b, loc, isEmpty, zero, o)));
+      });
+
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  Value lse = generic(
+      b, loc, empty(b, loc, statSizes, f32(b)), {maxes, sums}, {id4, id4, id4},
+      {par, par, par, par}, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value logSum = math::LogOp::create(b, loc, a[1]);
+        linalg::YieldOp::create(
+            b, loc,
+            Value(arith::AddFOp::create(b, loc, safeMax(b, loc, a[0]), logSum)));
+      });
+  return {out, lse};
+}
+
+/// Writes an f32 [B, H, S, X] tensor in `layout` with `elementType`.
+Value storeAs(OpBuilder &b, Location loc, Value logical, Layout layout,
+              Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, logical);
+  SmallVector<OpFoldResult> stored = {sizes[0], sizes[1], sizes[2], sizes[3]};
+  if (layout == Layout::BSHD)
+    std::swap(stored[1], stored[2]);
+  AffineExpr bt, h, s, x;
+  bindDims(ctx, bt, h, s, x);
+  return generic(b, loc, empty(b, loc, stored, elementType), {logical},
+                 {b.getMultiDimIdentityMap(4),
+                  storedMap(ctx, 4, layout, bt, h, s, x)},
+                 {par, par, par, par},
+                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                   Value v = a[0];
+                   if (v.getType() != elementType)
+                     v = arith::TruncFOp::create(b, loc, elementType, v);
+                   linalg::YieldOp::create(b, loc, v);
+                 });
+}
+
+/// Drops the leading unit split dim of a partial result.
+Value dropSplitDim(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<ReassociationIndices> reassoc = {{0, 1}};
+  for (int64_t i = 2; i < type.getRank(); ++i)
+    reassoc.push_back({i});
+  return tensor::CollapseShapeOp::create(b, loc, v, reassoc);
+}
+
+struct DecomposeAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Problem p = getProblem(rewriter, loc, op);
+    auto [parts, lses] = buildPartials(rewriter, loc, p, /*numSplits=*/1);
+    Value out = storeAs(rewriter, loc, dropSplitDim(rewriter, loc, parts),
+                        p.layout, op.getOutput().getType().getElementType());
+    SmallVector<Value> results = {out};
+    if (op.getLse())
+      results.push_back(dropSplitDim(rewriter, loc, lses));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct DecomposeAttentionPartial : OpRewritePattern<AttentionPartialOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionPartialOp op,
+                                PatternRewriter &rewriter) const override {
+    Problem p = getProblem(rewriter, op.getLoc(), op);
+    auto [parts, lses] =
+        buildPartials(rewriter, op.getLoc(), p, op.getNumSplits());
+    rewriter.replaceOp(op, {parts, lses});
+    return success();
+  }
+};
+
+struct DecomposeCombine : OpRewritePattern<CombineOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CombineOp op,
+                                PatternRewriter &rewriter) const override {
+    OpBuilder &b = rewriter;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value parts = op.getPartialOutput(), lses = op.getPartialLse();
+    SmallVector<OpFoldResult> partSizes = tensor::getMixedSizes(b, loc, parts);
+    ArrayRef<OpFoldResult> rowSizes = ArrayRef(partSizes).slice(1, 3);
+    ArrayRef<OpFoldResult> outSizes = ArrayRef(partSizes).drop_front();
+
+    // Loop dims (b, h, i, n): the max and the sum of weights over splits.
+    AffineExpr bt, h, i, n, e;
+    bindDims(ctx, bt, h, i, n);
+    AffineMap lseMap = AffineMap::get(4, 0, {n, bt, h, i}, ctx);
+    AffineMap rowMap = AffineMap::get(4, 0, {bt, h, i}, ctx);
+    SmallVector<IteratorType> reduceN = {par, par, par, red};
+    Value maxes = generic(
+        b, loc, filled(b, loc, rowSizes, -std::numeric_limits<double>::infinity()),
+        {lses}, {lseMap, rowMap}, reduceN,
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          linalg::YieldOp::create(
+              b, loc, Value(arith::MaximumFOp::create(b, loc, a[1], a[0])));
+        });
+    auto weight = [](OpBuilder &b, Location loc, Value lse, Value m) -> Value {
+      return math::ExpOp::create(
+          b, loc, arith::SubFOp::create(b, loc, lse, safeMax(b, loc, m)));
+    };
+    Value sums = generic(b, loc, filled(b, loc, rowSizes, 0.0), {lses, maxes},
+                         {lseMap, rowMap, rowMap}, reduceN,
+                         [&](OpBuilder &b, Location loc, ValueRange a) {
+                           linalg::YieldOp::create(
+                               b, loc,
+                               Value(arith::AddFOp::create(
+                                   b, loc, a[2], weight(b, loc, a[0], a[1]))));
+                         });
+
+    // Loop dims (b, h, i, e, n): the weighted sum of partial outputs.
+    AffineExpr b5, h5, i5, e5, n5;
+    bindDims(ctx, b5, h5, i5, e5, n5);
+    Value acc = generic(
+        b, loc, filled(b, loc, outSizes, 0.0), {parts, lses, maxes, sums},
+        {AffineMap::get(5, 0, {n5, b5, h5, i5, e5}, ctx),
+         AffineMap::get(5, 0, {n5, b5, h5, i5}, ctx),
+         AffineMap::get(5, 0, {b5, h5, i5}, ctx),
+         AffineMap::get(5, 0, {b5, h5, i5}, ctx),
+         AffineMap::get(5, 0, {b5, h5, i5, e5}, ctx)},
+        {par, par, par, par, red}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value zero = constF32(b, loc, 0.0);
+          Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                                a[3], zero);
+          Value w = arith::DivFOp::create(b, loc, weight(b, loc, a[1], a[2]), a[3]);
+          w = arith::SelectOp::create(b, loc, isEmpty, zero, w);
+          Value contrib = arith::MulFOp::create(b, loc, w, a[0]);
+          linalg::YieldOp::create(
+              b, loc, Value(arith::AddFOp::create(b, loc, a[4], contrib)));
+        });
+    (void)e;
+    SmallVector<Value> results = {
+        storeAs(b, loc, acc, op.getLayout(),
+                op.getOutput().getType().getElementType())};
+    if (op.getLse()) {
+      AffineMap id3 = b.getMultiDimIdentityMap(3);
+      results.push_back(generic(
+          b, loc, empty(b, loc, rowSizes, f32(b)), {maxes, sums},
+          {id3, id3, id3}, {par, par, par},
+          [&](OpBuilder &b, Location loc, ValueRange a) {
+            linalg::YieldOp::create(
+                b, loc,
+                Value(arith::AddFOp::create(b, loc, safeMax(b, loc, a[0]),
+                                            math::LogOp::create(b, loc, a[1]))));
+          }));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Sums a per-query-head gradient [B, Hq, S, X] over the heads of each group,
+/// giving [B, Hkv, S, X].
+Value sumOverGroups(OpBuilder &b, Location loc, Value perHead,
+                    const AttentionDims &d) {
+  if (d.groupSize() == 1)
+    return perHead;
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, perHead);
+  auto type = cast<RankedTensorType>(perHead.getType());
+  SmallVector<int64_t> expandedShape = {type.getDimSize(0), d.kvHeads,
+                                        d.groupSize(), type.getDimSize(2),
+                                        type.getDimSize(3)};
+  SmallVector<OpFoldResult> expandedSizes = {sizes[0], b.getIndexAttr(d.kvHeads),
+                                             b.getIndexAttr(d.groupSize()),
+                                             sizes[2], sizes[3]};
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(expandedShape, type.getElementType()),
+      perHead, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+      expandedSizes);
+  SmallVector<OpFoldResult> outSizes = {sizes[0], b.getIndexAttr(d.kvHeads),
+                                        sizes[2], sizes[3]};
+  AffineExpr bt, g, s, x, r;
+  bindDims(ctx, bt, g, s, x, r);
+  return generic(b, loc, filled(b, loc, outSizes, 0.0), {expanded},
+                 {AffineMap::get(5, 0, {bt, g, r, s, x}, ctx),
+                  AffineMap::get(5, 0, {bt, g, s, x}, ctx)},
+                 {par, par, par, par, red},
+                 [](OpBuilder &b, Location loc, ValueRange a) {
+                   linalg::YieldOp::create(
+                       b, loc, Value(arith::AddFOp::create(b, loc, a[1], a[0])));
+                 });
+}
+
+struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    OpBuilder &b = rewriter;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Problem p = getProblem(b, loc, op);
+    const AttentionDims &d = p.dims;
+    Value scores = buildScores(b, loc, p);
+    Value scale = constF32(b, loc, p.scale);
+    SmallVector<OpFoldResult> scoreSizes =
+        tensor::getMixedSizes(b, loc, scores);
+    SmallVector<OpFoldResult> rowSizes = {scoreSizes[0], scoreSizes[1],
+                                          scoreSizes[2]};
+    AffineMap id4 = b.getMultiDimIdentityMap(4);
+    AffineExpr bt, h, i, j, x;
+
+    // P = exp(S - LSE), 0 on rows with LSE = -inf.
+    bindDims(ctx, bt, h, i, j);
+    AffineMap rowOf4 = AffineMap::get(4, 0, {bt, h, i}, ctx);
+    Value probs = generic(
+        b, loc, empty(b, loc, scoreSizes, f32(b)), {scores, op.getLse()},
+        {id4, rowOf4, id4}, {par, par, par, par},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value pexp = math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, a[0], safeMax(b, loc, a[1])));
+          Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             a[1], negInf(b, loc));
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, dead, constF32(b, loc, 0.0),
+                                            pexp)));
+        });
+
+    // Di = rowsum(dO * O): loop dims (b, h, i, x).
+    bindDims(ctx, bt, h, i, x);
+    AffineMap oMap = storedMap(ctx, 4, p.layout, bt, h, i, x);
+    Value rowDot = generic(
+        b, loc, filled(b, loc, rowSizes, 0.0),
+        {op.getGradOutput(), op.getOutput()}, {oMap, oMap, rowOf4},
+        {par, par, par, red}, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                             toF32(b, loc, a[1]));
+          linalg::YieldOp::create(
+              b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+
+    // dS = P * (dO V^T - Di): loop dims (b, h, i, j, x).
+    bindDims(ctx, bt, h, i, j, x);
+    AffineExpr kvHead = h.floorDiv(d.groupSize());
+    AffineMap ij5 = AffineMap::get(5, 0, {bt, h, i, j}, ctx);
+    Value dP = generic(
+        b, loc, filled(b, loc, scoreSizes, 0.0),
+        {op.getGradOutput(), p.value},
+        {storedMap(ctx, 5, p.layout, bt, h, i, x),
+         storedMap(ctx, 5, p.layout, bt, kvHead, j, x), ij5},
+        {par, par, par, par, red}, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                             toF32(b, loc, a[1]));
+          linalg::YieldOp::create(
+              b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+    Value dS = generic(
+        b, loc, empty(b, loc, scoreSizes, f32(b)), {probs, dP, rowDot},
+        {id4, id4, rowOf4, id4}, {par, par, par, par},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          Value diff = arith::SubFOp::create(b, loc, a[1], a[2]);
+          linalg::YieldOp::create(
+              b, loc, Value(arith::MulFOp::create(b, loc, a[0], diff)));
+        });
+
+    // dQ = scale dS K: loop dims (b, h, i, x, j).
+    AffineExpr b5, h5, s5, x5, r5;
+    bindDims(ctx, b5, h5, s5, x5, r5);
+    AffineExpr kv5 = h5.floorDiv(d.groupSize());
+    SmallVector<OpFoldResult> dqSizes = {p.batch, b.getIndexAttr(d.queryHeads),
+                                         p.querySeq, b.getIndexAttr(d.headDim)};
+    auto scaledMac = [&](OpBuilder &b, Location loc, ValueRange a) {
+      Value prod = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, a[0], scale),
+          toF32(b, loc, a[1]));
+      linalg::YieldOp::create(b, loc,
+                              Value(arith::AddFOp::create(b, loc, a[2], prod)));
+    };
+    Value dQ = generic(b, loc, filled(b, loc, dqSizes, 0.0), {dS, p.key},
+                       {AffineMap::get(5, 0, {b5, h5, s5, r5}, ctx),
+                        storedMap(ctx, 5, p.layout, b5, kv5, r5, x5),
+                        AffineMap::get(5, 0, {b5, h5, s5, x5}, ctx)},
+                       {par, par, par, par, red}, scaledMac);
+
+    // Per query head, dK = scale dS^T Q and dV = P^T dO: loop dims
+    // (b, h, j, x, i).
+    SmallVector<OpFoldResult> dkSizes = {p.batch, b.getIndexAttr(d.queryHeads),
+                                         p.keySeq, b.getIndexAttr(d.headDim)};
+    SmallVector<OpFoldResult> dvSizes = {p.batch, b.getIndexAttr(d.queryHeads),
+                                         p.keySeq, b.getIndexAttr(d.valueDim)};
+    AffineMap sT = AffineMap::get(5, 0, {b5, h5, r5, s5}, ctx);
+    AffineMap outMap = AffineMap::get(5, 0, {b5, h5, s5, x5}, ctx);
+    SmallVector<IteratorType> iters = {par, par, par, par, red};
+    Value dKHeads = generic(b, loc, filled(b, loc, dkSizes, 0.0), {dS, p.query},
+                            {sT, storedMap(ctx, 5, p.layout, b5, h5, r5, x5),
+                             outMap},
+                            iters, scaledMac);
+    Value dVHeads = generic(
+        b, loc, filled(b, loc, dvSizes, 0.0), {probs, op.getGradOutput()},
+        {sT, storedMap(ctx, 5, p.layout, b5, h5, r5, x5), outMap}, iters,
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, loc, a[0], toF32(b, loc, a[1]));
+          linalg::YieldOp::create(
+              b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+
+    Type q = op.getQuery().getType().getElementType();
+    rewriter.replaceOp(
+        op, {storeAs(b, loc, dQ, p.layout, q),
+             storeAs(b, loc, sumOverGroups(b, loc, dKHeads, d), p.layout, q),
+             storeAs(b, loc, sumOverGroups(b, loc, dVHeads, d), p.layout, q)});
+    return success();
+  }
+};
+
+struct AttnDecomposePass
+    : public attn::impl::AttnDecomposePassBase<AttnDecomposePass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    unsigned count = 0;
+    root->walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
+        ++count;
+    });
+    RewritePatternSet patterns(&getContext());
+    populateAttnDecomposePatterns(patterns);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return signalPassFailure();
+    numDecomposed += count;
+  }
+};
+
+} // namespace
+
+void attn::populateAttnDecomposePatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeAttention, DecomposeAttentionPartial, DecomposeCombine,
+               DecomposeAttentionGrad>(patterns.getContext());
+}
