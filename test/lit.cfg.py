@@ -1,0 +1,39 @@
+# -*- Python -*-
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%attn_libs", config.attn_lib_dir))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Debian installs the LLVM tools unsuffixed in /usr/lib/llvm-22/bin.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
+
+tools = [
+    "attn-opt",
+    ToolSubst("mlir-opt", unresolved="fatal"),
+    ToolSubst("mlir-runner", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+if config.ptxas_executable:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas_executable))
+if config.enable_gpu_tests:
+    config.available_features.add("cuda-gpu")
