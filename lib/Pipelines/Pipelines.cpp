@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - attn end-to-end pipelines --------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -9,6 +10,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -51,7 +54,40 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void attn::buildAttnToPTXPipeline(OpPassManager &pm,
+                                  const AttnToPTXPipelineOptions &options) {
+  AttnToGPUPassOptions kernelOptions;
+  kernelOptions.blockKV = options.blockKV;
+  kernelOptions.warps = options.warps;
+  pm.addPass(createAttnToGPUPass(kernelOptions));
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // The device half of upstream's gpu-lower-to-nvvm-pipeline; its host half
+  // is not wanted: the runtime launches the kernels.
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToPTXPipelineOptions>(
+      "attn-to-ptx",
+      "Emit tensor-core kernels for the attn ops and serialise them as PTX "
+      "(gpu.binary); the module's attn.manifest describes them",
+      buildAttnToPTXPipeline);
   PassPipelineRegistration<>(
       "attn-to-llvm",
       "Lower attn ops and the linalg/tosa around them to LLVM-dialect IR for "
