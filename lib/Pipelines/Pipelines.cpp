@@ -23,6 +23,10 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   // bufferization cannot handle: they become linalg.generics too.
   pm.addPass(createAttnDecomposePass());
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
+  // slice, pad, concat) to these two.
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createTosaToTensorPass());
   pm.addPass(createAttnDecomposeAggregatesPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
