@@ -21,10 +21,17 @@
 using namespace mlir;
 
 void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
-  // attn ops and tosa down to linalg on tensors.
+  // attn ops and tosa down to linalg on tensors. Front ends also apply
+  // arith/math ops to whole tensors (a scale, a dtype cast), which one-shot
+  // bufferization cannot handle: they become linalg.generics too.
   pm.addPass(createAttnDecomposePass());
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
+  // slice, pad, concat) to these two.
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createTosaToTensorPass());
   pm.addPass(createAttnDecomposeAggregatesPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors to buffers; functions take and return memrefs with identity
@@ -35,6 +42,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers that a function returns without owning them
+  // (a constant, an argument); clone has no LLVM lowering of its own.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops, then LLVM. bf16 extf/truncf are expanded to integer ops: the CPU
   // has no bf16 conversions and the JIT no soft-float helpers for them.
