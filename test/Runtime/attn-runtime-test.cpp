@@ -133,16 +133,14 @@ int runManifest() {
   std::printf("valid: version=%d target=%s ptx=%s kernels=%zu\n", m.version,
               m.target.c_str(), m.ptxFile.c_str(), m.kernels.size());
   for (const KernelSpec &k : m.kernels)
-    std::printf("  line %d: %s %s %s d%lld/%lld causal=%s block_q=%lld "
-                "rows=%lld block_kv=%lld threads=%lld smem=%lld\n",
-                k.line, k.name.c_str(), kernelKindName(k.kind),
-                dtypeName(k.dtype), static_cast<long long>(k.headDim),
-                static_cast<long long>(k.valueDim), causalName(k.causal),
-                static_cast<long long>(k.blockQ),
-                static_cast<long long>(k.rows),
-                static_cast<long long>(k.blockKv),
-                static_cast<long long>(k.threads),
-                static_cast<long long>(k.smem));
+    std::printf(
+        "  line %d: %s %s %s d%lld/%lld causal=%s block_q=%lld "
+        "rows=%lld block_kv=%lld threads=%lld smem=%lld\n",
+        k.line, k.name.c_str(), kernelKindName(k.kind), dtypeName(k.dtype),
+        static_cast<long long>(k.headDim), static_cast<long long>(k.valueDim),
+        causalName(k.causal), static_cast<long long>(k.blockQ),
+        static_cast<long long>(k.rows), static_cast<long long>(k.blockKv),
+        static_cast<long long>(k.threads), static_cast<long long>(k.smem));
   return 0;
 }
 
@@ -173,13 +171,16 @@ int runPtx() {
 // Forward and decode plans
 //===----------------------------------------------------------------------===//
 
-constexpr uint64_t kQ = 0x100000, kK = 0x200000, kV = 0x300000,
-                   kO = 0x400000, kLse = 0x500000, kWorkspace = 0x600000;
+constexpr uint64_t kQ = 0x100000, kK = 0x200000, kV = 0x300000, kO = 0x400000,
+                   kLse = 0x500000, kWorkspace = 0x600000;
 
 /// A BHSD (contiguous) tensor of logical shape [b, h, s, d].
 attn_tensor bhsd(attn_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d,
                  uint64_t data) {
-  attn_tensor t = {reinterpret_cast<void *>(data), dtype, 4, {b, h, s, d},
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   dtype,
+                   4,
+                   {b, h, s, d},
                    {h * s * d, s * d, d, 1}};
   return t;
 }
@@ -187,13 +188,19 @@ attn_tensor bhsd(attn_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d,
 /// A BSHD tensor (memory [b, s, h, d]) in logical order [b, h, s, d].
 attn_tensor bshd(attn_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d,
                  uint64_t data) {
-  attn_tensor t = {reinterpret_cast<void *>(data), dtype, 4, {b, h, s, d},
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   dtype,
+                   4,
+                   {b, h, s, d},
                    {s * h * d, d, h * d, 1}};
   return t;
 }
 
 attn_tensor lseOf(int64_t b, int64_t h, int64_t s, uint64_t data) {
-  attn_tensor t = {reinterpret_cast<void *>(data), ATTN_F32, 3, {b, h, s, 0},
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   ATTN_F32,
+                   3,
+                   {b, h, s, 0},
                    {h * s, s, 1, 0}};
   return t;
 }
@@ -300,8 +307,7 @@ int runForward() {
     a.options = {-1.0f, ATTN_CAUSAL_TOP_LEFT, 0};
     report("top-left-window-0", a.plan(m, l));
     std::printf("top-left-window-0: kernel=%s window=%lld\n",
-                l.kernel->name.c_str(),
-                static_cast<long long>(l.args.back()));
+                l.kernel->name.c_str(), static_cast<long long>(l.args.back()));
   }
   {
     ForwardArgs a;
@@ -319,16 +325,16 @@ int runForward() {
   {
     Launch l;
     ForwardArgs a;
-    report("null-q", planForward(m, nullptr, &a.k, &a.v, &a.o, nullptr,
-                                 nullptr, l));
-    report("null-o", planForward(m, &a.q, &a.k, &a.v, nullptr, nullptr,
-                                 nullptr, l));
+    report("null-q",
+           planForward(m, nullptr, &a.k, &a.v, &a.o, nullptr, nullptr, l));
+    report("null-o",
+           planForward(m, &a.q, &a.k, &a.v, nullptr, nullptr, nullptr, l));
   }
   ForwardArgs a;
   a.k.data = nullptr;
   forwardCase(m, "null-data", a);
-  attn_status s = attn_forward(nullptr, &a.q, &a.k, &a.v, &a.o, nullptr,
-                               nullptr, nullptr);
+  attn_status s =
+      attn_forward(nullptr, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, nullptr);
   report("null-module", s);
 
   // Ranks, sizes, dtypes.
@@ -399,8 +405,8 @@ int runForward() {
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
   forwardCase(m, "no-kernel-causal", a);
   a = ForwardArgs();
-  a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] =
-      a.lse.shape[0] = 70000;
+  a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] = a.lse.shape[0] =
+      70000;
   forwardCase(m, "grid-limit", a);
 
   // Strides and alignment.
@@ -515,26 +521,27 @@ int runDecode() {
                                {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
                                {132, 1, 4096}, {1, 1, 1}};
   for (const auto &s : shapes)
-    std::printf("default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
-                static_cast<long long>(s[0]), static_cast<long long>(s[1]),
-                static_cast<long long>(s[2]),
-                static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
+    std::printf(
+        "default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
+        static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+        static_cast<long long>(s[2]),
+        static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
   {
     DecodeArgs a(1, 32, 1000);
     std::printf("resolve default: %lld\n",
-                static_cast<long long>(resolveSplits(m, 132, &a.q, &a.k, &a.v,
-                                                     nullptr, 0)));
+                static_cast<long long>(
+                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0)));
     std::printf("resolve 1: %lld\n",
-                static_cast<long long>(resolveSplits(m, 132, &a.q, &a.k, &a.v,
-                                                     nullptr, 1)));
+                static_cast<long long>(
+                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 1)));
     std::printf("resolve 1000000: %lld\n",
-                static_cast<long long>(resolveSplits(m, 132, &a.q, &a.k, &a.v,
-                                                     nullptr, 1000000)));
+                static_cast<long long>(
+                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 1000000)));
     std::printf("workspace 33 splits: %lld\n",
                 static_cast<long long>(decodeWorkspaceBytes(&a.q, &a.v, 33)));
     int64_t bytes = decodeWorkspaceBytes(&a.q, &a.v, 0);
-    std::printf("workspace 0 splits: %lld: %s\n",
-                static_cast<long long>(bytes), attn_last_error());
+    std::printf("workspace 0 splits: %lld: %s\n", static_cast<long long>(bytes),
+                attn_last_error());
     a.q.rank = 2;
     int64_t splits = resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0);
     std::printf("resolve bad: %lld: %s\n", static_cast<long long>(splits),
@@ -596,8 +603,8 @@ int runDecode() {
                     reinterpret_cast<void *>(kWorkspace), 1 << 20, nullptr);
     report("null-module", s);
     std::printf("null-module splits: %lld\n",
-                static_cast<long long>(attn_decode_splits(
-                    nullptr, &b.q, &b.k, &b.v, nullptr, 0)));
+                static_cast<long long>(
+                    attn_decode_splits(nullptr, &b.q, &b.k, &b.v, nullptr, 0)));
   }
   return 0;
 }
@@ -640,8 +647,8 @@ int runLoad(const std::string &dir) {
   {
     attn_module *module = nullptr;
     report("null-path", attn_module_load(nullptr, &module));
-    report("null-out", attn_module_load((dir + "/ok.manifest").c_str(),
-                                        nullptr));
+    report("null-out",
+           attn_module_load((dir + "/ok.manifest").c_str(), nullptr));
   }
   loadCase("missing-manifest", dir + "/none.manifest");
   loadCase("bad-manifest", dir + "/bad.manifest");
@@ -664,8 +671,7 @@ int runLoad(const std::string &dir) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s manifest|ptx|forward|decode|load [DIR]\n",
+    std::fprintf(stderr, "usage: %s manifest|ptx|forward|decode|load [DIR]\n",
                  argv[0]);
     return 2;
   }
