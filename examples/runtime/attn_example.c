@@ -425,10 +425,11 @@ int main(int argc, char **argv) {
          (long long)p.window, bshd ? "bshd" : "bhsd");
   attn_status status;
   if (decode) {
-    int64_t n =
-        attn_decode_splits(module, &q.desc, &k.desc, &v.desc, &options, splits);
-    int64_t bytes =
-        n > 0 ? attn_decode_workspace_size(&q.desc, &v.desc, n) : -1;
+    int64_t n = 0;
+    int64_t bytes = -1;
+    if (attn_decode_splits(module, &q.desc, &k.desc, &v.desc, &options, splits,
+                           &n) == ATTN_OK)
+      bytes = attn_decode_workspace_size(&q.desc, &v.desc, n);
     if (bytes < 0) {
       fprintf(stderr, "attn_example: %s\n", attn_last_error());
       return 2;

@@ -113,14 +113,16 @@ attn_decode(attn_module *module, const attn_tensor *q, const attn_tensor *k,
             const attn_options *options, int64_t num_splits, void *workspace,
             int64_t workspace_bytes, void *stream);
 
-/* The split count attn_decode uses for these arguments and `num_splits`
- * (<= 0: the default, enough B * Hkv * splits CTAs for about two waves of
- * the device's SMs, 1 when B * Hkv alone fills it). Returns 0, with
- * attn_last_error() set, when q, k, v or the options are not a valid decode
- * call for the module. attn_decode_workspace_size() returns -1 likewise. */
-ATTN_RUNTIME_API int64_t attn_decode_splits(
+/* Sets *splits to the split count attn_decode uses for these arguments and
+ * `num_splits` (<= 0: the default, enough B * Hkv * splits CTAs for about
+ * two waves of the device's SMs, 1 when B * Hkv alone fills it). Fails, as
+ * attn_decode would, when q, k, v or the options are not a valid decode call
+ * for the module. (attn_decode_workspace_size returns -1, with
+ * attn_last_error() set, on bad arguments.) */
+ATTN_RUNTIME_API attn_status attn_decode_splits(
     attn_module *module, const attn_tensor *q, const attn_tensor *k,
-    const attn_tensor *v, const attn_options *options, int64_t num_splits);
+    const attn_tensor *v, const attn_options *options, int64_t num_splits,
+    int64_t *splits);
 
 #ifdef __cplusplus
 }

@@ -438,16 +438,17 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv, int64_t seqK,
   return splits < 1 ? 1 : splits;
 }
 
-int64_t resolveSplits(const Manifest &manifest, int smCount,
-                      const attn_tensor *q, const attn_tensor *k,
-                      const attn_tensor *v, const attn_options *options,
-                      int64_t numSplits) {
+attn_status resolveSplits(const Manifest &manifest, int smCount,
+                          const attn_tensor *q, const attn_tensor *k,
+                          const attn_tensor *v, const attn_options *options,
+                          int64_t numSplits, int64_t &splits) {
   Problem p;
   const KernelSpec *partial = nullptr, *combine = nullptr;
-  if (checkDecodeInputs("attn_decode_splits", manifest, q, k, v, options, p,
-                        partial, combine))
-    return 0;
-  return splitsFor(smCount, p, *partial, numSplits);
+  if (attn_status s = checkDecodeInputs("attn_decode_splits", manifest, q, k, v,
+                                        options, p, partial, combine))
+    return s;
+  splits = splitsFor(smCount, p, *partial, numSplits);
+  return ATTN_OK;
 }
 
 int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,

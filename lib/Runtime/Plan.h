@@ -77,14 +77,13 @@ ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t batch,
                                        int64_t blockKv);
 
 /// attn_decode_splits() for a module with `smCount` SMs: the split count a
-/// decode call with these inputs uses; 0 (with the last error set) when they
-/// are not a valid decode call.
-ATTN_RUNTIME_API int64_t resolveSplits(const Manifest &manifest, int smCount,
-                                       const attn_tensor *q,
-                                       const attn_tensor *k,
-                                       const attn_tensor *v,
-                                       const attn_options *options,
-                                       int64_t numSplits);
+/// decode call with these inputs uses, or the error it would fail with.
+ATTN_RUNTIME_API attn_status resolveSplits(const Manifest &manifest,
+                                           int smCount, const attn_tensor *q,
+                                           const attn_tensor *k,
+                                           const attn_tensor *v,
+                                           const attn_options *options,
+                                           int64_t numSplits, int64_t &splits);
 
 /// The workspace bytes of `numSplits` splits; -1 (with the last error set)
 /// on bad arguments.

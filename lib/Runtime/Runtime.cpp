@@ -338,19 +338,21 @@ int64_t attn_decode_workspace_size(const attn_tensor *q, const attn_tensor *v,
   }
 }
 
-int64_t attn_decode_splits(attn_module *module, const attn_tensor *q,
-                           const attn_tensor *k, const attn_tensor *v,
-                           const attn_options *options, int64_t num_splits) {
-  if (!module) {
-    fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_decode_splits: module is null");
-    return 0;
-  }
+attn_status attn_decode_splits(attn_module *module, const attn_tensor *q,
+                               const attn_tensor *k, const attn_tensor *v,
+                               const attn_options *options, int64_t num_splits,
+                               int64_t *splits) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_decode_splits: module is null");
+  if (!splits)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_decode_splits: splits is null");
   try {
     return resolveSplits(module->manifest, module->smCount, q, k, v, options,
-                         num_splits);
+                         num_splits, *splits);
   } catch (...) {
-    internalError("attn_decode_splits", "unexpected exception");
-    return 0;
+    return internalError("attn_decode_splits", "unexpected exception");
   }
 }
 

@@ -528,24 +528,26 @@ int runDecode() {
         static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
   {
     DecodeArgs a(1, 32, 1000);
-    std::printf("resolve default: %lld\n",
-                static_cast<long long>(
-                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0)));
-    std::printf("resolve 1: %lld\n",
-                static_cast<long long>(
-                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 1)));
-    std::printf("resolve 1000000: %lld\n",
-                static_cast<long long>(
-                    resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 1000000)));
+    for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
+      int64_t splits = -1;
+      attn_status s =
+          resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, requested, splits);
+      std::printf("resolve %lld: %s %lld\n", static_cast<long long>(requested),
+                  statusName(s), static_cast<long long>(splits));
+    }
     std::printf("workspace 33 splits: %lld\n",
                 static_cast<long long>(decodeWorkspaceBytes(&a.q, &a.v, 33)));
     int64_t bytes = decodeWorkspaceBytes(&a.q, &a.v, 0);
     std::printf("workspace 0 splits: %lld: %s\n", static_cast<long long>(bytes),
                 attn_last_error());
     a.q.rank = 2;
-    int64_t splits = resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0);
-    std::printf("resolve bad: %lld: %s\n", static_cast<long long>(splits),
-                attn_last_error());
+    int64_t splits = -1;
+    report("resolve-bad",
+           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
+    a = DecodeArgs(1, 32, 1000);
+    a.k.dtype = ATTN_F16;
+    report("resolve-dtype",
+           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
   }
   {
     DecodeArgs a(1, 8, 131072);
@@ -602,9 +604,9 @@ int runDecode() {
         attn_decode(nullptr, &b.q, &b.k, &b.v, &b.o, nullptr, nullptr, 0,
                     reinterpret_cast<void *>(kWorkspace), 1 << 20, nullptr);
     report("null-module", s);
-    std::printf("null-module splits: %lld\n",
-                static_cast<long long>(
-                    attn_decode_splits(nullptr, &b.q, &b.k, &b.v, nullptr, 0)));
+    int64_t splits = 0;
+    report("null-module-splits",
+           attn_decode_splits(nullptr, &b.q, &b.k, &b.v, nullptr, 0, &splits));
   }
   return 0;
 }
