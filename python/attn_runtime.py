@@ -337,6 +337,20 @@ class Module:
             ctypes.byref(n)))
         return n.value
 
+    def decode_workspace(self, q, k, v, num_splits=None, *, causal=False,
+                         window=None, scale=None, layout="bhsd"):
+        """A workspace for decode() with these arguments (a uint8 tensor on
+        the current stream), to allocate once and pass as `workspace=`."""
+        import torch
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        n = self._splits(qd, kd, vd, options, int(num_splits or 0))
+        size = self._lib.attn_decode_workspace_size(ctypes.byref(qd),
+                                                    ctypes.byref(vd), n)
+        if size < 0:
+            raise AttnError(1, self.last_error())
+        return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
+
     def decode(self, q, k, v, *, num_splits=None, causal=False, window=None,
                scale=None, layout="bhsd", return_lse=False, out=None,
                lse=None, workspace=None):
@@ -350,13 +364,9 @@ class Module:
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         requested = int(num_splits or 0)
         if workspace is None:
-            n = self._splits(qd, kd, vd, options, requested)
-            size = self._lib.attn_decode_workspace_size(
-                ctypes.byref(qd), ctypes.byref(vd), n)
-            if size < 0:
-                raise AttnError(1, self.last_error())
-            workspace = torch.empty(max(size, 1), dtype=torch.uint8,
-                                    device=q.device)
+            workspace = self.decode_workspace(q, k, v, num_splits,
+                                              causal=causal, window=window,
+                                              scale=scale, layout=layout)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_decode(
             self._handle, ctypes.byref(qd), ctypes.byref(kd),
