@@ -145,7 +145,9 @@ run_example() {
 examples_passed=0
 examples_failed=0
 failed_examples=()
-if [ "$MODE" != bench ] && [ "$MODE" != bench-full ]; then
+if [ ! -x build-rt/bin/attn_example ]; then
+  summary+=("examples: not built (CMake found no libcuda)")
+elif [ "$MODE" != bench ] && [ "$MODE" != bench-full ]; then
   layout=bhsd
   while read -r dtype d causal; do
     window=()
