@@ -6,7 +6,7 @@
 // prints one line, "<case>: <status>: <message>", or the launch it plans;
 // the .test files in this directory FileCheck them.
 //
-// Usage: attn-runtime-test manifest|ptx|forward|decode|load [DIR]
+// Usage: attn-runtime-test manifest|ptx|forward|decode|load DIR|launch FILE
 //
 //===----------------------------------------------------------------------===//
 
@@ -669,11 +669,57 @@ int runLoad(const std::string &dir) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// Loading and launching through a driver (FakeCuda.c in the tests)
+//===----------------------------------------------------------------------===//
+
+int runLaunch(const std::string &manifest) {
+  attn_module *module = nullptr;
+  attn_status s = attn_module_load(manifest.c_str(), &module);
+  report("load", s);
+  if (s != ATTN_OK)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  {
+    ForwardArgs a;
+    report("forward", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                   &a.options, stream));
+    a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
+    a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
+    a.options.scale = 0.5f;
+    report("forward-bshd", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                        &a.options, nullptr));
+    a.k.data = reinterpret_cast<void *>(kK + 8);
+    report("forward-misaligned", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
+                                              nullptr, &a.options, nullptr));
+  }
+  {
+    DecodeArgs a(1, 8, 4096);
+    int64_t splits = 0;
+    report("splits",
+           attn_decode_splits(module, &a.q, &a.k, &a.v, nullptr, 0, &splits));
+    int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, splits);
+    std::printf("splits: %lld, workspace: %lld bytes\n",
+                static_cast<long long>(splits), static_cast<long long>(bytes));
+    report("decode",
+           attn_decode(module, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+    report("decode-small",
+           attn_decode(module, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes - 1,
+                       stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s manifest|ptx|forward|decode|load [DIR]\n",
+    std::fprintf(stderr,
+                 "usage: %s manifest|ptx|forward|decode|load DIR|launch FILE\n",
                  argv[0]);
     return 2;
   }
@@ -688,6 +734,8 @@ int main(int argc, char **argv) {
     return runDecode();
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
+  if (what == "launch" && argc == 3)
+    return runLaunch(argv[2]);
   std::fprintf(stderr, "unknown or incomplete command '%s'\n", what.c_str());
   return 2;
 }
