@@ -32,6 +32,10 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// K/V tiles in shared memory: the one in use, the next, and the one being
+/// loaded.
+static constexpr int64_t kStages = 3;
+
 //===----------------------------------------------------------------------===//
 // KernelSpec
 //===----------------------------------------------------------------------===//
@@ -40,8 +44,8 @@ int64_t KernelSpec::sharedMemoryBytes() const {
   if (kind == KernelKind::DecodeCombine)
     return 0;
   int64_t q = rows() * (headDim + 8) * 2;
-  int64_t k = 2 * blockKV * (headDim + 8) * 2;
-  int64_t v = 2 * blockKV * (valueDim + 8) * 2;
+  int64_t k = kStages * blockKV * (headDim + 8) * 2;
+  int64_t v = kStages * blockKV * (valueDim + 8) * 2;
   return q + k + v;
 }
 
@@ -108,7 +112,8 @@ std::string KernelSpec::unsupportedReason() const {
            std::to_string(16 * warps) + "), got " + std::to_string(blockKV);
   if (kind == KernelKind::DecodePartial &&
       warps * 16 * valueDim * 4 + 2 * warps * 16 * 4 >
-          2 * blockKV * (headDim + 8) * 2 + 2 * blockKV * (valueDim + 8) * 2)
+          kStages * blockKV * (headDim + 8) * 2 +
+              kStages * blockKV * (valueDim + 8) * 2)
     return "the decode kernel's cross-warp merge does not fit in its K/V "
            "buffers; use fewer warps or a larger block-kv";
   if (kind != KernelKind::DecodeCombine && sharedMemoryBytes() > 227 * 1024)
@@ -393,7 +398,7 @@ void AttentionKernel::loadKV(Value tile, Value stage) {
     }
   };
   Value kBase = e.add(e.c32(qBytes), e.mul(stage, e.c32(kStageBytes)));
-  Value vBase = e.add(e.c32(qBytes + 2 * kStageBytes),
+  Value vBase = e.add(e.c32(qBytes + kStages * kStageBytes),
                       e.mul(stage, e.c32(vStageBytes)));
   loadTile(kPtr, kStrides, d, kBase);
   loadTile(vPtr, vStrides, dv, vBase);
@@ -545,6 +550,9 @@ SmallVector<Value> AttentionKernel::mergeWarps(ValueRange state) {
                                     e.mul(idx, e.c32(4)))));
   };
   Type f32 = e.f32();
+  // No warp may still read the last K/V tile, and no copy may still land.
+  NVVM::CpAsyncWaitGroupOp::create(e.b, e.loc, 0);
+  gpu::BarrierOp::create(e.b, e.loc);
   Value rowOf[2] = {g, e.add(g, e.c32(8))};
   Value ls[2] = {e.quadReduce(state[2], false), e.quadReduce(state[3], false)};
   for (int64_t idx = 0; idx < dv / 8 * 4; ++idx) {
@@ -690,11 +698,20 @@ gpu::GPUFuncOp AttentionKernel::build() {
   smem = LLVM::IntToPtrOp::create(
       b, e.loc, ptr3(), Value(arith::IndexCastOp::create(b, e.loc, e.i64(), smemIdx)));
 
-  // Prologue: Q and the first K/V tile in one cp.async group.
+  // Prologue: Q with K/V tile 0 in one cp.async group, tile 1 in the next.
+  // Every iteration commits exactly one group (empty past the last tile),
+  // so "all but the newest group done" always means "this tile landed".
   loadQ();
   loadKV(e.c32(0), e.c32(0));
   NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
-  NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
+  {
+    auto second = scf::IfOp::create(b, e.loc, e.lt(e.c32(1), numTiles), false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(second.thenBlock());
+    loadKV(e.c32(1), e.c32(1));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
+  NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 1);
   gpu::BarrierOp::create(b, e.loc);
   // With one m-tile per warp, Q stays in registers for the whole loop;
   // with more, its fragments are re-read from shared memory per k-step
@@ -727,22 +744,24 @@ gpu::GPUFuncOp AttentionKernel::build() {
     b.setInsertionPointToStart(loop.getBody());
     Value tile = loop.getInductionVar();
     ValueRange carried = loop.getRegionIterArgs();
-    Value stage = e.rem(tile, e.c32(2));
-    Value next = e.add(tile, one);
+    Value stage = e.rem(tile, e.c32(kStages));
+    Value ahead = e.add(tile, e.c32(kStages - 1));
 
-    // Prefetch the next tile into the other stage while this one is used.
-    auto prefetch = scf::IfOp::create(b, e.loc, e.lt(next, numTiles), true);
-    b.setInsertionPointToStart(prefetch.thenBlock());
-    loadKV(next, e.sub(one, stage));
-    NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
-    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 1);
-    b.setInsertionPointToStart(prefetch.elseBlock());
-    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
-    b.setInsertionPointAfter(prefetch);
+    // Three stages: wait for this tile, then one barrier both publishes it
+    // and tells that every warp is done with the tile before it, whose stage
+    // the prefetch of tile + 2 reuses.
+    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, kStages - 2);
     gpu::BarrierOp::create(b, e.loc);
+    {
+      auto prefetch = scf::IfOp::create(b, e.loc, e.lt(ahead, numTiles), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(prefetch.thenBlock());
+      loadKV(ahead, e.rem(ahead, e.c32(kStages)));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
 
     Value kBase = e.add(e.c32(qBytes), e.mul(stage, e.c32(kStageBytes)));
-    Value vBase = e.add(e.c32(qBytes + 2 * kStageBytes),
+    Value vBase = e.add(e.c32(qBytes + kStages * kStageBytes),
                         e.mul(stage, e.c32(vStageBytes)));
 
     // S = Q K^T: K rows (keys) are the B operand's columns; one ldmatrix x4
@@ -773,8 +792,8 @@ gpu::GPUFuncOp AttentionKernel::build() {
           }
       }
     }
-    for (Value &x : s)
-      x = e.fmul(x, scaleLog2);
+    // S stays unscaled: the max commutes with the positive scale, and
+    // exp2(s * scale - m) is one FMA (m is kept in scaled log2 units).
 
     // Masks, only on tiles that cross the key end, the diagonal or the
     // window's edge.
@@ -817,23 +836,25 @@ gpu::GPUFuncOp AttentionKernel::build() {
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       ValueRange mine = carried.slice(mt * carriedPerTile, carriedPerTile);
       ArrayRef<Value> sm = ArrayRef(s).slice(mt * sElems, sElems);
-      Value mNew[2], mSafe[2], alpha[2], rowSum[2];
+      Value mNew[2], mSafe[2], negMSafe[2], alpha[2], rowSum[2];
       for (int64_t half = 0; half < 2; ++half) {
         Value mx = e.negInf();
         for (int64_t idx = 0; idx < sElems; ++idx)
           if ((idx % 4) / 2 == half)
             mx = e.fmax(mx, sm[idx]);
-        mx = e.quadReduce(mx, true);
+        mx = e.fmul(e.quadReduce(mx, true), scaleLog2);
         mNew[half] = e.fmax(mine[half], mx);
         mSafe[half] =
             e.select(e.feq(mNew[half], e.negInf()), e.cf(0.0), mNew[half]);
         alpha[half] = e.exp2(e.fsub(mine[half], mSafe[half]));
+        negMSafe[half] = arith::NegFOp::create(b, e.loc, mSafe[half]);
         rowSum[half] = e.cf(0.0);
       }
       SmallVector<Value> p(sElems);
       for (int64_t idx = 0; idx < sElems; ++idx) {
         int64_t half = (idx % 4) / 2;
-        p[idx] = e.exp2(e.fsub(sm[idx], mSafe[half]));
+        p[idx] = e.exp2(LLVM::FMAOp::create(b, e.loc, sm[idx], scaleLog2,
+                                            negMSafe[half]));
         rowSum[half] = e.fadd(rowSum[half], p[idx]);
       }
       SmallVector<Value> acc(mine.begin() + 4, mine.end());
@@ -878,8 +899,6 @@ gpu::GPUFuncOp AttentionKernel::build() {
         }
       }
     }
-    // Every warp is done with this stage before the next prefetch into it.
-    gpu::BarrierOp::create(b, e.loc);
     SmallVector<Value> all;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       all.append(yielded.begin() + mt * 4, yielded.begin() + mt * 4 + 4);

@@ -3,7 +3,7 @@
 // The forward kernel (two 16-row m-tiles per warp, so Q fragments are
 // re-read by ldmatrix in the loop), K/V tiles by cp.async into
 // dynamic shared memory, both products on mma.sync m16n8k16, ex2 for exp.
-// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=55296"], gpu.container_module}
+// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=73728"], gpu.container_module}
 // CHECK-LABEL: func @forward
 // CHECK: attn.attention {{.*}}attn.kernel = @attn_kernels::@attn_fwd_bf16_d64_dv64_bottom_right
 // CHECK: gpu.module @attn_kernels
@@ -11,8 +11,11 @@
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.ldmatrix {{.*}}num = 4 : i32
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
@@ -20,7 +23,7 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
 // CHECK: nvvm.mma.sync
-// CHECK: gpu.barrier
+// CHECK: scf.yield
 func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %o : tensor<?x8x?x64xbf16>
