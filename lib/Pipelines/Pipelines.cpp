@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - attn end-to-end pipelines --------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -11,18 +12,32 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
-  // attn ops and tosa down to linalg on tensors.
-  pm.addPass(createAttnDecomposePass());
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnToLLVMPipelineOptions &options) {
+  // attn ops to tiled loops on buffers (the CPU has no workgroup memory, so
+  // the tiles go to ordinary memory), tosa down to linalg on tensors.
+  if (options.decompose) {
+    pm.addPass(createAttnDecomposePass());
+  } else {
+    AttnTilePassOptions tileOptions;
+    tileOptions.blockQ = options.blockQ;
+    tileOptions.blockKV = options.blockKV;
+    tileOptions.smemBudget = options.smemBudget;
+    tileOptions.memorySpace = "default";
+    pm.addPass(createAttnTilePass(tileOptions));
+  }
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   pm.addPass(createAttnDecomposeAggregatesPass());
   pm.addPass(createCanonicalizerPass());
+  // The CPU runs the parallel loops of the tiled form one after another.
+  pm.addPass(createForallToForLoopPass());
 
   // Tensors to buffers; functions take and return memrefs with identity
   // layouts so that C callers and mlir-runner can pass plain buffers.
@@ -51,10 +66,16 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
+  buildAttnToLLVMPipeline(pm, AttnToLLVMPipelineOptions());
+}
+
 void attn::registerAttnPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<AttnToLLVMPipelineOptions>(
       "attn-to-llvm",
-      "Lower attn ops and the linalg/tosa around them to LLVM-dialect IR for "
-      "the CPU (mlir-runner)",
-      [](OpPassManager &pm) { buildAttnToLLVMPipeline(pm); });
+      "Lower attn ops (through attn-tile) and the linalg/tosa around them to "
+      "LLVM-dialect IR for the CPU (mlir-runner)",
+      [](OpPassManager &pm, const AttnToLLVMPipelineOptions &options) {
+        buildAttnToLLVMPipeline(pm, options);
+      });
 }

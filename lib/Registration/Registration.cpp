@@ -1,6 +1,7 @@
 //===- Registration.cpp - register attn with a context or tool ------------===//
 
 #include "attn/Registration/Registration.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -10,11 +11,15 @@
 using namespace mlir;
 
 void attn::registerAttnDialects(DialectRegistry &registry) {
-  registry.insert<attn::AttnDialect, arith::ArithDialect, linalg::LinalgDialect,
-                  math::MathDialect, tensor::TensorDialect>();
+  registry.insert<attn::AttnDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, gpu::GPUDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
 }
 
 void attn::registerAttnPasses() {
   registerAttnTransformsPasses();
+  registerAttnConversionPasses();
   registerAttnPipelines();
 }
