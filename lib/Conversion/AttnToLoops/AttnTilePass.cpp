@@ -102,32 +102,30 @@ FailureOr<AttnTileSizes> attn::chooseAttnTileSizes(Operation *op,
   const TileShape &s = *shape;
   constexpr int64_t kMinBlock = 16;
 
-  // FlashAttention-2's starting points: large query tiles for small head
-  // dims, 64 x 64 beyond, smaller for gradients (four tiles in workgroup
-  // memory); a tile never needs to exceed the (power-of-two-rounded) rows
-  // or keys a static shape has.
+  // FlashAttention-2's starting points (sm80): 128 query rows (64 for
+  // gradients, which hold four tiles), 128 keys for head dims up to 64 and
+  // 64 beyond; a tile never needs to exceed the (power-of-two-rounded) rows
+  // or keys of a static shape.
   int64_t bq = blockQ, bkv = blockKV;
   if (!bq) {
-    bq = (s.headDim <= 64 && !s.gradient) ? 128 : 64;
+    bq = s.gradient ? 64 : 128;
     if (s.rows)
       bq = std::min(bq, std::max<int64_t>(kMinBlock,
                                           llvm::PowerOf2Ceil(*s.rows)));
   }
   if (!bkv) {
-    bkv = (s.headDim <= 64 && !s.gradient) ? 128 : 64;
+    bkv = s.headDim <= 64 ? 128 : 64;
     if (s.keys)
       bkv = std::min(bkv, std::max<int64_t>(kMinBlock,
                                             llvm::PowerOf2Ceil(*s.keys)));
   }
-  // Halve the automatic sizes until the tiles fit: the key tile first (a
-  // large query tile is what saves HBM traffic), down to 32, then the query
-  // tile, then the key tile again.
+  // Halve the larger automatic tile (the key tile on a tie) until the tiles
+  // fit: d = 128 in f16 gets 128 x 64 from 64 KiB, 64 x 64 from 48 KiB.
   while (workgroupBytes(s, bq, bkv) > smemBudget) {
-    if (!blockKV && bkv > 32 && (bkv >= bq || blockQ))
-      bkv /= 2;
-    else if (!blockQ && bq > kMinBlock)
+    bool canQ = !blockQ && bq > kMinBlock, canKV = !blockKV && bkv > kMinBlock;
+    if (canQ && (bq > bkv || !canKV))
       bq /= 2;
-    else if (!blockKV && bkv > kMinBlock)
+    else if (canKV)
       bkv /= 2;
     else
       break;
@@ -210,8 +208,9 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     if (blockQ < 0 || blockKV < 0 || smemBudget <= 0) {
       root->emitError() << "attn-tile: block-q and block-kv must be >= 0 (0: "
                            "automatic) and smem-budget > 0, got block-q = "
-                        << blockQ << ", block-kv = " << blockKV
-                        << ", smem-budget = " << smemBudget;
+                        << static_cast<int64_t>(blockQ) << ", block-kv = "
+                        << static_cast<int64_t>(blockKV) << ", smem-budget = "
+                        << static_cast<int64_t>(smemBudget);
       return signalPassFailure();
     }
     FailureOr<Attribute> space = parseMemorySpace(root);

@@ -6,6 +6,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -404,10 +405,11 @@ static void scoreEpilogue(OpBuilder &b, Location loc, const Problem &p,
               linalg::YieldOp::create(b, loc, score);
               return;
             }
-            Value r = linalg::IndexOp::create(b, loc, 0);
-            Value c = linalg::IndexOp::create(b, loc, 1);
-            auto [h, i] = rows.coords(ix, p, r);
-            Value j = ix.add(j0, c);
+            Value j = ix.add(j0, linalg::IndexOp::create(b, loc, 1));
+            Value h, i;
+            if (p.mask || p.causal != CausalKind::None)
+              std::tie(h, i) =
+                  rows.coords(ix, p, linalg::IndexOp::create(b, loc, 0));
             if (p.mask) {
               // Padding keys past Sk read the last key's mask; their score
               // is replaced by -inf below.
