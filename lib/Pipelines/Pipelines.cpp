@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -22,7 +24,10 @@ using namespace mlir;
 void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
                                    const AttnToLLVMPipelineOptions &options) {
   // attn ops to tiled loops on buffers (the CPU has no workgroup memory, so
-  // the tiles go to ordinary memory), tosa down to linalg on tensors.
+  // the tiles go to ordinary memory), tosa down to linalg on tensors. Front
+  // ends also apply arith/math ops to whole tensors (a scale, a dtype cast),
+  // which one-shot bufferization cannot handle: they become linalg.generics
+  // too.
   if (options.decompose) {
     pm.addPass(createAttnDecomposePass());
   } else {
@@ -34,7 +39,12 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createAttnTilePass(tileOptions));
   }
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
+  // slice, pad, concat) to these two.
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createTosaToTensorPass());
   pm.addPass(createAttnDecomposeAggregatesPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   // The CPU runs the parallel loops of the tiled form one after another.
   pm.addPass(createForallToForLoopPass());
@@ -47,6 +57,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers that a function returns without owning them
+  // (a constant, an argument); clone has no LLVM lowering of its own.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops, then LLVM. bf16 extf/truncf are expanded to integer ops: the CPU
   // has no bf16 conversions and the JIT no soft-float helpers for them.
@@ -70,7 +83,40 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   buildAttnToLLVMPipeline(pm, AttnToLLVMPipelineOptions());
 }
 
+void attn::buildAttnToPTXPipeline(OpPassManager &pm,
+                                  const AttnToPTXPipelineOptions &options) {
+  AttnToGPUPassOptions kernelOptions;
+  kernelOptions.blockKV = options.blockKV;
+  kernelOptions.warps = options.warps;
+  pm.addPass(createAttnToGPUPass(kernelOptions));
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // The device half of upstream's gpu-lower-to-nvvm-pipeline; its host half
+  // is not wanted: the runtime launches the kernels.
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToPTXPipelineOptions>(
+      "attn-to-ptx",
+      "Emit tensor-core kernels for the attn ops and serialise them as PTX "
+      "(gpu.binary); the module's attn.manifest describes them",
+      buildAttnToPTXPipeline);
   PassPipelineRegistration<AttnToLLVMPipelineOptions>(
       "attn-to-llvm",
       "Lower attn ops (through attn-tile) and the linalg/tosa around them to "
