@@ -50,9 +50,6 @@ Value IndexMath::cmp(arith::CmpIPredicate pred, Value x, Value y) {
 Value IndexMath::andI(Value x, Value y) {
   return b.createOrFold<arith::AndIOp>(loc, x, y);
 }
-Value IndexMath::orI(Value x, Value y) {
-  return b.createOrFold<arith::OrIOp>(loc, x, y);
-}
 Value IndexMath::select(Value cond, Value x, Value y) {
   return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
 }
@@ -124,7 +121,8 @@ Value tile::allocTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return memref::AllocOp::create(b, loc, type);
 }
 
-/// A subview of `source` dropping the unit dims not in `keep`.
+/// A unit-stride subview of `source` whose result has `resultShape`: the
+/// unit dims of `sizes` that `resultShape` lacks are dropped.
 static Value rankReducedSubview(OpBuilder &b, Location loc, Value source,
                                 ArrayRef<OpFoldResult> offsets,
                                 ArrayRef<OpFoldResult> sizes,

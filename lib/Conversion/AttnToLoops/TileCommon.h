@@ -42,7 +42,6 @@ struct IndexMath {
   Value max(Value x, Value y);
   Value cmp(arith::CmpIPredicate pred, Value x, Value y);
   Value andI(Value x, Value y);
-  Value orI(Value x, Value y);
   Value select(Value cond, Value x, Value y);
 };
 
