@@ -1,8 +1,9 @@
 // RUN: attn-opt %s -split-input-file -attn-to-gpu -verify-diagnostics | FileCheck %s
 
-// The forward kernel: Q fragments by ldmatrix, K/V tiles by cp.async into
+// The forward kernel (two 16-row m-tiles per warp, so Q fragments are
+// re-read by ldmatrix in the loop), K/V tiles by cp.async into
 // dynamic shared memory, both products on mma.sync m16n8k16, ex2 for exp.
-// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=64 block_kv=64 threads=128 smem=46080"], gpu.container_module}
+// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=55296"], gpu.container_module}
 // CHECK-LABEL: func @forward
 // CHECK: attn.attention {{.*}}attn.kernel = @attn_kernels::@attn_fwd_bf16_d64_dv64_bottom_right
 // CHECK: gpu.module @attn_kernels
@@ -11,8 +12,8 @@
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.wait.group 0
-// CHECK: nvvm.ldmatrix {{.*}}num = 4 : i32
 // CHECK: scf.for
+// CHECK: nvvm.ldmatrix {{.*}}num = 4 : i32
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
 // CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
