@@ -14,17 +14,30 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
-  // attn ops and tosa down to linalg on tensors. Front ends also apply
-  // arith/math ops to whole tensors (a scale, a dtype cast), which one-shot
-  // bufferization cannot handle: they become linalg.generics too.
-  pm.addPass(createAttnDecomposePass());
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnToLLVMPipelineOptions &options) {
+  // attn ops to tiled loops on buffers (the CPU has no workgroup memory, so
+  // the tiles go to ordinary memory), tosa down to linalg on tensors. Front
+  // ends also apply arith/math ops to whole tensors (a scale, a dtype cast),
+  // which one-shot bufferization cannot handle: they become linalg.generics
+  // too.
+  if (options.decompose) {
+    pm.addPass(createAttnDecomposePass());
+  } else {
+    AttnTilePassOptions tileOptions;
+    tileOptions.blockQ = options.blockQ;
+    tileOptions.blockKV = options.blockKV;
+    tileOptions.smemBudget = options.smemBudget;
+    tileOptions.memorySpace = "default";
+    pm.addPass(createAttnTilePass(tileOptions));
+  }
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
   // slice, pad, concat) to these two.
@@ -33,6 +46,8 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createAttnDecomposeAggregatesPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // The CPU runs the parallel loops of the tiled form one after another.
+  pm.addPass(createForallToForLoopPass());
 
   // Tensors to buffers; functions take and return memrefs with identity
   // layouts so that C callers and mlir-runner can pass plain buffers.
@@ -62,6 +77,10 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
+  buildAttnToLLVMPipeline(pm, AttnToLLVMPipelineOptions());
 }
 
 void attn::buildAttnToPTXPipeline(OpPassManager &pm,
@@ -99,9 +118,11 @@ void attn::registerAttnPipelines() {
       "Emit tensor-core kernels for the attn ops and serialise them as PTX "
       "(gpu.binary); the module's attn.manifest describes them",
       buildAttnToPTXPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<AttnToLLVMPipelineOptions>(
       "attn-to-llvm",
-      "Lower attn ops and the linalg/tosa around them to LLVM-dialect IR for "
-      "the CPU (mlir-runner)",
-      [](OpPassManager &pm) { buildAttnToLLVMPipeline(pm); });
+      "Lower attn ops (through attn-tile) and the linalg/tosa around them to "
+      "LLVM-dialect IR for the CPU (mlir-runner)",
+      [](OpPassManager &pm, const AttnToLLVMPipelineOptions &options) {
+        buildAttnToLLVMPipeline(pm, options);
+      });
 }

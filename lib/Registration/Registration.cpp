@@ -11,8 +11,11 @@
 using namespace mlir;
 
 void attn::registerAttnDialects(DialectRegistry &registry) {
-  registry.insert<attn::AttnDialect, arith::ArithDialect, linalg::LinalgDialect,
-                  math::MathDialect, tensor::TensorDialect>();
+  registry.insert<attn::AttnDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, gpu::GPUDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
 }
 
 void attn::registerAttnPasses() {

@@ -3,6 +3,8 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "attn/Conversion/AttnToLoops/AttnToLoops.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,7 +18,8 @@
 namespace mlir {
 namespace attn {
 
-#define GEN_PASS_DECL
+// attn-tile's declarations come with AttnToLoops.h.
+#define GEN_PASS_DECL_ATTNTOGPUPASS
 #include "attn/Conversion/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION

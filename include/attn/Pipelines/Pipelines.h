@@ -35,9 +35,36 @@ struct AttnToPTXPipelineOptions
 void buildAttnToPTXPipeline(OpPassManager &pm,
                             const AttnToPTXPipelineOptions &options);
 
+/// Options of `attn-to-llvm`.
+struct AttnToLLVMPipelineOptions
+    : public PassPipelineOptions<AttnToLLVMPipelineOptions> {
+  PassOptions::Option<int64_t> blockQ{
+      *this, "block-q",
+      llvm::cl::desc("attn-tile query tile (0: automatic)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> blockKV{
+      *this, "block-kv",
+      llvm::cl::desc("attn-tile key/value tile (0: automatic)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> smemBudget{
+      *this, "smem-budget",
+      llvm::cl::desc("attn-tile workgroup memory budget in bytes; it picks "
+                     "the automatic tiles as on a GPU"),
+      llvm::cl::init(49152)};
+  PassOptions::Option<bool> decompose{
+      *this, "decompose",
+      llvm::cl::desc("Lower attn ops with attn-decompose (the naive "
+                     "reference semantics) instead of attn-tile"),
+      llvm::cl::init(false)};
+};
+
 /// attn ops together with what front ends emit around them (linalg on
 /// tensors, linalg.softmax, tosa, tensor, arith, math, bufferization, func)
-/// down to LLVM-dialect IR that mlir-runner executes on the CPU.
+/// down to LLVM-dialect IR that mlir-runner executes on the CPU. attn ops
+/// go through attn-tile's tiled loops, with the tile buffers in ordinary
+/// memory.
+void buildAttnToLLVMPipeline(OpPassManager &pm,
+                             const AttnToLLVMPipelineOptions &options);
 void buildAttnToLLVMPipeline(OpPassManager &pm);
 
 /// Registers the attn pipelines with the global pass registry.

@@ -1,0 +1,481 @@
+//===- TileCommon.cpp - building blocks of the tiled attn loops -----------===//
+
+#include "TileCommon.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::tile;
+
+using utils::IteratorType;
+static constexpr IteratorType par = IteratorType::parallel;
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+Value IndexMath::c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+Value IndexMath::add(Value x, Value y) {
+  return b.createOrFold<arith::AddIOp>(loc, x, y);
+}
+Value IndexMath::sub(Value x, Value y) {
+  return b.createOrFold<arith::SubIOp>(loc, x, y);
+}
+Value IndexMath::mul(Value x, Value y) {
+  return b.createOrFold<arith::MulIOp>(loc, x, y);
+}
+Value IndexMath::div(Value x, Value y) {
+  return b.createOrFold<arith::DivUIOp>(loc, x, y);
+}
+Value IndexMath::rem(Value x, Value y) {
+  return b.createOrFold<arith::RemUIOp>(loc, x, y);
+}
+Value IndexMath::ceilDiv(Value x, Value y) {
+  return div(sub(add(x, y), c(1)), y);
+}
+Value IndexMath::min(Value x, Value y) {
+  return b.createOrFold<arith::MinSIOp>(loc, x, y);
+}
+Value IndexMath::max(Value x, Value y) {
+  return b.createOrFold<arith::MaxSIOp>(loc, x, y);
+}
+Value IndexMath::cmp(arith::CmpIPredicate pred, Value x, Value y) {
+  return b.createOrFold<arith::CmpIOp>(loc, pred, x, y);
+}
+Value IndexMath::andI(Value x, Value y) {
+  return b.createOrFold<arith::AndIOp>(loc, x, y);
+}
+Value IndexMath::select(Value cond, Value x, Value y) {
+  return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
+}
+
+Value tile::constF32(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value tile::negInf(OpBuilder &b, Location loc) {
+  return constF32(b, loc, -std::numeric_limits<double>::infinity());
+}
+
+Value tile::toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value tile::fromF32(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value tile::safeMax(OpBuilder &b, Location loc, Value m) {
+  Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                         negInf(b, loc));
+  return arith::SelectOp::create(b, loc, isNegInf, constF32(b, loc, 0.0), m);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+Value tile::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                       strides);
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*read_only=*/b.getUnitAttr());
+}
+
+Value tile::allocResult(OpBuilder &b, Location loc, RankedTensorType type,
+                        ArrayRef<Value> sizes) {
+  SmallVector<Value> dynamic;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (type.isDynamicDim(i))
+      dynamic.push_back(size);
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::AllocOp::create(b, loc, memrefType, dynamic);
+}
+
+Value tile::toTensorResult(OpBuilder &b, Location loc, RankedTensorType type,
+                           Value buffer) {
+  // The buffer is fresh and nothing else aliases it: `restrict` lets
+  // one-shot-bufferize use it in place, `writable` lets later ops write it.
+  return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value tile::allocTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                      Type elementType, Attribute memorySpace) {
+  auto type = MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(),
+                              memorySpace);
+  return memref::AllocOp::create(b, loc, type);
+}
+
+/// A unit-stride subview of `source` whose result has `resultShape`: the
+/// unit dims of `sizes` that `resultShape` lacks are dropped.
+static Value rankReducedSubview(OpBuilder &b, Location loc, Value source,
+                                ArrayRef<OpFoldResult> offsets,
+                                ArrayRef<OpFoldResult> sizes,
+                                ArrayRef<int64_t> resultShape) {
+  auto sourceType = cast<MemRefType>(source.getType());
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  MemRefType resultType = memref::SubViewOp::inferRankReducedResultType(
+      resultShape, sourceType, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, resultType, source, offsets, sizes,
+                                   strides);
+}
+
+/// A static size as an attribute, a dynamic one as the value.
+static OpFoldResult foldSize(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return OpBuilder(v.getContext()).getIndexAttr(*c);
+  return v;
+}
+
+Value tile::seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
+                    Value batch, Value head, Value seqBegin, Value rows) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t last = type.getDimSize(3);
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
+  offsets[0] = batch;
+  offsets[getHeadsDim(layout)] = head;
+  offsets[getSeqDim(layout)] = foldSize(seqBegin);
+  sizes[getSeqDim(layout)] = foldSize(rows);
+  sizes[3] = b.getIndexAttr(last);
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  return rankReducedSubview(
+      b, loc, buffer, offsets, sizes,
+      {staticRows ? *staticRows : ShapedType::kDynamic, last});
+}
+
+Value tile::seqRow(OpBuilder &b, Location loc, Value buffer, Layout layout,
+                   Value batch, Value head, Value pos) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t last = type.getDimSize(3);
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
+  offsets[0] = batch;
+  offsets[getHeadsDim(layout)] = head;
+  offsets[getSeqDim(layout)] = pos;
+  sizes[3] = b.getIndexAttr(last);
+  return rankReducedSubview(b, loc, buffer, offsets, sizes, {last});
+}
+
+Value tile::statRows(OpBuilder &b, Location loc, Value buffer, Value batch,
+                     Value head, Value seqBegin, Value rows) {
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  return rankReducedSubview(
+      b, loc, buffer, {batch, head, foldSize(seqBegin)},
+      {b.getIndexAttr(1), b.getIndexAttr(1), foldSize(rows)},
+      {staticRows ? *staticRows : ShapedType::kDynamic});
+}
+
+/// Rows `[begin, begin + count)` of a rank-1 or rank-2 tile.
+static Value rowSlice(OpBuilder &b, Location loc, Value tile, Value begin,
+                      Value count) {
+  auto type = cast<MemRefType>(tile.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  offsets[0] = foldSize(begin);
+  sizes[0] = foldSize(count);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, loc, tile, offsets, sizes, strides);
+}
+
+Value tile::leadingRows(OpBuilder &b, Location loc, Value tile, Value rows) {
+  return rowSlice(b, loc, tile, arith::ConstantIndexOp::create(b, loc, 0),
+                  rows);
+}
+
+Value tile::trailingRows(OpBuilder &b, Location loc, Value tile, Value rows) {
+  IndexMath ix{b, loc};
+  int64_t total = cast<MemRefType>(tile.getType()).getDimSize(0);
+  return rowSlice(b, loc, tile, rows, ix.sub(ix.c(total), rows));
+}
+
+Value tile::tileRow(OpBuilder &b, Location loc, Value tile, Value row) {
+  auto type = cast<MemRefType>(tile.getType());
+  return rankReducedSubview(
+      b, loc, tile, {row, b.getIndexAttr(0)},
+      {b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1))},
+      {type.getDimSize(1)});
+}
+
+void tile::fill(OpBuilder &b, Location loc, Value buffer, double v) {
+  Type type = cast<MemRefType>(buffer.getType()).getElementType();
+  Value cst = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  linalg::FillOp::create(b, loc, ValueRange{cst}, ValueRange{buffer});
+}
+
+void tile::loadRows(OpBuilder &b, Location loc, Value src, Value tile,
+                    Value rows, double pad) {
+  linalg::CopyOp::create(b, loc, ValueRange{src},
+                         ValueRange{leadingRows(b, loc, tile, rows)});
+  // A full tile gives an empty tail: the fill is then a zero-trip loop.
+  if (getConstantIntValue(rows) ==
+      cast<MemRefType>(tile.getType()).getDimSize(0))
+    return;
+  fill(b, loc, trailingRows(b, loc, tile, rows), pad);
+}
+
+void tile::generic(OpBuilder &b, Location loc, ValueRange inputs,
+                   ValueRange outputs, ArrayRef<AffineMap> maps,
+                   ArrayRef<IteratorType> iterators,
+                   function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
+}
+
+void tile::storeConverted(OpBuilder &b, Location loc, Value src, Value dst) {
+  auto type = cast<MemRefType>(dst.getType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<IteratorType> iters(type.getRank(), par);
+  generic(b, loc, src, dst, {id, id}, iters,
+          [&](OpBuilder &b, Location loc, ValueRange a) {
+            linalg::YieldOp::create(
+                b, loc, fromF32(b, loc, a[0], type.getElementType()));
+          });
+}
+
+void tile::contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
+                    Value rhs, AffineMap rhsMap, Value out, AffineMap outMap,
+                    std::optional<double> scale) {
+  generic(b, loc, {lhs, rhs}, out, {lhsMap, rhsMap, outMap},
+          {par, par, IteratorType::reduction},
+          [&](OpBuilder &b, Location loc, ValueRange a) {
+            Value x = toF32(b, loc, a[0]);
+            if (scale)
+              x = arith::MulFOp::create(b, loc, x, constF32(b, loc, *scale));
+            Value prod = arith::MulFOp::create(b, loc, x, toF32(b, loc, a[1]));
+            linalg::YieldOp::create(
+                b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
+          });
+}
+
+Value tile::beginFor(OpBuilder &b, Location loc, Value lb, Value ub,
+                     Value step) {
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  return loop.getInductionVar();
+}
+
+SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
+                                     ArrayRef<Value> ubs) {
+  SmallVector<OpFoldResult> bounds;
+  for (Value ub : ubs)
+    bounds.push_back(foldSize(ub));
+  auto forall = scf::ForallOp::create(b, loc, bounds, ValueRange{},
+                                      /*mapping=*/std::nullopt);
+  b.setInsertionPoint(forall.getBody()->getTerminator());
+  return llvm::to_vector(forall.getInductionVars());
+}
+
+//===----------------------------------------------------------------------===//
+// The attention problem
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op) {
+  Problem p;
+  p.layout = op.getLayout();
+  p.causal = op.getCausal();
+  p.window = op.getWindow();
+  p.dims = getAttentionDims(p.layout, op.getQuery().getType(),
+                            op.getKey().getType(), op.getValue().getType());
+  p.scale = getEffectiveScale(op.getScale(), p.dims.headDim);
+  p.elementType = op.getQuery().getType().getElementType();
+  p.query = toReadOnlyBuffer(b, loc, op.getQuery());
+  p.key = toReadOnlyBuffer(b, loc, op.getKey());
+  p.value = toReadOnlyBuffer(b, loc, op.getValue());
+  if (Value mask = op.getMask()) {
+    p.mask = toReadOnlyBuffer(b, loc, mask);
+    p.boolMask = getElementTypeOrSelf(mask).isInteger(1);
+  }
+  IndexMath ix{b, loc};
+  auto dimOf = [&](Value buffer, unsigned dim) -> Value {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.isDynamicDim(dim))
+      return ix.c(type.getDimSize(dim));
+    return memref::DimOp::create(b, loc, buffer, dim);
+  };
+  unsigned seqDim = getSeqDim(p.layout);
+  p.batch = dimOf(p.query, 0);
+  p.querySeq = dimOf(p.query, seqDim);
+  p.keySeq = dimOf(p.key, seqDim);
+  p.diagOffset = p.causal == CausalKind::BottomRight
+                     ? ix.sub(p.keySeq, p.querySeq)
+                     : ix.c(0);
+  return p;
+}
+
+template Problem tile::getProblem(OpBuilder &, Location, AttentionOp);
+template Problem tile::getProblem(OpBuilder &, Location, AttentionPartialOp);
+template Problem tile::getProblem(OpBuilder &, Location, AttentionGradOp);
+
+std::pair<Value, Value> RowTile::coords(IndexMath &ix, const Problem &p,
+                                        Value r) const {
+  Value last = ix.sub(rows, ix.c(1));
+  Value row = ix.add(rowBegin, ix.min(r, last));
+  if (!packed)
+    return {head, row};
+  return {ix.add(head, ix.div(row, p.querySeq)), ix.rem(row, p.querySeq)};
+}
+
+std::pair<Value, Value> RowTile::queryRange(IndexMath &ix,
+                                            const Problem &p) const {
+  Value last = ix.add(rowBegin, ix.sub(rows, ix.c(1)));
+  if (!packed)
+    return {rowBegin, last};
+  // A packed tile that spans two heads may hold any query position.
+  Value sameHead = ix.cmp(arith::CmpIPredicate::eq,
+                          ix.div(rowBegin, p.querySeq),
+                          ix.div(last, p.querySeq));
+  return {ix.select(sameHead, ix.rem(rowBegin, p.querySeq), ix.c(0)),
+          ix.select(sameHead, ix.rem(last, p.querySeq),
+                    ix.sub(p.querySeq, ix.c(1)))};
+}
+
+std::pair<Value, Value> tile::visibleKeys(IndexMath &ix, const Problem &p,
+                                          Value iLo, Value iHi) {
+  Value begin = ix.c(0), end = p.keySeq;
+  if (p.causal == CausalKind::None)
+    return {begin, end};
+  // Query i sees keys j <= i + offset ...
+  end = ix.max(ix.c(0), ix.min(end, ix.add(ix.add(iHi, p.diagOffset),
+                                           ix.c(1))));
+  // ... and, with a window, j >= i + offset - window.
+  if (p.window)
+    begin = ix.max(begin, ix.sub(ix.add(iLo, p.diagOffset), ix.c(*p.window)));
+  return {begin, end};
+}
+
+std::pair<Value, Value> tile::visibleQueries(IndexMath &ix, const Problem &p,
+                                             Value jLo, Value jHi) {
+  Value begin = ix.c(0), end = p.querySeq;
+  if (p.causal == CausalKind::None)
+    return {begin, end};
+  // Key j is seen by queries i >= j - offset ...
+  begin = ix.min(end, ix.max(begin, ix.sub(jLo, p.diagOffset)));
+  // ... and, with a window, i <= j - offset + window.
+  if (p.window)
+    end = ix.max(begin, ix.min(end, ix.add(ix.sub(jHi, p.diagOffset),
+                                           ix.c(*p.window + 1))));
+  return {begin, end};
+}
+
+/// Loads the mask element broadcast to (batch, head, i, j).
+static Value loadMask(OpBuilder &b, Location loc, const Problem &p,
+                      ArrayRef<Value> bhij) {
+  auto type = cast<MemRefType>(p.mask.getType());
+  IndexMath ix{b, loc};
+  SmallVector<Value> indices;
+  for (int64_t d = 0, rank = type.getRank(); d < rank; ++d) {
+    int64_t logical = 4 - rank + d;
+    indices.push_back(type.getDimSize(d) == 1 ? ix.c(0) : bhij[logical]);
+  }
+  return memref::LoadOp::create(b, loc, p.mask, indices);
+}
+
+/// scale * S (+ mask) in place on the score tile, with -inf at keys the
+/// index masks hide when `indexMasks` is set.
+static void scoreEpilogue(OpBuilder &b, Location loc, const Problem &p,
+                          const RowTile &rows, Value s, Value j0, Value jEnd,
+                          bool indexMasks) {
+  AffineMap id = b.getMultiDimIdentityMap(2);
+  generic(b, loc, ValueRange{}, s, {id}, {par, par},
+          [&](OpBuilder &b, Location loc, ValueRange a) {
+            IndexMath ix{b, loc};
+            Value score = arith::MulFOp::create(b, loc, a[0],
+                                                constF32(b, loc, p.scale));
+            if (!p.mask && !indexMasks) {
+              linalg::YieldOp::create(b, loc, score);
+              return;
+            }
+            Value j = ix.add(j0, linalg::IndexOp::create(b, loc, 1));
+            Value h, i;
+            if (p.mask || p.causal != CausalKind::None)
+              std::tie(h, i) =
+                  rows.coords(ix, p, linalg::IndexOp::create(b, loc, 0));
+            if (p.mask) {
+              // Padding keys past Sk read the last key's mask; their score
+              // is replaced by -inf below.
+              Value jLoad = ix.min(j, ix.sub(p.keySeq, ix.c(1)));
+              Value m = loadMask(b, loc, p, {rows.batch, h, i, jLoad});
+              if (p.boolMask)
+                score = arith::SelectOp::create(b, loc, m, score,
+                                                negInf(b, loc));
+              else
+                score = arith::AddFOp::create(b, loc, score, toF32(b, loc, m));
+            }
+            if (indexMasks) {
+              Value visible = ix.cmp(arith::CmpIPredicate::slt, j, jEnd);
+              if (p.causal != CausalKind::None) {
+                Value diag = ix.add(i, p.diagOffset);
+                visible = ix.andI(visible,
+                                  ix.cmp(arith::CmpIPredicate::sle, j, diag));
+                if (p.window)
+                  visible = ix.andI(
+                      visible, ix.cmp(arith::CmpIPredicate::sge, j,
+                                      ix.sub(diag, ix.c(*p.window))));
+              }
+              score = arith::SelectOp::create(b, loc, visible, score,
+                                              negInf(b, loc));
+            }
+            linalg::YieldOp::create(b, loc, score);
+          });
+}
+
+void tile::buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
+                          const RowTile &rows, Value qTile, Value kTile,
+                          Value s, Value j0, Value jEnd) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr r, c, k;
+  bindDims(ctx, r, c, k);
+  fill(b, loc, s, 0.0);
+  contract(b, loc, qTile, AffineMap::get(3, 0, {r, k}, ctx), kTile,
+           AffineMap::get(3, 0, {c, k}, ctx), s,
+           AffineMap::get(3, 0, {r, c}, ctx));
+
+  // The tile needs the index masks unless every key of it is visible to
+  // every query of it: it ends before jEnd, lies at or below the causal
+  // diagonal of its first query and inside the window of its last one.
+  IndexMath ix{b, loc};
+  int64_t blockKV = cast<MemRefType>(s.getType()).getDimSize(1);
+  Value jLast = ix.add(j0, ix.c(blockKV - 1));
+  Value inside = ix.cmp(arith::CmpIPredicate::slt, jLast, jEnd);
+  if (p.causal != CausalKind::None) {
+    auto [iLo, iHi] = rows.queryRange(ix, p);
+    inside = ix.andI(inside, ix.cmp(arith::CmpIPredicate::sle, jLast,
+                                    ix.add(iLo, p.diagOffset)));
+    if (p.window)
+      inside = ix.andI(
+          inside, ix.cmp(arith::CmpIPredicate::sge, j0,
+                         ix.sub(ix.add(iHi, p.diagOffset), ix.c(*p.window))));
+  }
+  if (std::optional<int64_t> folded = getConstantIntValue(inside)) {
+    scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/!*folded);
+    return;
+  }
+  scf::IfOp::create(
+      b, loc, inside,
+      [&](OpBuilder &b, Location loc) {
+        scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/false);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &b, Location loc) {
+        scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/true);
+        scf::YieldOp::create(b, loc);
+      });
+}

@@ -1,0 +1,211 @@
+//===- TileCommon.h - building blocks of the tiled attn loops ---*- C++ -*-===//
+//
+// Shared by the forward, split-KV, combine and gradient lowerings: index
+// arithmetic, buffers and tiles, the score tile with its masks, and the
+// helpers that keep every tile access in bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_TILECOMMON_H
+#define ATTN_LIB_CONVERSION_ATTNTOLOOPS_TILECOMMON_H
+
+#include "attn/Conversion/AttnToLoops/AttnToLoops.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace attn {
+namespace tile {
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+/// Index arithmetic that folds constants as it goes, so that loop bounds of
+/// static shapes stay readable in the output.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v);
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, Value y);
+  /// Floor division of non-negative values.
+  Value div(Value x, Value y);
+  /// Remainder of non-negative values.
+  Value rem(Value x, Value y);
+  /// Ceiling division of a non-negative value by a positive one.
+  Value ceilDiv(Value x, Value y);
+  Value min(Value x, Value y);
+  Value max(Value x, Value y);
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y);
+  Value andI(Value x, Value y);
+  Value select(Value cond, Value x, Value y);
+};
+
+Value constF32(OpBuilder &b, Location loc, double v);
+Value negInf(OpBuilder &b, Location loc);
+Value toF32(OpBuilder &b, Location loc, Value v);
+/// `v` converted to `type` (f32 -> f16/bf16 truncation, or nothing).
+Value fromF32(OpBuilder &b, Location loc, Value v, Type type);
+/// `m` with -inf replaced by 0, so that exp(s - m) is 0 (not NaN) on a row
+/// where every score is -inf.
+Value safeMax(OpBuilder &b, Location loc, Value m);
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+/// A read-only view of a tensor operand with a fully dynamic strided layout,
+/// so that whatever buffer bufferization picks for it fits.
+Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
+
+/// A fresh identity-layout buffer for a result of type `type`; `sizes`
+/// holds one size per dim (only the dynamic ones are used).
+Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<Value> sizes);
+
+/// Hands a result buffer back to the tensor world.
+Value toTensorResult(OpBuilder &b, Location loc, RankedTensorType type,
+                     Value buffer);
+
+/// A static tile buffer in `memorySpace` (null: the default space).
+Value allocTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                Type elementType, Attribute memorySpace = {});
+
+/// `[rows, X]` view of a stored `[B, H, S, X]` buffer (layout BHSD or BSHD)
+/// at batch `batch`, head `head`, sequence positions `[seqBegin, +rows)`.
+Value seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
+              Value batch, Value head, Value seqBegin, Value rows);
+
+/// `[X]` view of one row of a stored `[B, H, S, X]` buffer.
+Value seqRow(OpBuilder &b, Location loc, Value buffer, Layout layout,
+             Value batch, Value head, Value pos);
+
+/// The leading `rows` rows of a rank-1 or rank-2 tile (a view).
+Value leadingRows(OpBuilder &b, Location loc, Value tile, Value rows);
+
+/// The rows of a rank-1 or rank-2 tile from `rows` to its end (a view).
+Value trailingRows(OpBuilder &b, Location loc, Value tile, Value rows);
+
+/// One row of a rank-2 tile (a rank-1 view).
+Value tileRow(OpBuilder &b, Location loc, Value tile, Value row);
+
+/// `[rows]` view of a `[B, H, S]` buffer at (batch, head, seqBegin).
+Value statRows(OpBuilder &b, Location loc, Value buffer, Value batch,
+               Value head, Value seqBegin, Value rows);
+
+void fill(OpBuilder &b, Location loc, Value buffer, double v);
+
+/// Copies `src` (`[rows, X]` or `[rows]`) into the leading rows of `tile`
+/// and fills the rest of the tile with `pad`, so that later full-tile
+/// arithmetic reads defined values but no out-of-bounds element.
+void loadRows(OpBuilder &b, Location loc, Value src, Value tile, Value rows,
+              double pad);
+
+/// Elementwise copy of f32 `src` into `dst`, converted to `dst`'s element
+/// type.
+void storeConverted(OpBuilder &b, Location loc, Value src, Value dst);
+
+/// A linalg.generic on buffers.
+void generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
+             ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+             function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
+/// `out += (scale *) lhs * rhs` over loop dims (d0, d1, d2) with d2 reduced;
+/// operands are converted to f32 first.
+void contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
+              Value rhs, AffineMap rhsMap, Value out, AffineMap outMap,
+              std::optional<double> scale = std::nullopt);
+
+/// An scf.for with no results; returns its induction variable and leaves
+/// the insertion point in its body.
+Value beginFor(OpBuilder &b, Location loc, Value lb, Value ub, Value step);
+
+/// An scf.forall with no results over `[0, ubs)`; returns the induction
+/// variables and leaves the insertion point in its body.
+SmallVector<Value> beginForall(OpBuilder &b, Location loc,
+                               ArrayRef<Value> ubs);
+
+//===----------------------------------------------------------------------===//
+// The attention problem on buffers
+//===----------------------------------------------------------------------===//
+
+/// The operands and attributes of an attention op, read through buffers.
+struct Problem {
+  Value query, key, value, mask;
+  Layout layout;
+  CausalKind causal;
+  std::optional<int64_t> window;
+  double scale;
+  AttentionDims dims;
+  Type elementType;
+  bool boolMask = false;
+  /// Runtime sizes.
+  Value batch, querySeq, keySeq;
+  /// Key index of the causal diagonal of query 0: 0 or Sk - Sq.
+  Value diagOffset;
+};
+
+template <typename OpTy>
+Problem getProblem(OpBuilder &b, Location loc, OpTy op);
+
+/// Where the rows of a query tile come from. Plain tiles hold consecutive
+/// queries of one head; packed tiles (split-KV) hold the `groupSize` query
+/// heads of one key/value head, row `x` of the packed sequence being query
+/// `x mod Sq` of head `head + x floordiv Sq`.
+struct RowTile {
+  Value batch;
+  /// The query head (plain) or the first query head of the group (packed).
+  Value head;
+  /// First query position (plain) or first packed row (packed).
+  Value rowBegin;
+  /// Rows of the tile that exist.
+  Value rows;
+  bool packed = false;
+
+  /// (query head, query position) of tile row `r`. Rows past `rows` are
+  /// clamped to the last valid row so that any load they drive is in
+  /// bounds.
+  std::pair<Value, Value> coords(IndexMath &ix, const Problem &p,
+                                 Value r) const;
+  /// The smallest and largest query position among the valid rows.
+  std::pair<Value, Value> queryRange(IndexMath &ix, const Problem &p) const;
+};
+
+/// The keys `[begin, end)` that some query in `[iLo, iHi]` may see under the
+/// causal kind and window (all of `[0, Sk)` without them).
+std::pair<Value, Value> visibleKeys(IndexMath &ix, const Problem &p, Value iLo,
+                                    Value iHi);
+
+/// The queries `[begin, end)` that may see some key in `[jLo, jHi]`.
+std::pair<Value, Value> visibleQueries(IndexMath &ix, const Problem &p,
+                                       Value jLo, Value jHi);
+
+/// Fills the f32 score tile `s` (`[Br, Bc]`) with scale * Q K^T + mask for
+/// keys `[j0, j0 + Bc)`. Keys at or past `jEnd`, and keys hidden from a
+/// query by the causal kind or the window, get -inf; those index masks are
+/// evaluated only when the tile crosses one of these boundaries (an scf.if
+/// on a tile-level predicate), so tiles strictly inside the visible region
+/// pay nothing for them.
+void buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
+                    const RowTile &rows, Value qTile, Value kTile, Value s,
+                    Value j0, Value jEnd);
+
+/// Forward, split-KV and gradient lowerings.
+LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
+                            const AttnTileConfig &config);
+LogicalResult tileAttentionPartial(RewriterBase &rewriter,
+                                   AttentionPartialOp op,
+                                   const AttnTileConfig &config);
+LogicalResult tileCombine(RewriterBase &rewriter, CombineOp op);
+LogicalResult tileAttentionGrad(RewriterBase &rewriter, AttentionGradOp op,
+                                const AttnTileConfig &config);
+
+} // namespace tile
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_TILECOMMON_H

@@ -1,0 +1,275 @@
+//===- TileCost.cpp - HBM traffic and FLOPs of the tiled loops ------------===//
+//
+// Counts what the loops attn-tile builds move through HBM and compute, by
+// walking the same tile bounds on the host (static shapes only), next to
+// standard attention of the same shape: S = scale Q K^T written to HBM,
+// read back by the softmax, P written and read by P V (S and P in the
+// element type); its gradient reads P and writes and reads dP and dS. FLOPs
+// count the matmuls (2 per multiply-add), padding of ragged tiles included
+// for the tiled loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileCommon.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct Cost {
+  double bytes = 0, flops = 0;
+};
+
+/// The static problem, for counting.
+struct Shape {
+  int64_t batch, hq, hkv, sq, sk, d, dv;
+  int64_t elementBytes, maskBytes = 0;
+  CausalKind causal;
+  std::optional<int64_t> window;
+  int64_t group() const { return hq / hkv; }
+  int64_t offset() const { return causal == CausalKind::BottomRight ? sk - sq : 0; }
+
+  /// Mirrors tile::visibleKeys.
+  std::pair<int64_t, int64_t> visibleKeys(int64_t iLo, int64_t iHi) const {
+    int64_t begin = 0, end = sk;
+    if (causal == CausalKind::None)
+      return {begin, end};
+    end = std::max<int64_t>(0, std::min(end, iHi + offset() + 1));
+    if (window)
+      begin = std::max(begin, iLo + offset() - *window);
+    return {begin, end};
+  }
+  /// Mirrors tile::visibleQueries.
+  std::pair<int64_t, int64_t> visibleQueries(int64_t jLo, int64_t jHi) const {
+    int64_t begin = 0, end = sq;
+    if (causal == CausalKind::None)
+      return {begin, end};
+    begin = std::min(end, std::max(begin, jLo - offset()));
+    if (window)
+      end = std::max(begin, std::min(end, jHi - offset() + *window + 1));
+    return {begin, end};
+  }
+};
+
+/// Visits the tiles of keys [begin, end): `visit(cols)`.
+template <typename Fn>
+void forTiles(int64_t begin, int64_t end, int64_t block, Fn visit) {
+  for (int64_t j0 = begin; j0 < end; j0 += block)
+    visit(std::min(block, end - j0));
+}
+} // namespace
+
+template <typename OpTy>
+static std::optional<Shape> getShape(OpTy op) {
+  AttentionDims d =
+      getAttentionDims(op.getLayout(), op.getQuery().getType(),
+                       op.getKey().getType(), op.getValue().getType());
+  if (ShapedType::isDynamic(d.batch) || ShapedType::isDynamic(d.querySeq) ||
+      ShapedType::isDynamic(d.keySeq))
+    return std::nullopt;
+  Shape s{d.batch, d.queryHeads, d.kvHeads, d.querySeq, d.keySeq,
+          d.headDim, d.valueDim};
+  s.elementBytes =
+      op.getQuery().getType().getElementType().getIntOrFloatBitWidth() / 8;
+  if (Value mask = op.getMask())
+    s.maskBytes =
+        std::max<int64_t>(1, getElementTypeOrSelf(mask).getIntOrFloatBitWidth() / 8);
+  s.causal = op.getCausal();
+  s.window = op.getWindow();
+  return s;
+}
+
+/// Unfused forward attention: Q, K, V read, S written, read, P written,
+/// read, O (and LSE) written.
+static Cost standardForward(const Shape &s, bool withLse) {
+  double heads = s.batch * s.hq, e = s.elementBytes;
+  double scores = heads * s.sq * s.sk;
+  Cost c;
+  c.bytes = heads * s.sq * (s.d + s.dv) * e +
+            s.batch * s.hkv * s.sk * (s.d + s.dv) * e + 4 * scores * e +
+            scores * s.maskBytes + (withLse ? heads * s.sq * 4 : 0);
+  c.flops = 2 * scores * (s.d + s.dv);
+  return c;
+}
+
+static Cost tiledForward(const Shape &s, const AttnTileSizes &t, bool withLse) {
+  double e = s.elementBytes;
+  double heads = s.batch * s.hq;
+  Cost perHead;
+  for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
+    int64_t rows = std::min(t.blockQ, s.sq - q0);
+    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + rows - 1);
+    perHead.bytes += rows * s.d * e + rows * s.dv * e + (withLse ? rows * 4 : 0);
+    forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
+      perHead.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
+      perHead.flops += 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+    });
+  }
+  return {perHead.bytes * heads, perHead.flops * heads};
+}
+
+static Cost tiledPartial(const Shape &s, const AttnTileSizes &t,
+                         int64_t splits) {
+  double e = s.elementBytes;
+  int64_t packed = s.group() * s.sq;
+  int64_t chunk = llvm::divideCeil(s.sk, splits);
+  Cost perGroup;
+  for (int64_t n = 0; n < splits; ++n) {
+    for (int64_t r0 = 0; r0 < packed; r0 += t.blockQ) {
+      int64_t rows = std::min(t.blockQ, packed - r0);
+      int64_t last = r0 + rows - 1;
+      bool sameHead = r0 / s.sq == last / s.sq;
+      auto [jBegin, jEnd] = s.visibleKeys(sameHead ? r0 % s.sq : 0,
+                                          sameHead ? last % s.sq : s.sq - 1);
+      jBegin = std::max(jBegin, n * chunk);
+      jEnd = std::min({jEnd, n * chunk + chunk, s.sk});
+      perGroup.bytes += rows * s.d * e + rows * (s.dv + 1) * 4;
+      forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
+        perGroup.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
+        perGroup.flops += 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+      });
+    }
+  }
+  double groups = s.batch * s.hkv;
+  return {perGroup.bytes * groups, perGroup.flops * groups};
+}
+
+/// Unfused gradients: Q, K, V, O, dO, LSE read; P read twice (dV, dS), dP
+/// written and read, dS written and read twice (dQ, dK); dQ, dK, dV
+/// written.
+static Cost standardBackward(const Shape &s) {
+  double heads = s.batch * s.hq, e = s.elementBytes;
+  double scores = heads * s.sq * s.sk;
+  double qSide = heads * s.sq * (s.d + 2 * s.dv) * e + heads * s.sq * 4;
+  double kvSide = s.batch * s.hkv * s.sk * (s.d + s.dv) * e;
+  Cost c;
+  c.bytes = qSide + 2 * kvSide + heads * s.sq * s.d * e + 7 * scores * e;
+  c.flops = 4 * scores * (s.d + s.dv);
+  return c;
+}
+
+static Cost tiledBackward(const Shape &s, const AttnTileSizes &t,
+                          bool deterministic) {
+  double e = s.elementBytes;
+  double heads = s.batch * s.hq, groups = s.batch * s.hkv;
+  Cost c;
+  // D = rowsum(dO * O).
+  c.bytes += heads * s.sq * (2 * s.dv * e + 4);
+  // dK, dV: one pass per key/value tile over the query tiles that see it.
+  Cost perGroup;
+  for (int64_t j0 = 0; j0 < s.sk; j0 += t.blockKV) {
+    int64_t cols = std::min(t.blockKV, s.sk - j0);
+    perGroup.bytes += 2 * cols * (s.d + s.dv) * e;
+    auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + cols - 1);
+    for (int64_t q0 = iBegin; q0 < iEnd; q0 += t.blockQ) {
+      int64_t rows = std::min(t.blockQ, iEnd - q0);
+      double step = rows * (s.d + s.dv) * e + rows * 8 +
+                    rows * cols * s.maskBytes;
+      if (!deterministic)
+        step += 2.0 * rows * s.d * 4;
+      perGroup.bytes += s.group() * step;
+      double flops = 4.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+      if (!deterministic)
+        flops += 2.0 * t.blockQ * t.blockKV * s.d;
+      perGroup.flops += s.group() * flops;
+    }
+  }
+  c.bytes += perGroup.bytes * groups;
+  c.flops += perGroup.flops * groups;
+  if (!deterministic) {
+    // Zeroing, reading and converting the f32 dQ accumulator.
+    c.bytes += heads * s.sq * s.d * (8 + e);
+    return c;
+  }
+  // dQ: one pass per query tile over the key/value tiles it sees.
+  Cost perHead;
+  for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
+    int64_t rows = std::min(t.blockQ, s.sq - q0);
+    perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 8;
+    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + rows - 1);
+    forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
+      perHead.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
+      perHead.flops += 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
+    });
+  }
+  c.bytes += perHead.bytes * heads;
+  c.flops += perHead.flops * heads;
+  return c;
+}
+
+static std::string compare(const Cost &tiled, const Cost &standard) {
+  return llvm::formatv("HBM traffic {0:F0} bytes tiled vs {1:F0} standard "
+                       "({2:F2}x); matmul FLOPs {3:F0} tiled vs {4:F0} "
+                       "standard ({5:F2}x)",
+                       tiled.bytes, standard.bytes,
+                       tiled.bytes / std::max(1.0, standard.bytes),
+                       tiled.flops, standard.flops,
+                       tiled.flops / std::max(1.0, standard.flops))
+      .str();
+}
+
+std::string attn::describeAttnTiling(Operation *op,
+                                     const AttnTileConfig &config) {
+  const AttnTileSizes &t = config.sizes;
+  std::string space = "default";
+  if (config.memorySpace) {
+    llvm::raw_string_ostream os(space);
+    space.clear();
+    config.memorySpace.print(os);
+  }
+  std::string head =
+      llvm::formatv("attn-tile: block-q = {0}, block-kv = {1}, {2} bytes of "
+                    "tiles in memory space {3}",
+                    t.blockQ, t.blockKV, t.workgroupBytes, space);
+  constexpr StringLiteral dynamic =
+      "; HBM traffic and FLOPs need static batch and sequence lengths";
+
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case<AttentionOp>([&](AttentionOp op) {
+        std::optional<Shape> s = getShape(op);
+        if (!s)
+          return head + dynamic.str();
+        bool lse = static_cast<bool>(op.getLse());
+        return head + "; " +
+               compare(tiledForward(*s, t, lse), standardForward(*s, lse));
+      })
+      .Case<AttentionPartialOp>([&](AttentionPartialOp op) {
+        std::optional<Shape> s = getShape(op);
+        if (!s)
+          return head + dynamic.str();
+        return head + llvm::formatv(", {0} splits", op.getNumSplits()).str() +
+               "; " +
+               compare(tiledPartial(*s, t, op.getNumSplits()),
+                       standardForward(*s, /*withLse=*/true));
+      })
+      .Case<AttentionGradOp>([&](AttentionGradOp op) {
+        std::optional<Shape> s = getShape(op);
+        if (!s)
+          return head + dynamic.str();
+        return head + "; " +
+               compare(tiledBackward(*s, t, config.deterministic),
+                       standardBackward(*s));
+      })
+      .Case<CombineOp>([&](CombineOp op) {
+        ShapedType parts = op.getPartialOutput().getType();
+        if (!parts.hasStaticShape())
+          return std::string("attn-tile: combine, no tiles") + dynamic.str();
+        double rows = parts.getNumElements() / parts.getDimSize(4);
+        double outBytes =
+            op.getOutput().getType().getElementType().getIntOrFloatBitWidth() /
+            8;
+        double bytes = rows * (parts.getDimSize(4) + 1) * 4 +
+                       rows / parts.getDimSize(0) *
+                           (parts.getDimSize(4) * outBytes +
+                            (op.getLse() ? 4 : 0));
+        return llvm::formatv("attn-tile: combine, no tiles; HBM traffic "
+                             "{0:F0} bytes",
+                             bytes)
+            .str();
+      })
+      .Default([](Operation *) { return std::string(); });
+}
