@@ -1516,7 +1516,7 @@ private:
       reason = msg.str();
     return failure();
   }
-  FailureOr<Chain> runWith(ArrayRef<SmallVector<int64_t>> factors,
+  FailureOr<Chain> runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
                            std::optional<Refinement> &refinement);
 
   const Contraction &second;
@@ -1563,7 +1563,7 @@ FailureOr<Chain> ChainAnalysis::run() {
 }
 
 FailureOr<Chain>
-ChainAnalysis::runWith(ArrayRef<SmallVector<int64_t>> factorsIn,
+ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
                        std::optional<Refinement> &refinement) {
   const Contraction &c2 = second;
   unsigned pIdx = probsOperand, vIdx = 1 - probsOperand;
@@ -1617,8 +1617,6 @@ ChainAnalysis::runWith(ArrayRef<SmallVector<int64_t>> factorsIn,
   Chain chain;
   Space &space = chain.space;
   SmallVector<Coord> sigma2(numLoops);
-  SmallVector<SmallVector<int64_t>> factors(factorsIn.begin(),
-                                            factorsIn.end());
   unsigned batchLoopNo = 0;
   for (AffineExpr e : oMap.getResults()) {
     unsigned l = cast<AffineDimExpr>(e).getPosition();
@@ -2062,6 +2060,16 @@ FailureOr<Emitter::Val> Emitter::read(Val v, const View &view,
     }
     groups.push_back(group);
   }
+  // Already in order (with unit dims where the order has dims the leaf does
+  // not depend on)?
+  SmallVector<int> direct;
+  for (int d : order)
+    direct.push_back(d >= 0 && llvm::is_contained(dims, d) ? d : -1);
+  if (direct == dims) {
+    if (dims.size() != view.size())
+      v = expand(v, shape, groups);
+    return v;
+  }
   if (dims.size() != view.size())
     v = expand(v, shape, groups);
 
@@ -2257,7 +2265,12 @@ FailureOr<Value> emitAttention(OpBuilder *b, Location loc, const Chain &chain,
   }
   Value mask;
   if (chain.mask) {
-    SmallVector<int> order(space.batch.begin(), space.batch.end());
+    // Broadcasting aligns the mask right: leading dims it does not depend
+    // on need not be there.
+    SmallVector<int> order;
+    for (unsigned b : space.batch)
+      if (!order.empty() || viewMentions(chain.mask->view, b))
+        order.push_back(b);
     order.push_back(space.query);
     order.push_back(space.key);
     Emitter::Val m{chain.mask->value,
@@ -2327,24 +2340,23 @@ void rewriteChain(RewriterBase &rewriter, const Chain &chain) {
   // Erase the chain, then whatever only it used.
   SmallVector<Operation *> worklist;
   llvm::SmallPtrSet<Operation *, 16> erased;
-  for (Operation *op : llvm::reverse(chain.chainOps)) {
-    if (!op->use_empty())
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
+  auto erase = [&](Operation *op) {
+    SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+    for (Region &region : op->getRegions())
+      getUsedValuesDefinedAbove(region, used);
+    for (Value value : used)
+      if (Operation *def = value.getDefiningOp())
         worklist.push_back(def);
     erased.insert(op);
     rewriter.eraseOp(op);
-  }
+  };
+  for (Operation *op : llvm::reverse(chain.chainOps))
+    if (op->use_empty())
+      erase(op);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    if (erased.contains(op) || !isOpTriviallyDead(op))
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-    erased.insert(op);
-    rewriter.eraseOp(op);
+    if (!erased.contains(op) && isOpTriviallyDead(op))
+      erase(op);
   }
 }
 
@@ -2352,28 +2364,65 @@ void rewriteChain(RewriterBase &rewriter, const Chain &chain) {
 // Driver
 //===----------------------------------------------------------------------===//
 
-/// Whether the ops computing `v` (within its block) include a softmax: a
-/// linalg.softmax, tosa.exp, or an op whose body exponentiates.
-bool feedsFromSoftmax(Value v) {
+/// Whether an op exponentiates: tosa.exp or a body with math.exp / exp2.
+bool exponentiates(Operation *op) {
+  if (isa<tosa::ExpOp>(op))
+    return true;
+  bool exps = false;
+  op->walk([&](Operation *inner) {
+    if (isa<math::ExpOp, math::Exp2Op>(inner))
+      exps = true;
+  });
+  return exps;
+}
+
+/// Whether the ops computing `v`, back to the contractions, include a
+/// softmax (linalg.softmax or an exponential); adds them to `slice`.
+bool feedsFromSoftmax(Value v, llvm::DenseSet<Operation *> &slice) {
   SmallVector<Value> worklist = {v};
   llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!worklist.empty() && seen.size() < 64) {
+  bool found = false;
+  while (!worklist.empty() && seen.size() < 256) {
     Operation *op = worklist.pop_back_val().getDefiningOp();
     if (!op || !seen.insert(op).second)
       continue;
-    if (isa<linalg::SoftmaxOp, tosa::ExpOp>(op))
-      return true;
-    bool exps = false;
-    op->walk([&](Operation *inner) {
-      if (isa<math::ExpOp, math::Exp2Op>(inner))
-        exps = true;
-    });
-    if (exps)
-      return true;
     if (succeeded(matchContraction(op)))
       continue;
+    slice.insert(op);
+    if (isa<linalg::SoftmaxOp>(op) || exponentiates(op))
+      found = true;
     for (Value operand : op->getOperands())
       worklist.push_back(operand);
+  }
+  return found;
+}
+
+/// Whether `op` is the centre of a softmax: linalg.softmax, or a max
+/// reduction whose result is exponentiated within a few ops.
+bool isSoftmaxCentre(Operation *op) {
+  if (isa<linalg::SoftmaxOp>(op))
+    return true;
+  bool isMax = isa<tosa::ReduceMaxOp>(op);
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    if (linalgOp.getNumReductionLoops() == 1 && linalgOp.getBlock()) {
+      auto yield = dyn_cast<linalg::YieldOp>(
+          linalgOp.getBlock()->getTerminator());
+      isMax = yield && yield.getNumOperands() == 1 &&
+              isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(
+                  yield.getOperand(0).getDefiningOp());
+    }
+  }
+  if (!isMax)
+    return false;
+  SmallVector<std::pair<Operation *, int>> worklist = {{op, 0}};
+  while (!worklist.empty()) {
+    auto [current, depth] = worklist.pop_back_val();
+    if (current != op && exponentiates(current))
+      return true;
+    if (depth == 3)
+      continue;
+    for (Operation *user : current->getUsers())
+      worklist.push_back({user, depth + 1});
   }
   return false;
 }
@@ -2385,14 +2434,15 @@ struct Attempt {
   std::string reason;
 };
 
-Attempt tryRaise(RewriterBase &rewriter, Operation *op) {
+Attempt tryRaise(RewriterBase &rewriter, Operation *op,
+                 llvm::DenseSet<Operation *> &covered) {
   Attempt attempt;
   FailureOr<Contraction> c2 = matchContraction(op);
   if (failed(c2))
     return attempt;
   std::optional<unsigned> probs;
   for (unsigned i = 0; i < 2; ++i)
-    if (feedsFromSoftmax(c2->operands[i]) && !probs)
+    if (feedsFromSoftmax(c2->operands[i], covered) && !probs)
       probs = i;
   if (!probs)
     return attempt;
@@ -2417,7 +2467,8 @@ struct RaiseAttentionChain : RewritePattern {
                                 PatternRewriter &rewriter) const override {
     if (!isa<linalg::LinalgOp, tosa::MatMulOp>(op))
       return rewriter.notifyMatchFailure(op, "not a contraction");
-    Attempt attempt = tryRaise(rewriter, op);
+    llvm::DenseSet<Operation *> covered;
+    Attempt attempt = tryRaise(rewriter, op, covered);
     if (attempt.fused)
       return success();
     return rewriter.notifyMatchFailure(
@@ -2445,11 +2496,11 @@ void AttnRaisePass::runOnOperation() {
   } listener;
   IRRewriter rewriter(&getContext(), &listener);
 
-  llvm::DenseSet<Operation *> softmaxesSeen;
+  llvm::DenseSet<Operation *> covered;
   for (Operation *op : candidates) {
     if (listener.erased.contains(op))
       continue;
-    Attempt attempt = tryRaise(rewriter, op);
+    Attempt attempt = tryRaise(rewriter, op, covered);
     if (!attempt.candidate)
       continue;
     if (attempt.fused) {
@@ -2460,6 +2511,16 @@ void AttnRaisePass::runOnOperation() {
     if (reportUnfused)
       op->emitRemark() << "attn-raise: not fused: " << attempt.reason;
   }
+
+  // Softmaxes that no candidate chain reached.
+  getOperation()->walk([&](Operation *op) {
+    if (covered.contains(op) || !isSoftmaxCentre(op))
+      return;
+    ++numUnfused;
+    if (reportUnfused)
+      op->emitRemark() << "attn-raise: not fused: no contraction in the same "
+                          "block reads the softmax";
+  });
 }
 
 } // namespace
