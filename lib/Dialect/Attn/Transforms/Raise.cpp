@@ -150,6 +150,44 @@ std::string printView(const View &view) {
   return s;
 }
 
+/// Splits coordinate `c` of a dim into the coordinates of the dims of
+/// `sizes` that merge into it row-major. A logical dim that straddles two of
+/// them yields a refinement request.
+LogicalResult splitCoord(const Space &space, const Coord &c,
+                         ArrayRef<int64_t> sizes, SmallVectorImpl<Coord> &out,
+                         std::optional<Refinement> &refinement,
+                         std::string &reason) {
+  int64_t m = sizes.size();
+  SmallVector<int64_t> strides(m, 1);
+  for (int64_t t = m - 2; t >= 0; --t)
+    strides[t] = strides[t + 1] * sizes[t + 1];
+  out.assign(m, Coord());
+  for (const Term &term : c) {
+    int64_t n = space.size(term.dim);
+    // The digit whose stride range holds the term's stride.
+    int64_t t = 0;
+    while (t < m && strides[t] > term.stride)
+      ++t;
+    reason = "a reshape does not align with the batch dims";
+    if (t == m || term.stride % strides[t] != 0)
+      return failure();
+    int64_t limit = t == 0 ? std::numeric_limits<int64_t>::max()
+                           : strides[t - 1];
+    if (term.stride * n > limit) {
+      // The term straddles two digits: the logical dim must be split.
+      int64_t factor = limit / term.stride;
+      if (limit % term.stride != 0 || n % factor != 0 ||
+          space.dims[term.dim].role != Role::Batch)
+        return failure();
+      refinement = Refinement{term.dim, factor};
+      return failure();
+    }
+    out[t].push_back({term.dim, term.stride / strides[t]});
+  }
+  reason.clear();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
@@ -425,8 +463,6 @@ private:
              function_ref<FailureOr<const Expr *>(BlockArgument)> argExpr,
              function_ref<FailureOr<const Expr *>(int64_t)> indexExpr,
              DenseMap<Value, const Expr *> &memo);
-  FailureOr<Coord> splitCoord(const Coord &c, ArrayRef<int64_t> sizes,
-                              SmallVectorImpl<Coord> &out);
 
   const Space &space;
   bool scoreMode;
@@ -553,40 +589,6 @@ FailureOr<const Expr *> ExprBuilder::buildConstant(Attribute attr, Value v,
   return buildLeaf(v, view);
 }
 
-/// Splits coordinate `c` of a dim into the coordinates of dims of `sizes`
-/// that merge into it row-major.
-FailureOr<Coord> ExprBuilder::splitCoord(const Coord &c,
-                                         ArrayRef<int64_t> sizes,
-                                         SmallVectorImpl<Coord> &out) {
-  int64_t m = sizes.size();
-  SmallVector<int64_t> strides(m, 1);
-  for (int64_t t = m - 2; t >= 0; --t)
-    strides[t] = strides[t + 1] * sizes[t + 1];
-  out.assign(m, Coord());
-  for (const Term &term : c) {
-    int64_t n = space.size(term.dim);
-    // The digit whose stride range holds the term's stride.
-    int64_t t = 0;
-    while (t < m && strides[t] > term.stride)
-      ++t;
-    if (t == m || term.stride % strides[t] != 0)
-      return fail("a reshape does not align with the batch dims");
-    int64_t limit = t == 0 ? std::numeric_limits<int64_t>::max()
-                           : strides[t - 1];
-    if (term.stride * n > limit) {
-      // The term straddles two digits: the logical dim must be split.
-      int64_t factor = limit / term.stride;
-      if (limit % term.stride != 0 || n % factor != 0 ||
-          space.dims[term.dim].role != Role::Batch)
-        return fail("a reshape does not align with the batch dims");
-      refinement = Refinement{term.dim, factor};
-      return fail("internal: refinement needed");
-    }
-    out[t].push_back({term.dim, term.stride / strides[t]});
-  }
-  return Coord();
-}
-
 FailureOr<const Expr *>
 ExprBuilder::buildCollapse(Value src, ArrayRef<int64_t> srcShape,
                            ArrayRef<ReassociationIndices> groups,
@@ -597,8 +599,9 @@ ExprBuilder::buildCollapse(Value src, ArrayRef<int64_t> srcShape,
     for (int64_t d : group)
       sizes.push_back(srcShape[d]);
     SmallVector<Coord> parts;
-    if (failed(splitCoord(view[g], sizes, parts)))
-      return failure();
+    std::string why;
+    if (failed(splitCoord(space, view[g], sizes, parts, refinement, why)))
+      return fail(why);
     for (auto [d, part] : llvm::zip_equal(group, parts))
       srcView[d] = part;
   }
@@ -1839,53 +1842,111 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     chain.invertBoolMask = form.boolMaskHidesWhereTrue;
   }
 
-  // The output: the second contraction, or its truncation to the operands'
-  // narrow type.
+  // The output: the second contraction's result, or what single-use
+  // reshapes and a truncation to the operands' narrow type make of it.
   chain.target = c2.result;
   chain.targetView = applyMap(oMap, sigma2);
-  Operation *trunc = nullptr;
-  if (c2.result.hasOneUse()) {
-    Operation *user = *c2.result.getUsers().begin();
-    Type narrowType;
-    View truncView;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-      Block *body = linalgOp.getBlock();
-      if (linalgOp.getNumDpsInputs() == 1 && linalgOp.getNumDpsInits() == 1 &&
-          linalgOp.hasPureTensorSemantics() &&
-          linalgOp.getNumReductionLoops() == 0 && body &&
-          llvm::hasSingleElement(body->without_terminator())) {
-        auto t = dyn_cast<arith::TruncFOp>(body->front());
-        auto y = cast<linalg::YieldOp>(body->getTerminator());
+  SmallVector<Operation *> outputOps;
+  Type narrow = qf.narrow && qf.narrow == kf.narrow && qf.narrow == vf.narrow
+                    ? qf.narrow
+                    : Type();
+  bool truncated = false;
+  while (chain.target.hasOneUse()) {
+    Operation *user = *chain.target.getUsers().begin();
+    if (user->getBlock() != block || user->getNumResults() != 1)
+      break;
+    auto srcType = cast<RankedTensorType>(chain.target.getType());
+    auto dstType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+    if (!dstType || !dstType.hasStaticShape())
+      break;
+    std::optional<View> next;
+    auto collapse = [&](ArrayRef<ReassociationIndices> groups) {
+      View v;
+      for (const ReassociationIndices &group : groups) {
+        SmallVector<Coord> coords;
+        SmallVector<int64_t> sizes;
+        for (int64_t d : group) {
+          coords.push_back(chain.targetView[d]);
+          sizes.push_back(srcType.getDimSize(d));
+        }
+        v.push_back(mergeCoords(coords, sizes));
+      }
+      next = v;
+    };
+    auto expand = [&](ArrayRef<ReassociationIndices> groups) -> LogicalResult {
+      View v(dstType.getRank());
+      for (auto [g, group] : llvm::enumerate(groups)) {
+        SmallVector<int64_t> sizes;
+        for (int64_t d : group)
+          sizes.push_back(dstType.getDimSize(d));
+        SmallVector<Coord> parts;
+        std::string why;
+        if (failed(splitCoord(space, chain.targetView[g], sizes, parts,
+                              refinement, why)))
+          return failure();
+        for (auto [d, part] : llvm::zip_equal(group, parts))
+          v[d] = part;
+      }
+      next = v;
+      return success();
+    };
+    if (auto op = dyn_cast<tensor::CollapseShapeOp>(user)) {
+      collapse(op.getReassociationIndices());
+    } else if (auto op = dyn_cast<tensor::ExpandShapeOp>(user)) {
+      if (failed(expand(op.getReassociationIndices())))
+        return refinement ? fail("internal: refinement needed") : failure();
+    } else if (isa<tosa::ReshapeOp>(user)) {
+      if (srcType.getRank() > dstType.getRank()) {
+        if (auto groups = getReassociationIndicesForCollapse(
+                srcType.getShape(), dstType.getShape()))
+          collapse(*groups);
+      } else if (srcType.getRank() < dstType.getRank()) {
+        if (auto groups = getReassociationIndicesForCollapse(
+                dstType.getShape(), srcType.getShape()))
+          if (failed(expand(*groups)))
+            return refinement ? fail("internal: refinement needed")
+                              : failure();
+      }
+    } else if (!truncated && narrow &&
+               dstType.getElementType() == narrow) {
+      if (isa<tosa::CastOp>(user)) {
+        next = chain.targetView;
+      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        Block *body = linalgOp.getBlock();
         SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
-        if (t && t.getIn() == body->getArgument(0) &&
-            y.getOperand(0) == t.getResult() && maps[0].isPermutation() &&
-            maps[1].isPermutation()) {
-          // Result dim r reads loop maps[1][r], which is C2's dim s with
-          // maps[0][s] == maps[1][r].
-          for (AffineExpr e : maps[1].getResults()) {
-            unsigned l = cast<AffineDimExpr>(e).getPosition();
-            for (auto [s, e0] : llvm::enumerate(maps[0].getResults()))
-              if (cast<AffineDimExpr>(e0).getPosition() == l)
-                truncView.push_back(chain.targetView[s]);
+        if (linalgOp.getNumDpsInputs() == 1 &&
+            linalgOp.getNumDpsInits() == 1 &&
+            linalgOp.hasPureTensorSemantics() &&
+            linalgOp.getNumReductionLoops() == 0 && body &&
+            llvm::hasSingleElement(body->without_terminator()) &&
+            maps[0].isPermutation() && maps[1].isPermutation()) {
+          auto t = dyn_cast<arith::TruncFOp>(body->front());
+          auto y = cast<linalg::YieldOp>(body->getTerminator());
+          if (t && t.getIn() == body->getArgument(0) &&
+              y.getOperand(0) == t.getResult()) {
+            // Result dim r is loop maps[1][r], read from the source dim s
+            // with maps[0][s] == maps[1][r].
+            View v;
+            for (AffineExpr e : maps[1].getResults())
+              for (auto [src, e0] : llvm::enumerate(maps[0].getResults()))
+                if (e0 == e)
+                  v.push_back(chain.targetView[src]);
+            next = v;
           }
-          narrowType = t.getType();
         }
       }
-    } else if (auto cast = dyn_cast<tosa::CastOp>(user)) {
-      Type to = getElementTypeOrSelf(cast.getType());
-      if (to.isF16() || to.isBF16()) {
-        narrowType = to;
-        truncView = chain.targetView;
-      }
+      truncated = next.has_value();
     }
-    if (narrowType && qf.narrow == narrowType && kf.narrow == narrowType &&
-        vf.narrow == narrowType) {
-      trunc = user;
-      chain.target = user->getResult(0);
-      chain.targetView = truncView;
-    }
+    if (!next)
+      break;
+    outputOps.push_back(user);
+    chain.target = user->getResult(0);
+    chain.targetView = *next;
   }
-  chain.elementType = trunc ? qf.narrow : Float32Type::get(c2op->getContext());
+  // Without a truncation the op works in f32; reshapes after the last
+  // truncation or contraction are kept out of the chain only if trailing.
+  chain.elementType =
+      truncated ? narrow : Float32Type::get(c2op->getContext());
   chain.query = qf.leaf;
   chain.key = kf.leaf;
   chain.value = vf.leaf;
@@ -1919,8 +1980,7 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
   chain.second = c2;
   chain.chainOps.assign(ops.begin(), ops.end());
   chain.chainOps.push_back(c2op);
-  if (trunc)
-    chain.chainOps.push_back(trunc);
+  chain.chainOps.append(outputOps.begin(), outputOps.end());
   return chain;
 }
 
