@@ -21,9 +21,6 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   // attn ops and tosa down to linalg on tensors.
   pm.addPass(createAttnDecomposePass());
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
-  // tosa.const, tosa.reshape and friends are not covered by tosa-to-linalg.
-  pm.addPass(createTosaToArithPass());
-  pm.addPass(createTosaToTensorPass());
   pm.addPass(createAttnDecomposeAggregatesPass());
   pm.addPass(createCanonicalizerPass());
 
