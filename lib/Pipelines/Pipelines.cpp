@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - attn end-to-end pipelines --------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -9,6 +10,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -18,10 +21,17 @@
 using namespace mlir;
 
 void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
-  // attn ops and tosa down to linalg on tensors.
+  // attn ops and tosa down to linalg on tensors. Front ends also apply
+  // arith/math ops to whole tensors (a scale, a dtype cast), which one-shot
+  // bufferization cannot handle: they become linalg.generics too.
   pm.addPass(createAttnDecomposePass());
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
+  // slice, pad, concat) to these two.
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createTosaToTensorPass());
   pm.addPass(createAttnDecomposeAggregatesPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors to buffers; functions take and return memrefs with identity
@@ -32,6 +42,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers that a function returns without owning them
+  // (a constant, an argument); clone has no LLVM lowering of its own.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops, then LLVM. bf16 extf/truncf are expanded to integer ops: the CPU
   // has no bf16 conversions and the JIT no soft-float helpers for them.
@@ -51,7 +64,40 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void attn::buildAttnToPTXPipeline(OpPassManager &pm,
+                                  const AttnToPTXPipelineOptions &options) {
+  AttnToGPUPassOptions kernelOptions;
+  kernelOptions.blockKV = options.blockKV;
+  kernelOptions.warps = options.warps;
+  pm.addPass(createAttnToGPUPass(kernelOptions));
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // The device half of upstream's gpu-lower-to-nvvm-pipeline; its host half
+  // is not wanted: the runtime launches the kernels.
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToPTXPipelineOptions>(
+      "attn-to-ptx",
+      "Emit tensor-core kernels for the attn ops and serialise them as PTX "
+      "(gpu.binary); the module's attn.manifest describes them",
+      buildAttnToPTXPipeline);
   PassPipelineRegistration<>(
       "attn-to-llvm",
       "Lower attn ops and the linalg/tosa around them to LLVM-dialect IR for "

@@ -1,6 +1,7 @@
 //===- Registration.cpp - register attn with a context or tool ------------===//
 
 #include "attn/Registration/Registration.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -16,5 +17,6 @@ void attn::registerAttnDialects(DialectRegistry &registry) {
 
 void attn::registerAttnPasses() {
   registerAttnTransformsPasses();
+  registerAttnConversionPasses();
   registerAttnPipelines();
 }

@@ -3,9 +3,33 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/Pass/PassOptions.h"
+
 namespace mlir {
 class OpPassManager;
 namespace attn {
+
+/// Options of `attn-to-ptx`.
+struct AttnToPTXPipelineOptions
+    : public PassPipelineOptions<AttnToPTXPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU: sm_80, sm_90 or sm_90a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<int64_t> blockKV{
+      *this, "block-kv", llvm::cl::desc("Keys per K/V tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> warps{
+      *this, "warps", llvm::cl::desc("Warps per CTA (16 query rows each)"),
+      llvm::cl::init(4)};
+};
+
+/// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to
+/// NVVM and serialised as PTX text in a `gpu.binary`. Host code is left as
+/// it is: applications launch the kernels through attn's runtime, guided by
+/// the module's `attn.manifest`.
+void buildAttnToPTXPipeline(OpPassManager &pm,
+                            const AttnToPTXPipelineOptions &options);
 
 /// attn ops together with what front ends emit around them (linalg on
 /// tensors, linalg.softmax, tosa, tensor, arith, math, bufferization, func)

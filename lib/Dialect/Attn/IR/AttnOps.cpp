@@ -161,7 +161,13 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
            << "key length mismatch: 'key' has Sk = "
            << formatShape({dims.keySeq}) << " but 'value' has Sk = "
            << formatShape({vType.getDimSize(getSeqDim(layout))});
-  if (dims.kvHeads == 0 || dims.queryHeads % dims.kvHeads != 0)
+  // Zero heads would make the GQA group size Hq / Hkv zero or undefined, and
+  // every lowering divides by it.
+  if (dims.queryHeads == 0 || dims.kvHeads == 0)
+    return op->emitOpError() << "head counts must be non-zero, got Hq = "
+                             << dims.queryHeads << " and Hkv = "
+                             << dims.kvHeads;
+  if (dims.queryHeads % dims.kvHeads != 0)
     return op->emitOpError() << "query heads (Hq = " << dims.queryHeads
                              << ") must be a multiple of key/value heads (Hkv = "
                              << dims.kvHeads << ")";

@@ -1,0 +1,62 @@
+//===- KernelSpec.h - the GPU kernels attn emits ----------------*- C++ -*-===//
+//
+// What one generated kernel is specialised for, and the facts about it that
+// the runtime's manifest records (docs/KernelABI.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_KERNELSPEC_H
+#define ATTN_CONVERSION_ATTNTOGPU_KERNELSPEC_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Types.h"
+
+#include <string>
+
+namespace mlir {
+class DictionaryAttr;
+namespace gpu {
+class GPUFuncOp;
+} // namespace gpu
+namespace attn {
+
+enum class KernelKind { Forward, DecodePartial, DecodeCombine };
+
+struct KernelSpec {
+  KernelKind kind = KernelKind::Forward;
+  /// f16 or bf16: the tensor-core (mma.sync m16n8k16) kernels.
+  Type elementType;
+  int64_t headDim = 0, valueDim = 0;
+  CausalKind causal = CausalKind::None;
+  /// Warps per CTA; each owns 16 query rows of the tile.
+  int64_t warps = 4;
+  /// Keys per K/V tile.
+  int64_t blockKV = 64;
+
+  int64_t threads() const { return warps * 32; }
+  /// Query rows per CTA (forward, decode partial).
+  int64_t rows() const {
+    return kind == KernelKind::DecodeCombine ? threads() / (valueDim / 4)
+                                             : warps * 16;
+  }
+  /// Dynamic shared memory: the Q tile and two stages of K and V tiles, rows
+  /// padded by 16 bytes so that ldmatrix reads no bank twice.
+  int64_t sharedMemoryBytes() const;
+  std::string name() const;
+  /// The manifest line `kernel NAME key=value...`.
+  std::string manifestLine() const;
+
+  /// Why this spec cannot be emitted, or "" if it can.
+  std::string unsupportedReason() const;
+};
+
+/// Emits the kernel for `spec` as a gpu.func at the builder's insertion
+/// point (inside a gpu.module).
+gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_KERNELSPEC_H

@@ -1,0 +1,118 @@
+//===- AttnToGPU.cpp - attn ops to tensor-core GPU kernels ----------------===//
+
+#include "attn/Conversion/AttnToGPU/KernelSpec.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNTOGPUPASS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr StringLiteral kKernelModule = "attn_kernels";
+
+/// The kernel spec of an attn op, or an error on the op.
+FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t blockKV) {
+  KernelSpec spec;
+  spec.warps = warps;
+  spec.blockKV = blockKV;
+  Value mask;
+  if (auto a = dyn_cast<AttentionOp>(op)) {
+    AttentionDims dims = getAttentionDims(a.getLayout(), a.getQuery().getType(),
+                                          a.getKey().getType(),
+                                          a.getValue().getType());
+    spec.kind = KernelKind::Forward;
+    spec.elementType = a.getQuery().getType().getElementType();
+    spec.headDim = dims.headDim;
+    spec.valueDim = dims.valueDim;
+    spec.causal = a.getCausal();
+    mask = a.getMask();
+  } else if (auto p = dyn_cast<AttentionPartialOp>(op)) {
+    AttentionDims dims = getAttentionDims(p.getLayout(), p.getQuery().getType(),
+                                          p.getKey().getType(),
+                                          p.getValue().getType());
+    spec.kind = KernelKind::DecodePartial;
+    spec.elementType = p.getQuery().getType().getElementType();
+    spec.headDim = dims.headDim;
+    spec.valueDim = dims.valueDim;
+    spec.causal = p.getCausal();
+    mask = p.getMask();
+  } else if (auto c = dyn_cast<CombineOp>(op)) {
+    spec.kind = KernelKind::DecodeCombine;
+    spec.elementType = c.getOutput().getType().getElementType();
+    spec.valueDim = c.getPartialOutput().getType().getDimSize(4);
+  } else {
+    return op->emitOpError("has no GPU kernel");
+  }
+  if (mask)
+    return op->emitOpError("has a mask operand; the GPU kernels generate "
+                           "causal and window masks only");
+  if (std::string why = spec.unsupportedReason(); !why.empty())
+    return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
+  if (spec.blockKV % 16 || spec.blockKV < 16)
+    return op->emitOpError("'block-kv' must be a positive multiple of 16, got ")
+           << spec.blockKV;
+  if (spec.warps < 1 || spec.warps > 8)
+    return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
+  return spec;
+}
+
+struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionPartialOp, CombineOp>(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+
+    OpBuilder b(module.getContext());
+    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule);
+    if (!kernels) {
+      b.setInsertionPointToEnd(module.getBody());
+      kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+
+    SymbolTable symbols(kernels);
+    SmallVector<Attribute> manifest;
+    if (auto existing = module->getAttrOfType<ArrayAttr>("attn.manifest"))
+      manifest.append(existing.begin(), existing.end());
+    for (Operation *op : ops) {
+      FailureOr<KernelSpec> spec = specFor(op, warps, blockKV);
+      if (failed(spec))
+        return signalPassFailure();
+      std::string name = spec->name();
+      if (!symbols.lookup(name)) {
+        b.setInsertionPointToEnd(kernels.getBody());
+        symbols.insert(buildAttentionKernel(b, op->getLoc(), *spec));
+        manifest.push_back(b.getStringAttr(spec->manifestLine()));
+        ++numKernels;
+      }
+      op->setAttr("attn.kernel",
+                  SymbolRefAttr::get(b.getStringAttr(kKernelModule),
+                                     {FlatSymbolRefAttr::get(b.getContext(),
+                                                             name)}));
+    }
+    module->setAttr("attn.manifest", b.getArrayAttr(manifest));
+  }
+};
+
+} // namespace

@@ -1,0 +1,856 @@
+//===- KernelBuilder.cpp - FlashAttention kernels as gpu.func -------------===//
+//
+// Emits the tensor-core kernels of attn's GPU lowering. Upstream MLIR has the
+// nvgpu/nvvm ops for ldmatrix, mma.sync and cp.async but no pass that
+// produces them from linalg, so these kernels are written here, op by op.
+//
+// Forward and decode-partial share one body (FlashAttention-2 order): a CTA
+// owns up to 16 x warps query rows; each warp keeps its 16 rows of Q in
+// registers as mma A fragments, streams K/V tiles through two shared-memory
+// stages with cp.async, computes S = Q K^T and O += P V with
+// mma.sync.m16n8k16 (f32 accumulate), and keeps the running max, sum and the
+// unnormalised O in registers. Scores are scaled by scale * log2(e) and
+// exponentiated with ex2.approx. Per-thread fragment layout (lane = 4g + t):
+// an accumulator tile of 16 x 8 holds rows g and g + 8, columns 2t and 2t + 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU/KernelSpec.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// KernelSpec
+//===----------------------------------------------------------------------===//
+
+int64_t KernelSpec::sharedMemoryBytes() const {
+  if (kind == KernelKind::DecodeCombine)
+    return 0;
+  int64_t q = rows() * (headDim + 8) * 2;
+  int64_t k = 2 * blockKV * (headDim + 8) * 2;
+  int64_t v = 2 * blockKV * (valueDim + 8) * 2;
+  return q + k + v;
+}
+
+static std::string typeName(Type t) {
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF32())
+    return "f32";
+  return "?";
+}
+
+std::string KernelSpec::name() const {
+  std::ostringstream os;
+  os << (kind == KernelKind::Forward         ? "attn_fwd"
+         : kind == KernelKind::DecodePartial ? "attn_dec"
+                                             : "attn_comb")
+     << "_" << typeName(elementType);
+  if (kind != KernelKind::DecodeCombine)
+    os << "_d" << headDim;
+  os << "_dv" << valueDim;
+  if (kind != KernelKind::DecodeCombine)
+    os << "_" << stringifyCausalKind(causal).str();
+  return os.str();
+}
+
+std::string KernelSpec::manifestLine() const {
+  std::ostringstream os;
+  os << "kernel " << name() << " kind="
+     << (kind == KernelKind::Forward         ? "forward"
+         : kind == KernelKind::DecodePartial ? "decode_partial"
+                                             : "decode_combine")
+     << " dtype=" << typeName(elementType);
+  if (kind != KernelKind::DecodeCombine)
+    os << " head_dim=" << headDim;
+  os << " value_dim=" << valueDim;
+  if (kind != KernelKind::DecodeCombine)
+    os << " causal=" << stringifyCausalKind(causal).str();
+  if (kind == KernelKind::Forward)
+    os << " block_q=" << rows();
+  else
+    os << " rows=" << rows();
+  if (kind != KernelKind::DecodeCombine)
+    os << " block_kv=" << blockKV;
+  os << " threads=" << threads() << " smem=" << sharedMemoryBytes();
+  return os.str();
+}
+
+std::string KernelSpec::unsupportedReason() const {
+  if (!elementType || !(elementType.isF16() || elementType.isBF16()))
+    return "the GPU kernels take f16 or bf16 operands (tensor cores); got " +
+           (elementType ? typeName(elementType) : std::string("none"));
+  if (kind != KernelKind::DecodeCombine &&
+      (headDim % 16 || headDim < 16 || headDim > 256))
+    return "head dim D must be a multiple of 16 in [16, 256], got " +
+           std::to_string(headDim);
+  if (valueDim % 16 || valueDim < 16 || valueDim > 256)
+    return "value head dim Dv must be a multiple of 16 in [16, 256], got " +
+           std::to_string(valueDim);
+  if (kind != KernelKind::DecodeCombine && sharedMemoryBytes() > 227 * 1024)
+    return "the tiles need " + std::to_string(sharedMemoryBytes()) +
+           " bytes of shared memory, more than the 227 KiB a CTA can have";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Emission helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// A thin layer over OpBuilder for the integer and float scalar code of the
+/// kernels: i32 arithmetic for indices, i64 for global element offsets.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+
+  Type i1() { return b.getI1Type(); }
+  Type i32() { return b.getI32Type(); }
+  Type i64() { return b.getI64Type(); }
+  Type f32() { return b.getF32Type(); }
+
+  Value c32(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  }
+  Value c64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value cbool(bool v) {
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivSIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemSIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value lt(Value x, Value y) { return cmp(arith::CmpIPredicate::slt, x, y); }
+  Value gt(Value x, Value y) { return cmp(arith::CmpIPredicate::sgt, x, y); }
+  Value ge(Value x, Value y) { return cmp(arith::CmpIPredicate::sge, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
+  Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value feq(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
+  }
+  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
+  Value toI64(Value v) { return arith::ExtSIOp::create(b, loc, i64(), v); }
+  Value toI32(Value index) {
+    return arith::IndexCastOp::create(b, loc, i32(), index);
+  }
+
+  /// ex2.approx / lg2.approx: the special-function unit, no libdevice.
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, f32(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), x)
+        .getResult(0);
+  }
+  Value log2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, f32(), b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"), x)
+        .getResult(0);
+  }
+
+  /// The global-memory base pointer (with its offset) of a memref argument.
+  Value globalBase(Value memref, Type elementType) {
+    Value idx = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value i = arith::IndexCastOp::create(b, loc, i64(), idx);
+    Value generic = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), i);
+    Value global = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    return gep(global, elementType,
+               arith::IndexCastOp::create(b, loc, i64(), meta.getOffset()));
+  }
+  Value gep(Value ptr, Type elementType, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), elementType, ptr,
+                               ValueRange{offset});
+  }
+  /// Sizes and strides of a memref argument as i32 / i64 values.
+  void metadata(Value memref, SmallVectorImpl<Value> &sizes,
+                SmallVectorImpl<Value> &strides) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    for (Value s : meta.getSizes())
+      sizes.push_back(toI32(s));
+    for (Value s : meta.getStrides())
+      strides.push_back(arith::IndexCastOp::create(b, loc, i64(), s));
+  }
+
+  /// Quad (4 lanes sharing a row) reduction by xor shuffles.
+  Value quadReduce(Value v, bool isMax) {
+    for (int64_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      v = isMax ? fmax(v, other) : fadd(v, other);
+    }
+    return v;
+  }
+};
+
+Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType) {
+  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  return MemRefType::get(
+      shape, elementType,
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+}
+
+gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
+                                const KernelSpec &spec, TypeRange args) {
+  auto func = gpu::GPUFuncOp::create(b, loc, spec.name(),
+                                     b.getFunctionType(args, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr("nvvm.maxntid",
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(spec.threads()), 1, 1}));
+  func->setAttr("attn.manifest", b.getStringAttr(spec.manifestLine()));
+  return func;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward and decode-partial
+//===----------------------------------------------------------------------===//
+
+/// The state and code of one forward / decode-partial kernel.
+class AttentionKernel {
+public:
+  AttentionKernel(OpBuilder &b, Location loc, const KernelSpec &spec)
+      : e{b, loc}, spec(spec), decode(spec.kind == KernelKind::DecodePartial),
+        d(spec.headDim), dv(spec.valueDim), bq(spec.rows()),
+        bkv(spec.blockKV), elt(spec.elementType) {}
+
+  gpu::GPUFuncOp build();
+
+private:
+  Emitter e;
+  const KernelSpec &spec;
+  bool decode;
+  int64_t d, dv, bq, bkv;
+  Type elt;
+
+  // Values of the prologue.
+  Value tid, lane, warp, g, t;
+  Value qPtr, kPtr, vPtr, oPtr, lsePtr;
+  SmallVector<Value> qSizes, qStrides, kSizes, kStrides, vSizes, vStrides,
+      oSizes, oStrides, lseSizes, lseStrides;
+  Value batch, head, kvHead, split, q0, group, querySeq, keySeq, diagOffset;
+  Value window, hasWindow, scaleLog2, kvStart, kvEnd, kvLo, kvHi, minI, maxI;
+  Value smem;
+  int64_t kStageBytes, vStageBytes, qBytes;
+
+  Type ptr3() { return LLVM::LLVMPointerType::get(e.b.getContext(), 3); }
+  Value smemAt(Value byteOffset) { return e.gep(smem, e.b.getI8Type(), byteOffset); }
+
+  /// (query head, query index, valid) of CTA row `r`.
+  std::tuple<Value, Value, Value> rowCoords(Value r);
+  void loadQ();
+  void loadKV(Value tile, Value stage);
+  SmallVector<Value> loadQFragments();
+  /// ldmatrix x4 at shared byte offset, as four i32.
+  SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);
+  /// One mma.sync m16n8k16: a (4 x i32), b (2 x i32), c (4 x f32).
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                         ArrayRef<Value> c);
+  Value packPair(Value lo, Value hi);
+  void emitEpilogue(Value m0, Value m1, Value l0, Value l1,
+                    ArrayRef<Value> acc);
+};
+
+std::tuple<Value, Value, Value> AttentionKernel::rowCoords(Value r) {
+  if (!decode) {
+    Value i = e.add(q0, r);
+    return {head, i, e.lt(i, querySeq)};
+  }
+  // Decode packs the query heads of one KV head: row r is query head
+  // kvHead * G + r / Sq at position r % Sq.
+  Value h = e.add(e.mul(kvHead, group), e.div(r, querySeq));
+  Value i = e.rem(r, querySeq);
+  return {h, i, e.lt(r, e.mul(group, querySeq))};
+}
+
+void AttentionKernel::loadQ() {
+  int64_t chunksPerRow = d / 8;
+  int64_t total = bq * chunksPerRow;
+  for (int64_t k = 0; k < total; k += spec.threads()) {
+    Value c = e.add(tid, e.c32(k));
+    Value r = e.div(c, e.c32(chunksPerRow));
+    Value cc = e.rem(c, e.c32(chunksPerRow));
+    auto [h, i, valid] = rowCoords(r);
+    Value hc = e.select(valid, h, e.c32(0));
+    Value ic = e.select(valid, i, e.c32(0));
+    Value off = e.add(
+        e.add(e.mul(e.toI64(batch), qStrides[0]), e.mul(e.toI64(hc), qStrides[1])),
+        e.add(e.mul(e.toI64(ic), qStrides[2]), e.toI64(e.mul(cc, e.c32(8)))));
+    Value src = e.gep(qPtr, elt, off);
+    Value dst = smemAt(e.mul(e.add(e.mul(r, e.c32(d + 8)), e.mul(cc, e.c32(8))),
+                             e.c32(2)));
+    NVVM::CpAsyncOp::create(e.b, e.loc, dst, src, 16,
+                            NVVM::LoadCacheModifierKind::CG,
+                            e.select(valid, e.c32(16), e.c32(0)));
+  }
+}
+
+void AttentionKernel::loadKV(Value tile, Value stage) {
+  Value start = e.add(kvLo, e.mul(tile, e.c32(bkv)));
+  auto loadTile = [&](Value base, ArrayRef<Value> strides, int64_t width,
+                      Value stageBase) {
+    int64_t chunksPerRow = width / 8;
+    int64_t total = bkv * chunksPerRow;
+    for (int64_t k = 0; k < total; k += spec.threads()) {
+      Value c = e.add(tid, e.c32(k));
+      Value r = e.div(c, e.c32(chunksPerRow));
+      Value cc = e.rem(c, e.c32(chunksPerRow));
+      Value j = e.add(start, r);
+      Value valid = e.band(e.lt(j, kvEnd), e.lt(r, e.c32(bkv)));
+      Value jc = e.select(valid, j, e.c32(0));
+      Value off = e.add(
+          e.add(e.mul(e.toI64(batch), strides[0]),
+                e.mul(e.toI64(kvHead), strides[1])),
+          e.add(e.mul(e.toI64(jc), strides[2]), e.toI64(e.mul(cc, e.c32(8)))));
+      Value src = e.gep(base, elt, off);
+      Value dst = smemAt(e.add(
+          stageBase, e.mul(e.add(e.mul(r, e.c32(width + 8)), e.mul(cc, e.c32(8))),
+                           e.c32(2))));
+      NVVM::CpAsyncOp::create(e.b, e.loc, dst, src, 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              e.select(valid, e.c32(16), e.c32(0)));
+    }
+  };
+  Value kBase = e.add(e.c32(qBytes), e.mul(stage, e.c32(kStageBytes)));
+  Value vBase = e.add(e.c32(qBytes + 2 * kStageBytes),
+                      e.mul(stage, e.c32(vStageBytes)));
+  loadTile(kPtr, kStrides, d, kBase);
+  loadTile(vPtr, vStrides, dv, vBase);
+}
+
+SmallVector<Value> AttentionKernel::ldmatrix4(Value byteOffset, bool transpose) {
+  MLIRContext *ctx = e.b.getContext();
+  Type i32 = e.i32();
+  auto structTy = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+  Value res = NVVM::LdMatrixOp::create(
+      e.b, e.loc, structTy, smemAt(byteOffset), 4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(e.b, e.loc, res, i));
+  return out;
+}
+
+SmallVector<Value> AttentionKernel::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                        ArrayRef<Value> c) {
+  MLIRContext *ctx = e.b.getContext();
+  Type f32 = e.f32();
+  auto structTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  NVVM::MMATypes type =
+      elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // Fragments travel as i32 (two 16-bit values); the f16 form of the op
+  // takes them as vector<2xf16>.
+  SmallVector<Value> aOps(a), bOps(bFrag);
+  if (elt.isF16()) {
+    auto v2 = VectorType::get({2}, elt);
+    for (Value &v : aOps)
+      v = LLVM::BitcastOp::create(e.b, e.loc, v2, v);
+    for (Value &v : bOps)
+      v = LLVM::BitcastOp::create(e.b, e.loc, v2, v);
+  }
+  Value res = NVVM::MmaOp::create(
+      e.b, e.loc, structTy, aOps, bOps, c, {16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(e.b, e.loc, res, i));
+  return out;
+}
+
+Value AttentionKernel::packPair(Value lo, Value hi) {
+  auto v2f32 = VectorType::get({2}, e.f32());
+  auto v2elt = VectorType::get({2}, elt);
+  Value v = vector::FromElementsOp::create(e.b, e.loc, v2f32, ValueRange{lo, hi});
+  Value narrow = arith::TruncFOp::create(e.b, e.loc, v2elt, v);
+  return LLVM::BitcastOp::create(e.b, e.loc, e.i32(), narrow);
+}
+
+SmallVector<Value> AttentionKernel::loadQFragments() {
+  // A fragment of rows warp*16 + (lane % 16), columns kk*16 + (lane / 16)*8.
+  SmallVector<Value> frags;
+  Value row = e.add(e.mul(warp, e.c32(16)), e.rem(lane, e.c32(16)));
+  Value colBase = e.mul(e.div(lane, e.c32(16)), e.c32(8));
+  for (int64_t kk = 0; kk < d / 16; ++kk) {
+    Value col = e.add(colBase, e.c32(kk * 16));
+    Value off = e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2));
+    SmallVector<Value> f = ldmatrix4(off, /*transpose=*/false);
+    frags.append(f.begin(), f.end());
+  }
+  return frags;
+}
+
+void AttentionKernel::emitEpilogue(Value m0, Value m1, Value l0, Value l1,
+                                   ArrayRef<Value> acc) {
+  Value ms[2] = {m0, m1};
+  Value ls[2] = {e.quadReduce(l0, false), e.quadReduce(l1, false)};
+  for (int64_t half = 0; half < 2; ++half) {
+    Value r = e.add(e.add(e.mul(warp, e.c32(16)), g), e.c32(half * 8));
+    auto [h, i, valid] = rowCoords(r);
+    Value l = ls[half];
+    Value empty = e.feq(l, e.cf(0.0));
+    Value inv = e.select(empty, e.cf(0.0), e.fdiv(e.cf(1.0), l));
+    Value mSafe = e.select(e.feq(ms[half], e.negInf()), e.cf(0.0), ms[half]);
+    // Natural-log LSE from the log2-domain statistics.
+    Value lse = e.select(empty, e.negInf(),
+                         e.fmul(e.fadd(mSafe, e.log2(l)), e.cf(kLn2)));
+    auto ifValid = scf::IfOp::create(e.b, e.loc, valid, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(e.b);
+    e.b.setInsertionPointToStart(ifValid.thenBlock());
+    Value hc = h, ic = i;
+    for (int64_t nb = 0; nb < dv / 8; ++nb) {
+      Value col = e.add(e.c32(nb * 8), e.mul(t, e.c32(2)));
+      Value v0 = e.fmul(acc[nb * 4 + half * 2], inv);
+      Value v1 = e.fmul(acc[nb * 4 + half * 2 + 1], inv);
+      if (!decode) {
+        Value off = e.add(
+            e.add(e.mul(e.toI64(batch), oStrides[0]),
+                  e.mul(e.toI64(hc), oStrides[1])),
+            e.add(e.mul(e.toI64(ic), oStrides[2]), e.toI64(col)));
+        Value p = e.gep(oPtr, elt, off);
+        LLVM::StoreOp::create(e.b, e.loc, packPair(v0, v1), p, /*alignment=*/4);
+      } else {
+        // partial_o [N, B, Hq, Sq, Dv]
+        Value off = e.add(
+            e.add(e.mul(e.toI64(split), oStrides[0]),
+                  e.mul(e.toI64(batch), oStrides[1])),
+            e.add(e.add(e.mul(e.toI64(hc), oStrides[2]),
+                        e.mul(e.toI64(ic), oStrides[3])),
+                  e.toI64(col)));
+        Value p = e.gep(oPtr, e.f32(), off);
+        auto v2 = VectorType::get({2}, e.f32());
+        Value pair = vector::FromElementsOp::create(e.b, e.loc, v2,
+                                                    ValueRange{v0, v1});
+        LLVM::StoreOp::create(e.b, e.loc, pair, p, /*alignment=*/8);
+      }
+    }
+    // One lane of the quad writes the row's LSE.
+    Value writer = e.eq(t, e.c32(0));
+    if (!decode) {
+      Value addr = LLVM::PtrToIntOp::create(e.b, e.loc, e.i64(), lsePtr);
+      writer = e.band(writer, e.ne(addr, e.c64(0)));
+    }
+    auto ifWriter = scf::IfOp::create(e.b, e.loc, writer, false);
+    e.b.setInsertionPointToStart(ifWriter.thenBlock());
+    Value off;
+    if (!decode)
+      off = e.add(e.add(e.mul(e.toI64(batch), lseStrides[0]),
+                        e.mul(e.toI64(hc), lseStrides[1])),
+                  e.mul(e.toI64(ic), lseStrides[2]));
+    else
+      off = e.add(e.add(e.mul(e.toI64(split), lseStrides[0]),
+                        e.mul(e.toI64(batch), lseStrides[1])),
+                  e.add(e.mul(e.toI64(hc), lseStrides[2]),
+                        e.mul(e.toI64(ic), lseStrides[3])));
+    LLVM::StoreOp::create(e.b, e.loc, lse, e.gep(lsePtr, e.f32(), off), 4);
+  }
+}
+
+gpu::GPUFuncOp AttentionKernel::build() {
+  MLIRContext *ctx = e.b.getContext();
+  OpBuilder &b = e.b;
+  Type f32 = e.f32();
+  SmallVector<Type> args = {memrefType(ctx, 4, elt), memrefType(ctx, 4, elt),
+                            memrefType(ctx, 4, elt)};
+  if (!decode) {
+    args.append({memrefType(ctx, 4, elt), memrefType(ctx, 3, f32), f32,
+                 e.i64()});
+  } else {
+    args.append({memrefType(ctx, 5, f32), memrefType(ctx, 4, f32), f32,
+                 e.i64(), e.i64()});
+  }
+  gpu::GPUFuncOp func = createKernelFunc(b, e.loc, spec, args);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&func.getBody().front());
+  ValueRange a = func.getArguments();
+
+  qBytes = bq * (d + 8) * 2;
+  kStageBytes = bkv * (d + 8) * 2;
+  vStageBytes = bkv * (dv + 8) * 2;
+
+  tid = e.toI32(gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x));
+  warp = e.div(tid, e.c32(32));
+  lane = e.rem(tid, e.c32(32));
+  g = e.div(lane, e.c32(4));
+  t = e.rem(lane, e.c32(4));
+  Value bx = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::x));
+  Value by = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::y));
+  Value bz = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::z));
+
+  qPtr = e.globalBase(a[0], elt);
+  kPtr = e.globalBase(a[1], elt);
+  vPtr = e.globalBase(a[2], elt);
+  oPtr = e.globalBase(a[3], decode ? f32 : elt);
+  lsePtr = e.globalBase(a[4], f32);
+  e.metadata(a[0], qSizes, qStrides);
+  e.metadata(a[1], kSizes, kStrides);
+  e.metadata(a[2], vSizes, vStrides);
+  e.metadata(a[3], oSizes, oStrides);
+  e.metadata(a[4], lseSizes, lseStrides);
+  scaleLog2 = a[5];
+  window = arith::TruncIOp::create(b, e.loc, e.i32(), a[6]);
+  hasWindow = e.ge(window, e.c32(0));
+
+  querySeq = qSizes[2];
+  keySeq = kSizes[2];
+  group = e.div(qSizes[1], kSizes[1]);
+  batch = bz;
+  diagOffset = spec.causal == CausalKind::BottomRight ? e.sub(keySeq, querySeq)
+                                                      : e.c32(0);
+  if (!decode) {
+    head = by;
+    kvHead = e.div(head, group);
+    q0 = e.mul(bx, e.c32(bq));
+    kvStart = e.c32(0);
+    kvEnd = keySeq;
+    minI = q0;
+    maxI = e.sub(e.min(e.add(q0, e.c32(bq)), querySeq), e.c32(1));
+  } else {
+    split = bx;
+    kvHead = by;
+    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a[7]);
+    kvStart = e.mul(split, chunk);
+    kvEnd = e.min(e.add(kvStart, chunk), keySeq);
+    minI = e.c32(0);
+    maxI = e.sub(querySeq, e.c32(1));
+  }
+  // Tiles that no row can see are skipped by the loop bounds.
+  kvLo = kvStart;
+  kvHi = kvEnd;
+  if (spec.causal != CausalKind::None) {
+    kvHi = e.min(kvHi, e.add(e.add(maxI, diagOffset), e.c32(1)));
+    Value first = e.sub(e.add(minI, diagOffset), window);
+    kvLo = e.select(hasWindow, e.max(kvLo, first), kvLo);
+  }
+  Value span = e.sub(kvHi, kvLo);
+  Value numTiles = e.select(
+      e.gt(span, e.c32(0)), e.div(e.add(span, e.c32(bkv - 1)), e.c32(bkv)),
+      e.c32(0));
+
+  Value dyn = gpu::DynamicSharedMemoryOp::create(
+      b, e.loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface{},
+                      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  Value smemIdx = memref::ExtractAlignedPointerAsIndexOp::create(b, e.loc, dyn);
+  smem = LLVM::IntToPtrOp::create(
+      b, e.loc, ptr3(), Value(arith::IndexCastOp::create(b, e.loc, e.i64(), smemIdx)));
+
+  // Prologue: Q and the first K/V tile in one cp.async group.
+  loadQ();
+  loadKV(e.c32(0), e.c32(0));
+  NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
+  NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
+  gpu::BarrierOp::create(b, e.loc);
+  SmallVector<Value> qFrag = loadQFragments();
+
+  // The two rows (g and g + 8) this thread holds, for the masks.
+  Value rowI[2];
+  for (int64_t half = 0; half < 2; ++half) {
+    Value r = e.add(e.add(e.mul(warp, e.c32(16)), g), e.c32(half * 8));
+    rowI[half] = std::get<1>(rowCoords(r));
+  }
+
+  int64_t sElems = bkv / 8 * 4, oElems = dv / 8 * 4;
+  SmallVector<Value> init = {e.negInf(), e.negInf(), e.cf(0.0), e.cf(0.0)};
+  for (int64_t i = 0; i < oElems; ++i)
+    init.push_back(e.cf(0.0));
+  Value zero = e.c32(0), one = e.c32(1);
+  auto loop = scf::ForOp::create(b, e.loc, zero, numTiles, one, init);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value tile = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    Value stage = e.rem(tile, e.c32(2));
+    Value next = e.add(tile, one);
+
+    // Prefetch the next tile into the other stage while this one is used.
+    auto prefetch = scf::IfOp::create(b, e.loc, e.lt(next, numTiles), true);
+    b.setInsertionPointToStart(prefetch.thenBlock());
+    loadKV(next, e.sub(one, stage));
+    NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
+    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 1);
+    b.setInsertionPointToStart(prefetch.elseBlock());
+    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
+    b.setInsertionPointAfter(prefetch);
+    gpu::BarrierOp::create(b, e.loc);
+
+    Value kBase = e.add(e.c32(qBytes), e.mul(stage, e.c32(kStageBytes)));
+    Value vBase = e.add(e.c32(qBytes + 2 * kStageBytes),
+                        e.mul(stage, e.c32(vStageBytes)));
+
+    // S = Q K^T: K rows (keys) are the B operand's columns; ldmatrix x4
+    // gives b0, b1 for key blocks nb and nb + 1.
+    SmallVector<Value> s(sElems, e.cf(0.0));
+    Value kRow = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)), e.rem(lane, e.c32(8)));
+    Value kCol = e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8));
+    for (int64_t nb = 0; nb < bkv / 8; nb += 2) {
+      for (int64_t kk = 0; kk < d / 16; ++kk) {
+        Value row = e.add(kRow, e.c32(nb * 8));
+        Value col = e.add(kCol, e.c32(kk * 16));
+        Value off = e.add(kBase, e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2)));
+        SmallVector<Value> bf = ldmatrix4(off, false);
+        ArrayRef<Value> aFrag = ArrayRef(qFrag).slice(kk * 4, 4);
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> c(s.begin() + (nb + half) * 4,
+                               s.begin() + (nb + half) * 4 + 4);
+          SmallVector<Value> r = mma(aFrag, {bf[half * 2], bf[half * 2 + 1]}, c);
+          std::copy(r.begin(), r.end(), s.begin() + (nb + half) * 4);
+        }
+      }
+    }
+    for (Value &x : s)
+      x = e.fmul(x, scaleLog2);
+
+    // Masks, only on tiles that cross the key end, the diagonal or the
+    // window's edge.
+    Value start = e.add(kvLo, e.mul(tile, e.c32(bkv)));
+    Value tileEnd = e.add(start, e.c32(bkv));
+    Value needMask = e.gt(tileEnd, kvEnd);
+    if (spec.causal != CausalKind::None) {
+      needMask = e.bor(needMask, e.gt(e.sub(tileEnd, one), e.add(minI, diagOffset)));
+      Value windowEdge = e.sub(e.add(maxI, diagOffset), window);
+      needMask = e.bor(needMask, e.band(hasWindow, e.lt(start, windowEdge)));
+    }
+    SmallVector<Type> sTypes(sElems, f32);
+    auto masked = scf::IfOp::create(b, e.loc, sTypes, needMask, true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(masked.thenBlock());
+      SmallVector<Value> ms;
+      for (int64_t idx = 0; idx < sElems; ++idx) {
+        int64_t nb = idx / 4, q = idx % 4;
+        Value j = e.add(start, e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2))));
+        Value hidden = e.ge(j, kvEnd);
+        if (spec.causal != CausalKind::None) {
+          Value diag = e.add(rowI[q / 2], diagOffset);
+          hidden = e.bor(hidden, e.gt(j, diag));
+          hidden = e.bor(hidden, e.band(hasWindow, e.lt(j, e.sub(diag, window))));
+        }
+        ms.push_back(e.select(hidden, e.negInf(), s[idx]));
+      }
+      scf::YieldOp::create(b, e.loc, ms);
+      b.setInsertionPointToStart(masked.elseBlock());
+      scf::YieldOp::create(b, e.loc, s);
+    }
+    for (int64_t idx = 0; idx < sElems; ++idx)
+      s[idx] = masked.getResult(idx);
+
+    // Online softmax in the log2 domain.
+    Value mOld[2] = {carried[0], carried[1]};
+    Value lOld[2] = {carried[2], carried[3]};
+    Value mNew[2], mSafe[2], alpha[2], rowSum[2];
+    for (int64_t half = 0; half < 2; ++half) {
+      Value mx = e.negInf();
+      for (int64_t idx = 0; idx < sElems; ++idx)
+        if ((idx % 4) / 2 == half)
+          mx = e.fmax(mx, s[idx]);
+      mx = e.quadReduce(mx, true);
+      mNew[half] = e.fmax(mOld[half], mx);
+      mSafe[half] = e.select(e.feq(mNew[half], e.negInf()), e.cf(0.0), mNew[half]);
+      alpha[half] = e.exp2(e.fsub(mOld[half], mSafe[half]));
+      rowSum[half] = e.cf(0.0);
+    }
+    SmallVector<Value> p(sElems);
+    for (int64_t idx = 0; idx < sElems; ++idx) {
+      int64_t half = (idx % 4) / 2;
+      p[idx] = e.exp2(e.fsub(s[idx], mSafe[half]));
+      rowSum[half] = e.fadd(rowSum[half], p[idx]);
+    }
+    SmallVector<Value> acc(carried.begin() + 4, carried.end());
+    for (int64_t idx = 0; idx < oElems; ++idx)
+      acc[idx] = e.fmul(acc[idx], alpha[(idx % 4) / 2]);
+
+    // O += P V: P's accumulator layout is the A fragment layout of the
+    // second product; V rows (keys) are read transposed by ldmatrix.
+    SmallVector<Value> pFrag;
+    for (int64_t kk = 0; kk < bkv / 16; ++kk) {
+      int64_t lo = 2 * kk * 4, hi = (2 * kk + 1) * 4;
+      pFrag.append({packPair(p[lo], p[lo + 1]), packPair(p[lo + 2], p[lo + 3]),
+                    packPair(p[hi], p[hi + 1]), packPair(p[hi + 2], p[hi + 3])});
+    }
+    Value vRow = e.add(e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8)),
+                       e.rem(lane, e.c32(8)));
+    Value vCol = e.mul(e.div(lane, e.c32(16)), e.c32(8));
+    for (int64_t nb = 0; nb < dv / 8; nb += 2) {
+      for (int64_t kk = 0; kk < bkv / 16; ++kk) {
+        Value row = e.add(vRow, e.c32(kk * 16));
+        Value col = e.add(vCol, e.c32(nb * 8));
+        Value off = e.add(vBase, e.mul(e.add(e.mul(row, e.c32(dv + 8)), col), e.c32(2)));
+        SmallVector<Value> bf = ldmatrix4(off, /*transpose=*/true);
+        ArrayRef<Value> aFrag = ArrayRef(pFrag).slice(kk * 4, 4);
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> c(acc.begin() + (nb + half) * 4,
+                               acc.begin() + (nb + half) * 4 + 4);
+          SmallVector<Value> r = mma(aFrag, {bf[half * 2], bf[half * 2 + 1]}, c);
+          std::copy(r.begin(), r.end(), acc.begin() + (nb + half) * 4);
+        }
+      }
+    }
+    // Every warp is done with this stage before the next prefetch into it.
+    gpu::BarrierOp::create(b, e.loc);
+    SmallVector<Value> yielded = {mNew[0], mNew[1],
+                                  e.fadd(e.fmul(lOld[0], alpha[0]), rowSum[0]),
+                                  e.fadd(e.fmul(lOld[1], alpha[1]), rowSum[1])};
+    yielded.append(acc.begin(), acc.end());
+    scf::YieldOp::create(b, e.loc, yielded);
+  }
+  ValueRange res = loop.getResults();
+  emitEpilogue(res[0], res[1], res[2], res[3],
+               SmallVector<Value>(res.begin() + 4, res.end()));
+  gpu::ReturnOp::create(b, e.loc);
+  return func;
+}
+
+//===----------------------------------------------------------------------===//
+// Decode combine
+//===----------------------------------------------------------------------===//
+
+/// One thread per 4 consecutive output columns of a row: the max of the
+/// split LSEs, then O = sum_s exp(LSE_s - LSE) O_s.
+gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec) {
+  Emitter e{b, loc};
+  MLIRContext *ctx = b.getContext();
+  Type f32 = e.f32(), elt = spec.elementType;
+  gpu::GPUFuncOp func = createKernelFunc(
+      b, loc, spec,
+      {memrefType(ctx, 5, f32), memrefType(ctx, 4, f32), memrefType(ctx, 4, elt),
+       memrefType(ctx, 3, f32)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&func.getBody().front());
+  ValueRange a = func.getArguments();
+  Value poPtr = e.globalBase(a[0], f32), plPtr = e.globalBase(a[1], f32);
+  Value oPtr = e.globalBase(a[2], elt), lsePtr = e.globalBase(a[3], f32);
+  SmallVector<Value> poS, poT, plS, plT, oS, oT, lS, lT;
+  e.metadata(a[0], poS, poT);
+  e.metadata(a[1], plS, plT);
+  e.metadata(a[2], oS, oT);
+  e.metadata(a[3], lS, lT);
+  Value numSplits = poS[0], batch = poS[1], heads = poS[2], seq = poS[3];
+
+  int64_t lanesPerRow = spec.valueDim / 4;
+  Value tid = e.toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value bx = e.toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value row = e.add(e.mul(bx, e.c32(spec.rows())), e.div(tid, e.c32(lanesPerRow)));
+  Value col = e.mul(e.rem(tid, e.c32(lanesPerRow)), e.c32(4));
+  Value total = e.mul(e.mul(batch, heads), seq);
+  auto inRange = scf::IfOp::create(b, loc, e.lt(row, total), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  Value i = e.rem(row, seq);
+  Value h = e.rem(e.div(row, seq), heads);
+  Value bb = e.div(e.div(row, seq), heads);
+  auto lseAt = [&](Value s) {
+    Value off = e.add(e.add(e.mul(e.toI64(s), plT[0]), e.mul(e.toI64(bb), plT[1])),
+                      e.add(e.mul(e.toI64(h), plT[2]), e.mul(e.toI64(i), plT[3])));
+    return LLVM::LoadOp::create(b, loc, f32, e.gep(plPtr, f32, off), 4)
+        .getResult();
+  };
+  Value zero = e.c32(0), one = e.c32(1);
+  auto maxLoop = scf::ForOp::create(b, loc, zero, numSplits, one,
+                                    ValueRange{e.negInf()});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(maxLoop.getBody());
+    scf::YieldOp::create(b, loc,
+                         e.fmax(maxLoop.getRegionIterArgs()[0],
+                                lseAt(maxLoop.getInductionVar())));
+  }
+  Value m = maxLoop.getResult(0);
+  Value mSafe = e.select(e.feq(m, e.negInf()), e.cf(0.0), m);
+  auto v4 = VectorType::get({4}, f32);
+  Value zeros = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(v4, 0.0f));
+  auto sumLoop = scf::ForOp::create(b, loc, zero, numSplits, one,
+                                    ValueRange{e.cf(0.0), zeros});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(sumLoop.getBody());
+    Value s = sumLoop.getInductionVar();
+    Value w = e.exp2(e.fmul(e.fsub(lseAt(s), mSafe), e.cf(kLog2e)));
+    Value off = e.add(
+        e.add(e.mul(e.toI64(s), poT[0]), e.mul(e.toI64(bb), poT[1])),
+        e.add(e.add(e.mul(e.toI64(h), poT[2]), e.mul(e.toI64(i), poT[3])),
+              e.toI64(col)));
+    Value part = LLVM::LoadOp::create(b, loc, v4, e.gep(poPtr, f32, off), 16);
+    Value wv = vector::BroadcastOp::create(b, loc, v4, w);
+    Value acc = vector::FMAOp::create(b, loc, wv, part,
+                                      sumLoop.getRegionIterArgs()[1]);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{e.fadd(sumLoop.getRegionIterArgs()[0], w), acc});
+  }
+  Value l = sumLoop.getResult(0);
+  Value empty = e.feq(l, e.cf(0.0));
+  Value inv = e.select(empty, e.cf(0.0), e.fdiv(e.cf(1.0), l));
+  Value out = arith::MulFOp::create(b, loc, sumLoop.getResult(1),
+                                    vector::BroadcastOp::create(b, loc, v4, inv));
+  Value narrow = arith::TruncFOp::create(b, loc, VectorType::get({4}, elt), out);
+  Value oOff = e.add(e.add(e.mul(e.toI64(bb), oT[0]), e.mul(e.toI64(h), oT[1])),
+                     e.add(e.mul(e.toI64(i), oT[2]), e.toI64(col)));
+  LLVM::StoreOp::create(b, loc, narrow, e.gep(oPtr, elt, oOff), 8);
+  Value addr = LLVM::PtrToIntOp::create(b, loc, e.i64(), lsePtr);
+  Value writer = e.band(e.eq(col, e.c32(0)), e.ne(addr, e.c64(0)));
+  auto ifWriter = scf::IfOp::create(b, loc, writer, false);
+  b.setInsertionPointToStart(ifWriter.thenBlock());
+  Value lse = e.select(empty, e.negInf(),
+                       e.fadd(mSafe, e.fmul(e.log2(l), e.cf(kLn2))));
+  Value lOff = e.add(e.add(e.mul(e.toI64(bb), lT[0]), e.mul(e.toI64(h), lT[1])),
+                     e.mul(e.toI64(i), lT[2]));
+  LLVM::StoreOp::create(b, loc, lse, e.gep(lsePtr, f32, lOff), 4);
+  b.setInsertionPointToEnd(&func.getBody().front());
+  gpu::ReturnOp::create(b, loc);
+  return func;
+}
+
+} // namespace
+
+gpu::GPUFuncOp attn::buildAttentionKernel(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec) {
+  if (spec.kind == KernelKind::DecodeCombine)
+    return buildCombineKernel(b, loc, spec);
+  return AttentionKernel(b, loc, spec).build();
+}

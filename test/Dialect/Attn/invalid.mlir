@@ -1,0 +1,534 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Operands shared by attention, attention_partial and attention_grad
+//===----------------------------------------------------------------------===//
+
+func.func @query_rank(%q: tensor<8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'query' must have rank 4, got rank 3}}
+  %o = attn.attention %q, %k, %v : tensor<8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @key_rank(%q: tensor<1x8x128x64xf32>, %k: tensor<1x1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'key' must have rank 4, got rank 5}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @value_rank(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'value' must have rank 4, got rank 2}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @query_element_type(%q: tensor<1x8x128x64xf64>, %k: tensor<1x8x128x64xf64>, %v: tensor<1x8x128x64xf64>) {
+  // expected-error @+1 {{'attn.attention' op 'query' element type must be f16, bf16 or f32, got 'f64'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf64>, tensor<1x8x128x64xf64>, tensor<1x8x128x64xf64> -> tensor<1x8x128x64xf64>
+  return
+}
+
+// -----
+
+func.func @key_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xi8>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'key' element type must be f16, bf16 or f32, got 'i8'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xi8>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @value_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf8E4M3FN>) {
+  // expected-error @+1 {{'attn.attention' op 'value' element type must be f16, bf16 or f32, got 'f8E4M3FN'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf8E4M3FN> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed_element_types(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'query', 'key' and 'value' must share one element type, got 'f16', 'bf16' and 'f16'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @dynamic_query_heads(%q: tensor<1x?x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'query' must have a static head count and head dim (layout [B, H, S, X] (bhsd)), got shape [1, ?, 128, 64]}}
+  %o = attn.attention %q, %k, %v : tensor<1x?x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_key_head_dim(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x?xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'key' must have a static head count and head dim (layout [B, H, S, X] (bhsd)), got shape [1, 8, 128, ?]}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x?xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+// In bshd the heads are dimension 2: a dynamic dimension 1 is a dynamic
+// sequence length and fine, a dynamic dimension 2 is not.
+func.func @dynamic_value_heads_bshd(%q: tensor<1x?x8x64xf32>, %k: tensor<1x?x8x64xf32>, %v: tensor<1x?x?x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'value' must have a static head count and head dim (layout [B, S, H, X] (bshd)), got shape [1, ?, ?, 64]}}
+  %o = attn.attention %q, %k, %v {layout = #attn.layout<bshd>} : tensor<1x?x8x64xf32>, tensor<1x?x8x64xf32>, tensor<1x?x?x64xf32> -> tensor<1x?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @batch_mismatch(%q: tensor<2x8x128x64xf32>, %k: tensor<?x8x128x64xf32>, %v: tensor<3x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op batch mismatch: 'query', 'key' and 'value' have B = [2, ?, 3]}}
+  %o = attn.attention %q, %k, %v : tensor<2x8x128x64xf32>, tensor<?x8x128x64xf32>, tensor<3x8x128x64xf32> -> tensor<2x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @head_dim_mismatch(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x32xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op head dim mismatch: 'query' has D = 64 but 'key' has D = 32}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x32xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @kv_heads_mismatch(%q: tensor<1x8x128x64xf32>, %k: tensor<1x2x128x64xf32>, %v: tensor<1x4x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'key' and 'value' must have the same number of heads, got 2 and 4}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @key_length_mismatch(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x129x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op key length mismatch: 'key' has Sk = [129] but 'value' has Sk = [128]}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x129x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @key_length_mismatch_bshd(%q: tensor<1x128x8x64xf32>, %k: tensor<1x129x8x64xf32>, %v: tensor<1x128x8x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op key length mismatch: 'key' has Sk = [129] but 'value' has Sk = [128]}}
+  %o = attn.attention %q, %k, %v {layout = #attn.layout<bshd>} : tensor<1x128x8x64xf32>, tensor<1x129x8x64xf32>, tensor<1x128x8x64xf32> -> tensor<1x128x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @zero_query_heads(%q: tensor<1x0x128x64xf32>, %k: tensor<1x2x128x64xf32>, %v: tensor<1x2x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op head counts must be non-zero, got Hq = 0 and Hkv = 2}}
+  %o = attn.attention %q, %k, %v : tensor<1x0x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x0x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @zero_kv_heads(%q: tensor<1x8x128x64xf32>, %k: tensor<1x0x128x64xf32>, %v: tensor<1x0x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op head counts must be non-zero, got Hq = 8 and Hkv = 0}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x0x128x64xf32>, tensor<1x0x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @gqa_not_multiple(%q: tensor<1x8x128x64xf32>, %k: tensor<1x3x128x64xf32>, %v: tensor<1x3x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op query heads (Hq = 8) must be a multiple of key/value heads (Hkv = 3)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x3x128x64xf32>, tensor<1x3x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @zero_head_dim(%q: tensor<1x8x128x0xf32>, %k: tensor<1x8x128x0xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op head dims must be non-zero, got D = 0 and Dv = 64}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x0xf32>, tensor<1x8x128x0xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @zero_value_dim(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x0xf32>) {
+  // expected-error @+1 {{'attn.attention' op head dims must be non-zero, got D = 64 and Dv = 0}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x0xf32> -> tensor<1x8x128x0xf32>
+  return
+}
+
+// -----
+
+func.func @mask_element_type(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>, %m: tensor<128x128xi8>) {
+  // expected-error @+1 {{'attn.attention' op 'mask' element type must be f16, bf16, f32 (additive) or i1 (keep where true), got 'i8'}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<128x128xi8>) : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @mask_not_broadcastable(%q: tensor<2x8x77x64xf32>, %k: tensor<2x8x129x64xf32>, %v: tensor<2x8x129x64xf32>, %m: tensor<8x129x77xi1>) {
+  // expected-error @+1 {{'attn.attention' op 'mask' of shape [8, 129, 77] is not broadcastable to [B, Hq, Sq, Sk] = [2, 8, 77, 129]}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<8x129x77xi1>) : tensor<2x8x77x64xf32>, tensor<2x8x129x64xf32>, tensor<2x8x129x64xf32> -> tensor<2x8x77x64xf32>
+  return
+}
+
+// -----
+
+// The mask is broadcast to the logical [B, Hq, Sq, Sk], whatever the layout:
+// here it is given in the stored (bshd) order by mistake.
+func.func @mask_in_stored_order(%q: tensor<2x77x8x64xf32>, %k: tensor<2x129x8x64xf32>, %v: tensor<2x129x8x64xf32>, %m: tensor<2x77x8x129xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'mask' of shape [2, 77, 8, 129] is not broadcastable to [B, Hq, Sq, Sk] = [2, 8, 77, 129]}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<2x77x8x129xf32>) {layout = #attn.layout<bshd>} : tensor<2x77x8x64xf32>, tensor<2x129x8x64xf32>, tensor<2x129x8x64xf32> -> tensor<2x77x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @mask_rank_too_high(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>, %m: tensor<1x1x1x1x1xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'mask' of shape [1, 1, 1, 1, 1] is not broadcastable to [B, Hq, Sq, Sk] = [?, 8, ?, ?]}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<1x1x1x1x1xf16>) : tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32> -> tensor<?x8x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @scale_negative(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'scale' must be a finite positive number, got -1.250000e-01}}
+  %o = attn.attention %q, %k, %v {scale = -0.125 : f32} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @scale_zero(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'scale' must be a finite positive number, got 0.000000e+00}}
+  %o = attn.attention %q, %k, %v {scale = 0.0 : f32} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @scale_infinite(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'scale' must be a finite positive number, got INF}}
+  %o = attn.attention %q, %k, %v {scale = 0x7F800000 : f32} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @window_negative(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'window' must be non-negative, got -1}}
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>, window = -1 : i64} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @window_without_causal(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'window' needs a causal kind (top_left or bottom_right): the window is counted back from the causal diagonal}}
+  %o = attn.attention %q, %k, %v {window = 16 : i64} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention results
+//===----------------------------------------------------------------------===//
+
+func.func @output_shape(%q: tensor<2x8x128x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x32xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'output' must have shape [2, 8, 128, 32] ([B, Hq, Sq, Dv] in the op's layout, query's element type), got [2, 8, 128, 64]}}
+  %o = attn.attention %q, %k, %v : tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x32xf32> -> tensor<2x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @output_shape_bshd(%q: tensor<2x128x8x64xf32>, %k: tensor<2x256x2x64xf32>, %v: tensor<2x256x2x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'output' must have shape [2, 128, 8, 64] ([B, Hq, Sq, Dv] in the op's layout, query's element type), got [2, 8, 128, 64]}}
+  %o = attn.attention %q, %k, %v {layout = #attn.layout<bshd>} : tensor<2x128x8x64xf32>, tensor<2x256x2x64xf32>, tensor<2x256x2x64xf32> -> tensor<2x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @output_element_type(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op 'output' must have element type 'bf16', got 'f32'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: tensor<?x8x128x64xf16>, %k: tensor<?x8x128x64xf16>, %v: tensor<?x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'lse' must have shape [?, 8, 128] ([B, Hq, Sq], f32), got [1, 8, 128, 1]}}
+  %o, %lse = attn.attention %q, %k, %v : tensor<?x8x128x64xf16>, tensor<?x8x128x64xf16>, tensor<?x8x128x64xf16> -> tensor<?x8x128x64xf16>, tensor<1x8x128x1xf32>
+  return
+}
+
+// -----
+
+func.func @lse_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'lse' must have element type 'f32', got 'f16'}}
+  %o, %lse = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>, tensor<1x8x128xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention_partial
+//===----------------------------------------------------------------------===//
+
+// The shared operand checks apply to every attention op.
+func.func @partial_operands(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'query', 'key' and 'value' must share one element type, got 'bf16', 'bf16' and 'f16'}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xf16> -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @partial_num_splits(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'num_splits' must be at least 1, got 0}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 0 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<0x8x32x1x128xf32>, tensor<0x8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @partial_output_shape(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_output' must have shape [4, 8, 32, 1, 128] ([num_splits, B, Hq, Sq, Dv], f32), got [2, 8, 32, 1, 128]}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<2x8x32x1x128xf32>, tensor<4x8x32x1xf32>
+  return
+}
+
+// -----
+
+// Partial results are [num_splits, B, Hq, Sq, ...] whatever the layout.
+func.func @partial_output_shape_bshd(%q: tensor<8x1x32x128xbf16>, %k: tensor<8x4096x8x128xbf16>, %v: tensor<8x4096x8x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_output' must have shape [4, 8, 32, 1, 128] ([num_splits, B, Hq, Sq, Dv], f32), got [4, 8, 1, 32, 128]}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64, layout = #attn.layout<bshd>} : tensor<8x1x32x128xbf16>, tensor<8x4096x8x128xbf16>, tensor<8x4096x8x128xbf16> -> tensor<4x8x1x32x128xf32>, tensor<4x8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @partial_output_element_type(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_output' must have element type 'f32', got 'bf16'}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<4x8x32x1x128xbf16>, tensor<4x8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @partial_lse_shape(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_lse' must have shape [4, 8, 32, 1] ([num_splits, B, Hq, Sq], f32), got [8, 32, 1]}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<4x8x32x1x128xf32>, tensor<8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @partial_lse_element_type(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_lse' must have element type 'f32', got 'bf16'}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.combine
+//===----------------------------------------------------------------------===//
+
+func.func @combine_partial_output_rank(%po: tensor<8x32x1x128xf32>, %pl: tensor<8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must be a rank-5 f32 tensor [N, B, Hq, Sq, Dv], got 'tensor<8x32x1x128xf32>'}}
+  %o = attn.combine %po, %pl : tensor<8x32x1x128xf32>, tensor<8x32x1xf32> -> tensor<8x32x1x128xf32>
+  return
+}
+
+// -----
+
+func.func @combine_partial_output_element_type(%po: tensor<4x8x32x1x128xbf16>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must be a rank-5 f32 tensor [N, B, Hq, Sq, Dv], got 'tensor<4x8x32x1x128xbf16>'}}
+  %o = attn.combine %po, %pl : tensor<4x8x32x1x128xbf16>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xbf16>
+  return
+}
+
+// -----
+
+func.func @combine_dynamic_heads(%po: tensor<4x8x?x1x128xf32>, %pl: tensor<4x8x?x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a static head count and head dim, got shape [4, 8, ?, 1, 128]}}
+  %o = attn.combine %po, %pl : tensor<4x8x?x1x128xf32>, tensor<4x8x?x1xf32> -> tensor<8x?x1x128xf32>
+  return
+}
+
+// -----
+
+func.func @combine_dynamic_head_dim(%po: tensor<4x8x32x1x?xf32>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a static head count and head dim, got shape [4, 8, 32, 1, ?]}}
+  %o = attn.combine %po, %pl : tensor<4x8x32x1x?xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x?xf32>
+  return
+}
+
+// -----
+
+func.func @combine_partial_lse_shape(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<2x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_lse' must have shape [4, 8, 32, 1] (the leading dims of 'partial_output', f32), got [2, 8, 32, 1]}}
+  %o = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<2x8x32x1xf32> -> tensor<8x32x1x128xf32>
+  return
+}
+
+// -----
+
+func.func @combine_partial_lse_element_type(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<4x8x32x1xf16>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_lse' must have element type 'f32', got 'f16'}}
+  %o = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf16> -> tensor<8x32x1x128xf32>
+  return
+}
+
+// -----
+
+func.func @combine_output_element_type(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'output' element type must be f16, bf16 or f32, got 'i8'}}
+  %o = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xi8>
+  return
+}
+
+// -----
+
+func.func @combine_output_shape(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'output' must have shape [8, 1, 32, 128] ([B, Hq, Sq, Dv] in the op's layout), got [8, 32, 1, 128]}}
+  %o = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xbf16>
+  return
+}
+
+// -----
+
+func.func @combine_lse_shape(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'lse' must have shape [8, 32, 1] ([B, Hq, Sq], f32), got [4, 8, 32, 1]}}
+  %o, %lse = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xf32>, tensor<4x8x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @combine_lse_element_type(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<4x8x32x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'lse' must have element type 'f32', got 'bf16'}}
+  %o, %lse = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xbf16>, tensor<8x32x1xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention_grad
+//===----------------------------------------------------------------------===//
+
+func.func @grad_operands(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x3x128x64xbf16>, %v: tensor<2x3x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op query heads (Hq = 8) must be a multiple of key/value heads (Hkv = 3)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x3x128x64xbf16>, tensor<2x3x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x3x128x64xbf16>, tensor<2x3x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_output_shape(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x64xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'output' must have shape [2, 8, 128, 32] ([B, Hq, Sq, Dv] in the op's layout, query's element type), got [2, 8, 128, 64]}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_output_element_type(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xf32>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'output' must have element type 'bf16', got 'f32'}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xf32>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_shape(%q: tensor<2x128x8x64xbf16>, %k: tensor<2x128x2x64xbf16>, %v: tensor<2x128x2x32xbf16>, %o: tensor<2x128x8x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'grad_output' must have shape [2, 128, 8, 32] ([B, Hq, Sq, Dv] in the op's layout, query's element type), got [2, 8, 128, 32]}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {layout = #attn.layout<bshd>}
+      : tensor<2x128x8x64xbf16>, tensor<2x128x2x64xbf16>, tensor<2x128x2x32xbf16>, tensor<2x128x8x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x128x8x64xbf16>, tensor<2x128x2x64xbf16>, tensor<2x128x2x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_element_type(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'grad_output' must have element type 'bf16', got 'f16'}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_lse_shape(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x2x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'lse' must have shape [2, 8, 128] ([B, Hq, Sq], f32), got [2, 2, 128]}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x2x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_lse_element_type(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'lse' must have element type 'f32', got 'bf16'}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xbf16>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_query_shape(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'grad_query' must have shape [2, 8, 128, 64] (the shape and element type of its operand), got [2, 8, 128, 32]}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x32xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+// dK has K's shape: the gradients of the query heads of one group are summed.
+func.func @grad_key_shape(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'grad_key' must have shape [2, 2, 128, 64] (the shape and element type of its operand), got [2, 8, 128, 64]}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_value_element_type(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: tensor<2x2x128x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>, %lse: tensor<2x8x128xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op 'grad_value' must have element type 'bf16', got 'f32'}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xf32>
+  return
+}

@@ -1,0 +1,495 @@
+//===- Case.cpp - one attention test case ---------------------------------===//
+
+#include "Case.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+using namespace harness;
+using reference::Causal;
+using reference::MaskKind;
+
+namespace {
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+std::string causalName(Causal c) {
+  switch (c) {
+  case Causal::None:
+    return "none";
+  case Causal::TopLeft:
+    return "top_left";
+  case Causal::BottomRight:
+    return "bottom_right";
+  }
+  return "?";
+}
+
+std::string maskName(MaskKind m) {
+  switch (m) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Additive:
+    return "add";
+  case MaskKind::Boolean:
+    return "bool";
+  }
+  return "?";
+}
+
+/// "2x?x8x" style dims for a tensor type.
+std::string tensorType(const std::vector<int64_t> &shape,
+                       const std::vector<bool> &dynamic, const std::string &elt) {
+  std::ostringstream os;
+  os << "tensor<";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (dynamic[i])
+      os << "?x";
+    else
+      os << shape[i] << "x";
+  }
+  os << elt << ">";
+  return os.str();
+}
+
+/// Swaps dims 1 and 2 of a row-major 4-d array: logical BHSD <-> stored BSHD.
+std::vector<double> swapMiddle(const std::vector<double> &in, int64_t d0,
+                               int64_t d1, int64_t d2, int64_t d3) {
+  std::vector<double> out(in.size());
+  for (int64_t a = 0; a < d0; ++a)
+    for (int64_t b = 0; b < d1; ++b)
+      for (int64_t c = 0; c < d2; ++c)
+        for (int64_t e = 0; e < d3; ++e)
+          out[((a * d2 + c) * d1 + b) * d3 + e] =
+              in[((a * d1 + b) * d2 + c) * d3 + e];
+  return out;
+}
+} // namespace
+
+std::string Case::parse(const std::string &text) {
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    size_t eq = word.find('=');
+    if (eq == std::string::npos)
+      return "expected key=value, got '" + word + "'";
+    std::string key = word.substr(0, eq), val = word.substr(eq + 1);
+    auto num = [&](int64_t &out) {
+      char *end = nullptr;
+      out = std::strtoll(val.c_str(), &end, 10);
+      return !val.empty() && *end == '\0';
+    };
+    bool ok = true;
+    if (key == "op")
+      op = val, ok = op == "attention" || op == "split" || op == "grad";
+    else if (key == "b")
+      ok = num(b);
+    else if (key == "hq")
+      ok = num(hq);
+    else if (key == "hkv")
+      ok = num(hkv);
+    else if (key == "sq")
+      ok = num(sq);
+    else if (key == "sk")
+      ok = num(sk);
+    else if (key == "d")
+      ok = num(d);
+    else if (key == "dv")
+      ok = num(dv);
+    else if (key == "window")
+      ok = num(window);
+    else if (key == "splits")
+      ok = num(splits);
+    else if (key == "dtype")
+      ok = parseDType(val, dtype) && dtype != DType::I1;
+    else if (key == "causal") {
+      if (val == "none")
+        causal = Causal::None;
+      else if (val == "top_left")
+        causal = Causal::TopLeft;
+      else if (val == "bottom_right")
+        causal = Causal::BottomRight;
+      else
+        ok = false;
+    } else if (key == "mask") {
+      if (val == "none")
+        mask = MaskKind::None;
+      else if (val == "add")
+        mask = MaskKind::Additive;
+      else if (val == "bool")
+        mask = MaskKind::Boolean;
+      else
+        ok = false;
+    } else if (key == "mask-shape") {
+      maskShape = val;
+      ok = !val.empty() && val.size() <= 4 &&
+           val.find_first_not_of("bhqk1") == std::string::npos;
+    } else if (key == "kill-rows" || key == "lse" || key == "dynamic") {
+      int64_t v;
+      ok = num(v) && (v == 0 || v == 1);
+      (key == "kill-rows" ? killRows : key == "lse" ? lse : dynamic) = v;
+    } else if (key == "layout") {
+      ok = val == "bhsd" || val == "bshd";
+      bshd = val == "bshd";
+    } else if (key == "scale") {
+      char *end = nullptr;
+      scale = std::strtod(val.c_str(), &end);
+      ok = !val.empty() && *end == '\0' && scale > 0;
+    } else if (key == "seed") {
+      int64_t v;
+      ok = num(v);
+      seed = v;
+    } else
+      return "unknown key '" + key + "'";
+    if (!ok)
+      return "bad value for '" + key + "': '" + val + "'";
+  }
+  return validate();
+}
+
+std::string Case::validate() const {
+  if (b < 1 || hq < 1 || hkv < 1 || sq < 1 || sk < 1 || d < 1 || dv < 1)
+    return "every size must be at least 1";
+  if (hq % hkv)
+    return "hq must be a multiple of hkv";
+  if (window >= 0 && causal == Causal::None)
+    return "window needs a causal kind";
+  if (splits < 1)
+    return "splits must be at least 1";
+  if (op != "split" && splits != 1)
+    return "splits only applies to op=split";
+  std::string canon = "bhqk";
+  for (size_t i = 0; i < maskShape.size(); ++i) {
+    char c = maskShape[i];
+    if (c != '1' && c != canon[4 - maskShape.size() + i])
+      return "mask-shape letter '" + std::string(1, c) + "' is out of place";
+  }
+  return "";
+}
+
+std::string Case::str() const {
+  std::ostringstream os;
+  os << "op=" << op << " b=" << b << " hq=" << hq << " hkv=" << hkv
+     << " sq=" << sq << " sk=" << sk << " d=" << d << " dv=" << dv
+     << " dtype=" << dtypeName(dtype) << " causal=" << causalName(causal);
+  if (window >= 0)
+    os << " window=" << window;
+  os << " mask=" << maskName(mask);
+  if (mask != MaskKind::None)
+    os << " mask-shape=" << maskShape << " kill-rows=" << killRows;
+  os << " layout=" << (bshd ? "bshd" : "bhsd") << " lse=" << lse;
+  if (op == "split")
+    os << " splits=" << splits;
+  if (scale)
+    os << " scale=" << scale;
+  os << " dynamic=" << dynamic << " seed=" << seed;
+  return os.str();
+}
+
+Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
+  auto pick = [&](std::initializer_list<int64_t> xs) {
+    std::vector<int64_t> v(xs);
+    return v[rng() % v.size()];
+  };
+  auto range = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
+  };
+  Case c;
+  c.op = ops[rng() % ops.size()];
+  c.b = range(1, 2);
+  c.hkv = range(1, 2);
+  c.hq = c.hkv * pick({1, 2, 4});
+  c.sq = c.op == "split" ? pick({1, 1, 2, 4}) : pick({1, 2, 7, 16, 33, 77, range(1, 90)});
+  c.sk = pick({1, 5, 33, 64, 129, range(1, 150)});
+  c.d = pick({8, 16, 32, 64});
+  c.dv = pick({c.d, c.d, 8, 24});
+  c.dtype = static_cast<DType>(rng() % 3);
+  c.causal = static_cast<Causal>(rng() % 3);
+  if (c.causal != Causal::None && rng() % 2)
+    c.window = range(0, c.sk);
+  c.mask = static_cast<MaskKind>(rng() % 3);
+  c.maskShape = std::vector<std::string>{"bhqk", "qk", "1hqk", "b1qk", "k",
+                                         "bh1k"}[rng() % 6];
+  c.killRows = c.mask != MaskKind::None && rng() % 2;
+  c.bshd = rng() % 2;
+  c.lse = rng() % 2;
+  if (c.op == "split")
+    c.splits = range(1, c.sk + 3);
+  c.dynamic = rng() % 4 == 0;
+  c.seed = rng() % 100000;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// IR
+//===----------------------------------------------------------------------===//
+
+std::string Case::toIR() const {
+  std::string elt = dtypeName(dtype);
+  auto stored = [&](int64_t heads, int64_t seq, int64_t last, std::string e) {
+    std::vector<int64_t> shape = {b, bshd ? seq : heads, bshd ? heads : seq, last};
+    std::vector<bool> dyn = {dynamic, dynamic && bshd, dynamic && !bshd, false};
+    return tensorType(shape, dyn, e);
+  };
+  std::string qT = stored(hq, sq, d, elt), kT = stored(hkv, sk, d, elt),
+              vT = stored(hkv, sk, dv, elt), oT = stored(hq, sq, dv, elt);
+  std::string lseT = tensorType({b, hq, sq}, {dynamic, false, dynamic}, "f32");
+
+  std::string maskT;
+  if (mask != MaskKind::None) {
+    std::vector<int64_t> shape;
+    std::vector<bool> dyn;
+    for (char c : maskShape) {
+      int64_t size = c == 'b' ? b : c == 'h' ? hq : c == 'q' ? sq : c == 'k' ? sk : 1;
+      shape.push_back(size);
+      dyn.push_back(dynamic && (c == 'b' || c == 'q' || c == 'k'));
+    }
+    maskT = tensorType(shape, dyn, mask == MaskKind::Boolean ? "i1" : elt);
+  }
+
+  std::ostringstream attrs;
+  std::vector<std::string> parts;
+  if (causal != Causal::None)
+    parts.push_back("causal = #attn.causal<" + causalName(causal) + ">");
+  if (window >= 0)
+    parts.push_back("window = " + std::to_string(window) + " : i64");
+  if (bshd)
+    parts.push_back("layout = #attn.layout<bshd>");
+  if (scale) {
+    std::ostringstream s;
+    s.precision(9);
+    s << std::scientific << scale;
+    parts.push_back("scale = " + s.str() + " : f32");
+  }
+  if (op == "split")
+    parts.push_back("num_splits = " + std::to_string(splits) + " : i64");
+  if (!parts.empty()) {
+    attrs << " {";
+    for (size_t i = 0; i < parts.size(); ++i)
+      attrs << (i ? ", " : "") << parts[i];
+    attrs << "}";
+  }
+  std::string maskUse = mask == MaskKind::None ? "" : " mask(%m : " + maskT + ")";
+  std::string maskArg = mask == MaskKind::None ? "" : ", %m: " + maskT;
+
+  std::ostringstream ir;
+  if (op == "attention") {
+    std::string results = lse ? oT + ", " + lseT : oT;
+    ir << "func.func @kernel(%q: " << qT << ", %k: " << kT << ", %v: " << vT
+       << maskArg << ") -> (" << results << ") {\n"
+       << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v"
+       << maskUse << attrs.str() << " : " << qT << ", " << kT << ", " << vT
+       << " -> " << results << "\n"
+       << "  return " << (lse ? "%o, %lse" : "%o") << " : " << results << "\n}\n";
+  } else if (op == "split") {
+    std::string poT = tensorType({splits, b, hq, sq, dv},
+                                 {false, dynamic, false, dynamic, false}, "f32");
+    std::string plT = tensorType({splits, b, hq, sq},
+                                 {false, dynamic, false, dynamic}, "f32");
+    std::string combined = lse ? oT + ", " + lseT : oT;
+    ir << "func.func @kernel(%q: " << qT << ", %k: " << kT << ", %v: " << vT
+       << maskArg << ") -> (" << poT << ", " << plT << ", " << combined
+       << ") {\n"
+       << "  %po, %pl = attn.attention_partial %q, %k, %v" << maskUse
+       << attrs.str() << " : " << qT << ", " << kT << ", " << vT << " -> "
+       << poT << ", " << plT << "\n"
+       << "  " << (lse ? "%o, %lse" : "%o") << " = attn.combine %po, %pl"
+       << (bshd ? " {layout = #attn.layout<bshd>}" : "") << " : " << poT
+       << ", " << plT << " -> " << combined << "\n"
+       << "  return %po, %pl, " << (lse ? "%o, %lse" : "%o") << " : " << poT
+       << ", " << plT << ", " << combined << "\n}\n";
+  } else {
+    ir << "func.func @kernel(%q: " << qT << ", %k: " << kT << ", %v: " << vT
+       << ", %o: " << oT << ", %do: " << oT << ", %lse: " << lseT << maskArg
+       << ") -> (" << qT << ", " << kT << ", " << vT << ") {\n"
+       << "  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse"
+       << maskUse << attrs.str() << " : " << qT << ", " << kT << ", " << vT
+       << ", " << oT << ", " << oT << ", " << lseT << " -> " << qT << ", "
+       << kT << ", " << vT << "\n"
+       << "  return %dq, %dk, %dv : " << qT << ", " << kT << ", " << vT
+       << "\n}\n";
+  }
+  return ir.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs and the reference
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A random logical [B, H, S, X] tensor stored in the case's layout.
+HostTensor randomQKV(const Case &c, std::mt19937_64 &rng, int64_t heads,
+                     int64_t seq, int64_t last) {
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  HostTensor t(c.dtype, {c.b, c.bshd ? seq : heads, c.bshd ? heads : seq, last});
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.set(i, uni(rng));
+  return t;
+}
+
+/// Logical [B, H, S, X] values of a tensor stored in the case's layout.
+std::vector<double> logical(const Case &c, const HostTensor &t) {
+  std::vector<double> v = t.toDoubles();
+  if (!c.bshd)
+    return v;
+  return swapMiddle(v, t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
+}
+
+std::vector<double> storedFromLogical(const Case &c, const std::vector<double> &v,
+                                      int64_t heads, int64_t seq, int64_t last) {
+  if (!c.bshd)
+    return v;
+  return swapMiddle(v, c.b, heads, seq, last);
+}
+
+std::vector<int64_t> maskDims(const Case &c) {
+  std::vector<int64_t> shape;
+  for (char ch : c.maskShape)
+    shape.push_back(ch == 'b' ? c.b : ch == 'h' ? c.hq : ch == 'q' ? c.sq : ch == 'k' ? c.sk : 1);
+  return shape;
+}
+
+reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
+  reference::Problem p;
+  p.batch = c.b;
+  p.queryHeads = c.hq;
+  p.kvHeads = c.hkv;
+  p.querySeq = c.sq;
+  p.keySeq = c.sk;
+  p.headDim = c.d;
+  p.valueDim = c.dv;
+  // An explicit scale is an f32 attribute: the reference uses that f32.
+  p.scale = c.scale ? static_cast<float>(c.scale)
+                    : 1.0 / std::sqrt(static_cast<double>(c.d));
+  p.causal = c.causal;
+  p.window = c.window;
+  p.maskKind = c.mask;
+  if (c.mask != MaskKind::None) {
+    const HostTensor &m = in.back();
+    std::vector<int64_t> shape = maskDims(c);
+    int64_t rank = shape.size();
+    p.mask.resize(c.b * c.hq * c.sq * c.sk);
+    int64_t full[4] = {c.b, c.hq, c.sq, c.sk};
+    for (int64_t flat = 0; flat < static_cast<int64_t>(p.mask.size()); ++flat) {
+      int64_t idx[4], rem = flat;
+      for (int d = 3; d >= 0; --d) {
+        idx[d] = rem % full[d];
+        rem /= full[d];
+      }
+      int64_t off = 0;
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t di = idx[4 - rank + i];
+        off = off * shape[i] + (shape[i] == 1 ? 0 : di);
+      }
+      p.mask[flat] = m.get(off);
+    }
+  }
+  return p;
+}
+} // namespace
+
+std::vector<HostTensor> Case::makeInputs() const {
+  std::mt19937_64 rng(seed);
+  std::vector<HostTensor> in;
+  in.push_back(randomQKV(*this, rng, hq, sq, d));
+  in.push_back(randomQKV(*this, rng, hkv, sk, d));
+  in.push_back(randomQKV(*this, rng, hkv, sk, dv));
+  HostTensor maskT;
+  if (mask != MaskKind::None) {
+    std::vector<int64_t> shape = maskDims(*this);
+    maskT = HostTensor(mask == MaskKind::Boolean ? DType::I1 : dtype, shape);
+    std::uniform_real_distribution<double> uni(-2.0, 2.0);
+    int64_t lastDim = shape.back();
+    for (int64_t i = 0; i < maskT.numElements(); ++i)
+      maskT.set(i, mask == MaskKind::Boolean ? (uni(rng) > -1.2) : uni(rng));
+    if (killRows) {
+      // Hide every key from some rows of the mask: fully masked queries.
+      for (int64_t row = 0; row < maskT.numElements() / lastDim; ++row) {
+        if (rng() % 3)
+          continue;
+        for (int64_t j = 0; j < lastDim; ++j)
+          maskT.set(row * lastDim + j, mask == MaskKind::Boolean ? 0.0 : kNegInf);
+      }
+    }
+  }
+  if (op == "grad") {
+    // O and LSE come from the float64 forward, rounded as a forward pass
+    // would store them; dO is random.
+    std::vector<HostTensor> fwdIn = in;
+    if (mask != MaskKind::None)
+      fwdIn.push_back(maskT);
+    reference::Problem p = problemOf(*this, fwdIn);
+    std::vector<double> o, l;
+    reference::attention(p, logical(*this, in[0]), logical(*this, in[1]),
+                         logical(*this, in[2]), o, l);
+    std::vector<double> oStored = storedFromLogical(*this, o, hq, sq, dv);
+    HostTensor oT(dtype, {b, bshd ? sq : hq, bshd ? hq : sq, dv});
+    for (int64_t i = 0; i < oT.numElements(); ++i)
+      oT.set(i, oStored[i]);
+    in.push_back(oT);
+    in.push_back(randomQKV(*this, rng, hq, sq, dv));
+    HostTensor lT(DType::F32, {b, hq, sq});
+    for (int64_t i = 0; i < lT.numElements(); ++i)
+      lT.set(i, l[i]);
+    in.push_back(lT);
+  }
+  if (mask != MaskKind::None)
+    in.push_back(maskT);
+  return in;
+}
+
+std::vector<std::vector<double>>
+Case::expectedOutputs(const std::vector<HostTensor> &in) const {
+  reference::Problem p = problemOf(*this, in);
+  std::vector<double> q = logical(*this, in[0]), k = logical(*this, in[1]),
+                      v = logical(*this, in[2]);
+  std::vector<std::vector<double>> out;
+  if (op == "grad") {
+    std::vector<double> dq, dk, dv_;
+    reference::attentionGrad(p, q, k, v, logical(*this, in[4]), dq, dk, dv_);
+    out.push_back(storedFromLogical(*this, dq, hq, sq, d));
+    out.push_back(storedFromLogical(*this, dk, hkv, sk, d));
+    out.push_back(storedFromLogical(*this, dv_, hkv, sk, dv));
+    return out;
+  }
+  if (op == "split") {
+    std::vector<double> po, pl;
+    reference::attentionPartial(p, splits, q, k, v, po, pl);
+    out.push_back(po);
+    out.push_back(pl);
+  }
+  std::vector<double> o, l;
+  reference::attention(p, q, k, v, o, l);
+  out.push_back(storedFromLogical(*this, o, hq, sq, dv));
+  if (lse)
+    out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> Case::resultNames() const {
+  if (op == "grad")
+    return {"dQ", "dK", "dV"};
+  std::vector<std::string> names;
+  if (op == "split")
+    names = {"partial O", "partial LSE"};
+  names.push_back("O");
+  if (lse)
+    names.push_back("LSE");
+  return names;
+}
+
+void Case::tolerance(size_t i, double &atol, double &rtol) const {
+  std::string name = resultNames()[i];
+  bool f32Result = name == "LSE" || name == "partial O" || name == "partial LSE";
+  // Machine epsilon of the result type: its rounding dominates, f32
+  // accumulation over a few hundred keys adds little.
+  double eps = f32Result || dtype == DType::F32 ? 1.0 / (1 << 23)
+               : dtype == DType::F16            ? 1.0 / (1 << 10)
+                                                : 1.0 / (1 << 7);
+  // Gradients read O rounded to the element type (Di = rowsum(dO * O)) and
+  // sum over more terms: twice the forward's tolerance.
+  double ulps = op == "grad" ? 8 : 4;
+  atol = ulps * eps + 1e-5;
+  rtol = ulps * eps;
+}

@@ -1,0 +1,72 @@
+//===- Case.h - one attention test case --------------------------*- C++ -*-===//
+//
+// A test case is a line of `key=value` words, e.g.
+//   op=attention b=2 hq=8 hkv=2 sq=77 sk=129 d=16 dv=8 dtype=f16
+//   causal=bottom_right window=5 mask=add mask-shape=1hqk layout=bshd lse=1
+// Cases come from the command line or from a seeded random generator; each
+// becomes attn IR, inputs, and a float64 reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_CPU_RUNNER_CASE_H
+#define ATTN_TOOLS_CPU_RUNNER_CASE_H
+
+#include "HostTensor.h"
+#include "Reference.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct Case {
+  std::string op = "attention"; // attention | split | grad
+  int64_t b = 1, hq = 1, hkv = 1, sq = 1, sk = 1, d = 16, dv = 16;
+  DType dtype = DType::F32;
+  reference::Causal causal = reference::Causal::None;
+  int64_t window = -1;
+  reference::MaskKind mask = reference::MaskKind::None;
+  /// Right-aligned mask dims from "bhqk1": "bhqk", "qk", "1hqk", "b11k"...
+  std::string maskShape = "bhqk";
+  /// Rows of the mask set to -inf / false so that some queries see nothing.
+  bool killRows = false;
+  bool bshd = false;
+  bool lse = false;
+  int64_t splits = 1;
+  double scale = 0; // 0: the op's default 1/sqrt(d)
+  bool dynamic = false;
+  uint64_t seed = 1;
+
+  /// Parses `key=value` words; returns an error message or "".
+  std::string parse(const std::string &text);
+  std::string str() const;
+  /// Checks the case describes valid IR; returns an error message or "".
+  std::string validate() const;
+
+  /// A random valid case; `ops` restricts the op kinds.
+  static Case random(std::mt19937_64 &rng, const std::vector<std::string> &ops);
+
+  /// The attn IR of this case: a func @kernel taking the inputs and
+  /// returning the outputs.
+  std::string toIR() const;
+
+  /// The inputs, in the order of @kernel's arguments, filled from `seed`.
+  std::vector<HostTensor> makeInputs() const;
+
+  /// Float64 expected outputs, in the order of @kernel's results, each in
+  /// the stored layout; `logicalOrder` results follow the op's fixed order.
+  std::vector<std::vector<double>>
+  expectedOutputs(const std::vector<HostTensor> &inputs) const;
+
+  /// Names of @kernel's results, for messages.
+  std::vector<std::string> resultNames() const;
+
+  /// Tolerances for comparing result `i`: |got - ref| <= atol + rtol |ref|,
+  /// with atol scaled by max(1, max |ref|).
+  void tolerance(size_t i, double &atol, double &rtol) const;
+};
+
+} // namespace harness
+
+#endif // ATTN_TOOLS_CPU_RUNNER_CASE_H

@@ -1,0 +1,158 @@
+//===- Reference.cpp - float64 attention reference ------------------------===//
+
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace harness::reference;
+
+namespace {
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Row-major index into a logical [B, H, S, X] tensor.
+struct Index4 {
+  int64_t h, s, x;
+  int64_t operator()(int64_t b, int64_t hi, int64_t si, int64_t xi) const {
+    return ((b * h + hi) * s + si) * x + xi;
+  }
+};
+
+/// The scores of query (b, h, i) against every key: scale * q.k + mask,
+/// -inf where hidden.
+std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
+                             const std::vector<double> &k, int64_t b,
+                             int64_t h, int64_t i) {
+  Index4 qi{p.queryHeads, p.querySeq, p.headDim};
+  Index4 ki{p.kvHeads, p.keySeq, p.headDim};
+  int64_t kvh = h / (p.queryHeads / p.kvHeads);
+  int64_t diag = i + (p.causal == Causal::BottomRight ? p.keySeq - p.querySeq : 0);
+  std::vector<double> s(p.keySeq);
+  for (int64_t j = 0; j < p.keySeq; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < p.headDim; ++d)
+      dot += q[qi(b, h, i, d)] * k[ki(b, kvh, j, d)];
+    double v = p.scale * dot;
+    size_t m = ((b * p.queryHeads + h) * p.querySeq + i) * p.keySeq + j;
+    if (p.maskKind == MaskKind::Additive)
+      v += p.mask[m];
+    if (p.maskKind == MaskKind::Boolean && p.mask[m] == 0)
+      v = kNegInf;
+    if (p.causal != Causal::None) {
+      if (j > diag || (p.window >= 0 && j < diag - p.window))
+        v = kNegInf;
+    }
+    s[j] = v;
+  }
+  return s;
+}
+
+/// Softmax-weighted sum of V over keys [lo, hi) of one score row; writes the
+/// normalised output row and returns the LSE (-inf when nothing is visible).
+double attendRange(const Problem &p, const std::vector<double> &s,
+                   const std::vector<double> &v, int64_t b, int64_t kvh,
+                   int64_t lo, int64_t hi, double *out) {
+  Index4 vi{p.kvHeads, p.keySeq, p.valueDim};
+  double m = kNegInf;
+  for (int64_t j = lo; j < hi; ++j)
+    m = std::max(m, s[j]);
+  std::fill(out, out + p.valueDim, 0.0);
+  if (m == kNegInf)
+    return kNegInf;
+  double l = 0;
+  for (int64_t j = lo; j < hi; ++j) {
+    double w = std::exp(s[j] - m);
+    l += w;
+    for (int64_t e = 0; e < p.valueDim; ++e)
+      out[e] += w * v[vi(b, kvh, j, e)];
+  }
+  for (int64_t e = 0; e < p.valueDim; ++e)
+    out[e] /= l;
+  return m + std::log(l);
+}
+} // namespace
+
+void harness::reference::attentionPartial(const Problem &p, int64_t numSplits,
+                                       const std::vector<double> &q,
+                                       const std::vector<double> &k,
+                                       const std::vector<double> &v,
+                                       std::vector<double> &o,
+                                       std::vector<double> &lse) {
+  int64_t rows = p.batch * p.queryHeads * p.querySeq;
+  o.assign(numSplits * rows * p.valueDim, 0.0);
+  lse.assign(numSplits * rows, kNegInf);
+  int64_t chunk = (p.keySeq + numSplits - 1) / numSplits;
+  int64_t group = p.queryHeads / p.kvHeads;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.queryHeads; ++h)
+      for (int64_t i = 0; i < p.querySeq; ++i) {
+        std::vector<double> s = scoreRow(p, q, k, b, h, i);
+        int64_t row = (b * p.queryHeads + h) * p.querySeq + i;
+        for (int64_t n = 0; n < numSplits; ++n) {
+          int64_t lo = std::min(n * chunk, p.keySeq);
+          int64_t hi = std::min(lo + chunk, p.keySeq);
+          lse[n * rows + row] =
+              attendRange(p, s, v, b, h / group, lo, hi,
+                          &o[(n * rows + row) * p.valueDim]);
+        }
+      }
+}
+
+void harness::reference::attention(const Problem &p, const std::vector<double> &q,
+                                const std::vector<double> &k,
+                                const std::vector<double> &v,
+                                std::vector<double> &o,
+                                std::vector<double> &lse) {
+  attentionPartial(p, /*numSplits=*/1, q, k, v, o, lse);
+}
+
+void harness::reference::attentionGrad(const Problem &p,
+                                    const std::vector<double> &q,
+                                    const std::vector<double> &k,
+                                    const std::vector<double> &v,
+                                    const std::vector<double> &dO,
+                                    std::vector<double> &dQ,
+                                    std::vector<double> &dK,
+                                    std::vector<double> &dV) {
+  Index4 qi{p.queryHeads, p.querySeq, p.headDim};
+  Index4 ki{p.kvHeads, p.keySeq, p.headDim};
+  Index4 vi{p.kvHeads, p.keySeq, p.valueDim};
+  Index4 oi{p.queryHeads, p.querySeq, p.valueDim};
+  dQ.assign(q.size(), 0.0);
+  dK.assign(k.size(), 0.0);
+  dV.assign(v.size(), 0.0);
+  int64_t group = p.queryHeads / p.kvHeads;
+  std::vector<double> prob(p.keySeq), dP(p.keySeq);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.queryHeads; ++h)
+      for (int64_t i = 0; i < p.querySeq; ++i) {
+        int64_t kvh = h / group;
+        std::vector<double> s = scoreRow(p, q, k, b, h, i);
+        double m = *std::max_element(s.begin(), s.end());
+        if (m == kNegInf)
+          continue; // A fully masked row has zero output and zero gradient.
+        double l = 0;
+        for (int64_t j = 0; j < p.keySeq; ++j)
+          l += (prob[j] = std::exp(s[j] - m));
+        // The analytic softmax Jacobian: dS_j = P_j (dP_j - sum_k P_k dP_k).
+        double rowDot = 0;
+        for (int64_t j = 0; j < p.keySeq; ++j) {
+          prob[j] /= l;
+          double acc = 0;
+          for (int64_t e = 0; e < p.valueDim; ++e)
+            acc += dO[oi(b, h, i, e)] * v[vi(b, kvh, j, e)];
+          dP[j] = acc;
+          rowDot += prob[j] * acc;
+        }
+        for (int64_t j = 0; j < p.keySeq; ++j) {
+          for (int64_t e = 0; e < p.valueDim; ++e)
+            dV[vi(b, kvh, j, e)] += prob[j] * dO[oi(b, h, i, e)];
+          double dS = prob[j] * (dP[j] - rowDot) * p.scale;
+          for (int64_t d = 0; d < p.headDim; ++d) {
+            dQ[qi(b, h, i, d)] += dS * k[ki(b, kvh, j, d)];
+            dK[ki(b, kvh, j, d)] += dS * q[qi(b, h, i, d)];
+          }
+        }
+      }
+}

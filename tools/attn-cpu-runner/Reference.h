@@ -1,0 +1,53 @@
+//===- Reference.h - float64 attention reference ----------------*- C++ -*-===//
+//
+// An independent float64 implementation of the attn op semantics, written
+// from the op contract (DESIGN.md, AttnOps.td) without MLIR, so that the
+// compiled code is checked against something it does not share code with.
+// Tensors are plain row-major double arrays in the logical [B, H, S, X] order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_CPU_RUNNER_REFERENCE_H
+#define ATTN_TOOLS_CPU_RUNNER_REFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace harness {
+namespace reference {
+
+enum class Causal { None, TopLeft, BottomRight };
+enum class MaskKind { None, Additive, Boolean };
+
+struct Problem {
+  int64_t batch, queryHeads, kvHeads, querySeq, keySeq, headDim, valueDim;
+  double scale;
+  Causal causal = Causal::None;
+  int64_t window = -1; // < 0: none
+  MaskKind maskKind = MaskKind::None;
+  /// The mask broadcast to [B, Hq, Sq, Sk] (additive values, or 0/1).
+  std::vector<double> mask;
+};
+
+/// Attention forward: O [B, Hq, Sq, Dv] and LSE [B, Hq, Sq].
+void attention(const Problem &p, const std::vector<double> &q,
+               const std::vector<double> &k, const std::vector<double> &v,
+               std::vector<double> &o, std::vector<double> &lse);
+
+/// Split-KV partials: O_s [N, B, Hq, Sq, Dv], LSE_s [N, B, Hq, Sq].
+void attentionPartial(const Problem &p, int64_t numSplits,
+                      const std::vector<double> &q,
+                      const std::vector<double> &k,
+                      const std::vector<double> &v, std::vector<double> &o,
+                      std::vector<double> &lse);
+
+/// Gradients dQ, dK, dV (logical shapes of Q, K, V) given dO.
+void attentionGrad(const Problem &p, const std::vector<double> &q,
+                   const std::vector<double> &k, const std::vector<double> &v,
+                   const std::vector<double> &dO, std::vector<double> &dQ,
+                   std::vector<double> &dK, std::vector<double> &dV);
+
+} // namespace reference
+} // namespace harness
+
+#endif // ATTN_TOOLS_CPU_RUNNER_REFERENCE_H
