@@ -132,9 +132,8 @@ Coord mergeCoords(ArrayRef<Coord> coords, ArrayRef<int64_t> sizes) {
       merged.push_back({t.dim, t.stride * stride});
     stride *= sizes[i];
   }
-  llvm::stable_sort(merged, [](const Term &a, const Term &b) {
-    return a.stride > b.stride;
-  });
+  llvm::stable_sort(
+      merged, [](const Term &a, const Term &b) { return a.stride > b.stride; });
   return merged;
 }
 
@@ -171,8 +170,8 @@ LogicalResult splitCoord(const Space &space, const Coord &c,
     reason = "a reshape does not align with the batch dims";
     if (t == m || term.stride % strides[t] != 0)
       return failure();
-    int64_t limit = t == 0 ? std::numeric_limits<int64_t>::max()
-                           : strides[t - 1];
+    int64_t limit =
+        t == 0 ? std::numeric_limits<int64_t>::max() : strides[t - 1];
     if (term.stride * n > limit) {
       // The term straddles two digits: the logical dim must be split.
       int64_t factor = limit / term.stride;
@@ -234,8 +233,8 @@ FailureOr<Contraction> matchLinalgContraction(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   if (llvm::count(iters, utils::IteratorType::reduction) != 1)
     return failure();
-  unsigned red = llvm::find(iters, utils::IteratorType::reduction) -
-                 iters.begin();
+  unsigned red =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
   AffineExpr redExpr = getAffineDimExpr(red, op.getContext());
   if (!maps[0].isFunctionOfDim(red) || !maps[1].isFunctionOfDim(red) ||
       maps[2].isFunctionOfDim(red))
@@ -375,11 +374,11 @@ struct Expr {
   ExprKind kind;
   Type type;
   SmallVector<const Expr *, 3> args;
-  double f = 0;   // ConstF; reduction init
-  int64_t i = 0;  // ConstI; predicate of CmpI/CmpF
+  double f = 0;     // ConstF; reduction init
+  int64_t i = 0;    // ConstI; predicate of CmpI/CmpF
   unsigned dim = 0; // Index
-  Value value;    // Scores, Tensor
-  View view;      // Scores, Tensor
+  Value value;      // Scores, Tensor
+  View view;        // Scores, Tensor
 };
 
 bool isConstF(const Expr *e, double v) {
@@ -389,8 +388,7 @@ bool isConstF(const Expr *e, double v) {
 /// A value that drives exp to exactly 0: -inf, or the lowest finite f32 (a
 /// common stand-in that still underflows whatever the other scores are).
 bool isMaskedValue(const Expr *e) {
-  return e->kind == ExprKind::ConstF &&
-         (e->f == -kInf || e->f == kLowestF32);
+  return e->kind == ExprKind::ConstF && (e->f == -kInf || e->f == kLowestF32);
 }
 
 /// Builds expression trees for the values of a chain.
@@ -446,18 +444,19 @@ private:
   FailureOr<const Expr *> buildLeaf(Value v, const View &view);
   FailureOr<const Expr *> buildLinalg(linalg::LinalgOp op, OpResult result,
                                       const View &view);
-  FailureOr<const Expr *> buildSoftmax(linalg::SoftmaxOp op,
-                                       const View &view);
+  FailureOr<const Expr *> buildSoftmax(linalg::SoftmaxOp op, const View &view);
   FailureOr<const Expr *> buildTosa(Operation *op, const View &view);
   FailureOr<const Expr *> buildCollapse(Value src, ArrayRef<int64_t> srcShape,
                                         ArrayRef<ReassociationIndices> groups,
                                         const View &view);
-  FailureOr<const Expr *> buildExpand(Value src,
-                                      ArrayRef<int64_t> resultShape,
+  FailureOr<const Expr *> buildExpand(Value src, ArrayRef<int64_t> resultShape,
                                       ArrayRef<ReassociationIndices> groups,
                                       const View &view);
   FailureOr<const Expr *> buildConstant(Attribute attr, Value v,
                                         const View &view);
+  FailureOr<const Expr *> applyOp(Operation *op, ArrayRef<const Expr *> args,
+                                  Type t);
+  FailureOr<const Expr *> buildElementwise(Operation *op, const View &view);
   FailureOr<const Expr *>
   evalScalar(Value v, Region &region,
              function_ref<FailureOr<const Expr *>(BlockArgument)> argExpr,
@@ -480,8 +479,8 @@ const Expr *ExprBuilder::coordExpr(const Coord &c, Type indexType) {
     idx.dim = t.dim;
     const Expr *term = make(std::move(idx));
     if (t.stride != 1)
-      term = node(ExprKind::MulI, indexType,
-                  {term, constI(t.stride, indexType)});
+      term =
+          node(ExprKind::MulI, indexType, {term, constI(t.stride, indexType)});
     sum = sum ? node(ExprKind::AddI, indexType, {sum, term}) : term;
   }
   return sum;
@@ -505,8 +504,7 @@ FailureOr<const Expr *> ExprBuilder::buildLeaf(Value v, const View &view) {
   return make(std::move(e));
 }
 
-FailureOr<const Expr *> ExprBuilder::buildUncached(Value v,
-                                                   const View &view) {
+FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
     return fail("a chain value is not a ranked tensor");
@@ -540,7 +538,11 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v,
     }
   }
 
+  bool elementwiseOnTensors =
+      def->hasTrait<OpTrait::Elementwise>() &&
+      isa<arith::ArithDialect, math::MathDialect>(def->getDialect());
   bool seeThrough =
+      elementwiseOnTensors ||
       isa<linalg::LinalgOp, linalg::SoftmaxOp, tensor::CollapseShapeOp,
           tensor::ExpandShapeOp>(def) ||
       (def->getDialect() && def->getDialect()->getNamespace() == "tosa" &&
@@ -551,7 +553,9 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v,
     return fail("the chain spans several blocks");
 
   FailureOr<const Expr *> e = failure();
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
+  if (elementwiseOnTensors) {
+    e = buildElementwise(def, view);
+  } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
     e = buildLinalg(linalgOp, cast<OpResult>(v), view);
   } else if (auto softmax = dyn_cast<linalg::SoftmaxOp>(def)) {
     e = buildSoftmax(softmax, view);
@@ -625,9 +629,9 @@ ExprBuilder::buildExpand(Value src, ArrayRef<int64_t> resultShape,
   return build(src, srcView);
 }
 
-FailureOr<const Expr *>
-ExprBuilder::buildLinalg(linalg::LinalgOp op, OpResult result,
-                         const View &view) {
+FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
+                                                 OpResult result,
+                                                 const View &view) {
   if (!op.hasPureTensorSemantics())
     return fail("'" + op->getName().getStringRef() +
                 "' does not work on tensors");
@@ -720,9 +724,8 @@ ExprBuilder::buildLinalg(linalg::LinalgOp op, OpResult result,
   };
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   DenseMap<Value, const Expr *> memo;
-  FailureOr<const Expr *> e = evalScalar(yield.getOperand(resultNo),
-                                         *body->getParent(), argExpr,
-                                         indexExpr, memo);
+  FailureOr<const Expr *> e = evalScalar(
+      yield.getOperand(resultNo), *body->getParent(), argExpr, indexExpr, memo);
   if (failed(e) || !reductionLoop)
     return e;
 
@@ -800,83 +803,8 @@ FailureOr<const Expr *> ExprBuilder::evalScalar(
           return failure();
         args.push_back(*a);
       }
-      auto binary = [&](ExprKind k) -> FailureOr<const Expr *> {
-        // Fold constants so that scales computed in the IR stay constants.
-        if (args[0]->kind == ExprKind::ConstF &&
-            args[1]->kind == ExprKind::ConstF) {
-          double a = args[0]->f, b = args[1]->f;
-          switch (k) {
-          case ExprKind::AddF:
-            return constF(a + b, t);
-          case ExprKind::SubF:
-            return constF(a - b, t);
-          case ExprKind::MulF:
-            return constF(a * b, t);
-          case ExprKind::DivF:
-            return constF(a / b, t);
-          default:
-            break;
-          }
-        }
-        return node(k, t, args);
-      };
-      if (isa<arith::AddFOp>(op))
-        result = binary(ExprKind::AddF);
-      else if (isa<arith::SubFOp>(op))
-        result = binary(ExprKind::SubF);
-      else if (isa<arith::MulFOp>(op))
-        result = binary(ExprKind::MulF);
-      else if (isa<arith::DivFOp>(op))
-        result = binary(ExprKind::DivF);
-      else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
-        result = node(ExprKind::MaxF, t, args);
-      else if (isa<arith::NegFOp>(op))
-        result = args[0]->kind == ExprKind::ConstF
-                     ? constF(-args[0]->f, t)
-                     : node(ExprKind::Neg, t, args);
-      else if (isa<math::ExpOp>(op))
-        result = node(ExprKind::Exp, t, args);
-      else if (isa<math::Exp2Op>(op))
-        result = node(ExprKind::Exp2, t, args);
-      else if (isa<math::SqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
-        result = constF(std::sqrt(args[0]->f), t);
-      else if (isa<math::RsqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
-        result = constF(1.0 / std::sqrt(args[0]->f), t);
-      else if (isa<arith::ExtFOp>(op))
-        result = args[0]->kind == ExprKind::ConstF
-                     ? constF(args[0]->f, t)
-                     : node(ExprKind::ExtF, t, args);
-      else if (isa<arith::TruncFOp>(op))
-        result = node(ExprKind::TruncF, t, args);
-      else if (isa<arith::AddIOp>(op))
-        result = node(ExprKind::AddI, t, args);
-      else if (isa<arith::SubIOp>(op))
-        result = node(ExprKind::SubI, t, args);
-      else if (isa<arith::MulIOp>(op))
-        result = node(ExprKind::MulI, t, args);
-      else if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
-        result = args[0];
-      else if (isa<arith::SIToFPOp, arith::UIToFPOp>(op))
-        result = node(ExprKind::IToF, t, args);
-      else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
-        Expr e{ExprKind::CmpI, t};
-        e.args.assign(args.begin(), args.end());
-        e.i = static_cast<int64_t>(cmp.getPredicate());
-        result = make(std::move(e));
-      } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
-        Expr e{ExprKind::CmpF, t};
-        e.args.assign(args.begin(), args.end());
-        e.i = static_cast<int64_t>(cmp.getPredicate());
-        result = make(std::move(e));
-      } else if (isa<arith::SelectOp>(op))
-        result = node(ExprKind::Select, t, args);
-      else if (isa<arith::AndIOp>(op))
-        result = node(ExprKind::AndI, t, args);
-      else if (isa<arith::OrIOp>(op))
-        result = node(ExprKind::OrI, t, args);
-      else if (isa<arith::XOrIOp>(op))
-        result = node(ExprKind::XOrI, t, args);
-      else
+      result = applyOp(op, args, t);
+      if (failed(result))
         return fail("unsupported op '" + op->getName().getStringRef() +
                     "' in a chain op's body");
     }
@@ -885,6 +813,111 @@ FailureOr<const Expr *> ExprBuilder::evalScalar(
     return failure();
   memo[v] = *result;
   return result;
+}
+
+/// The expression of scalar op `op` (arith or math) applied to `args`,
+/// with result type `t`; failure for an op the matcher does not model.
+FailureOr<const Expr *>
+ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
+  auto binary = [&](ExprKind k) -> FailureOr<const Expr *> {
+    // Fold constants so that scales computed in the IR stay constants.
+    if (args[0]->kind == ExprKind::ConstF &&
+        args[1]->kind == ExprKind::ConstF) {
+      double a = args[0]->f, b = args[1]->f;
+      switch (k) {
+      case ExprKind::AddF:
+        return constF(a + b, t);
+      case ExprKind::SubF:
+        return constF(a - b, t);
+      case ExprKind::MulF:
+        return constF(a * b, t);
+      case ExprKind::DivF:
+        return constF(a / b, t);
+      default:
+        break;
+      }
+    }
+    return node(k, t, args);
+  };
+  if (isa<arith::AddFOp>(op))
+    return binary(ExprKind::AddF);
+  if (isa<arith::SubFOp>(op))
+    return binary(ExprKind::SubF);
+  if (isa<arith::MulFOp>(op))
+    return binary(ExprKind::MulF);
+  if (isa<arith::DivFOp>(op))
+    return binary(ExprKind::DivF);
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return node(ExprKind::MaxF, t, args);
+  if (isa<arith::NegFOp>(op))
+    return args[0]->kind == ExprKind::ConstF ? constF(-args[0]->f, t)
+                                             : node(ExprKind::Neg, t, args);
+  if (isa<math::ExpOp>(op))
+    return node(ExprKind::Exp, t, args);
+  if (isa<math::Exp2Op>(op))
+    return node(ExprKind::Exp2, t, args);
+  if (isa<math::SqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
+    return constF(std::sqrt(args[0]->f), t);
+  if (isa<math::RsqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
+    return constF(1.0 / std::sqrt(args[0]->f), t);
+  if (isa<arith::ExtFOp>(op))
+    return args[0]->kind == ExprKind::ConstF ? constF(args[0]->f, t)
+                                             : node(ExprKind::ExtF, t, args);
+  if (isa<arith::TruncFOp>(op))
+    return node(ExprKind::TruncF, t, args);
+  if (isa<arith::AddIOp>(op))
+    return node(ExprKind::AddI, t, args);
+  if (isa<arith::SubIOp>(op))
+    return node(ExprKind::SubI, t, args);
+  if (isa<arith::MulIOp>(op))
+    return node(ExprKind::MulI, t, args);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return args[0];
+  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op))
+    return node(ExprKind::IToF, t, args);
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    Expr e{ExprKind::CmpI, t};
+    e.args.assign(args.begin(), args.end());
+    e.i = static_cast<int64_t>(cmp.getPredicate());
+    return make(std::move(e));
+  }
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+    Expr e{ExprKind::CmpF, t};
+    e.args.assign(args.begin(), args.end());
+    e.i = static_cast<int64_t>(cmp.getPredicate());
+    return make(std::move(e));
+  }
+  if (isa<arith::SelectOp>(op))
+    return node(ExprKind::Select, t, args);
+  if (isa<arith::AndIOp>(op))
+    return node(ExprKind::AndI, t, args);
+  if (isa<arith::OrIOp>(op))
+    return node(ExprKind::OrI, t, args);
+  if (isa<arith::XOrIOp>(op))
+    return node(ExprKind::XOrI, t, args);
+  return failure();
+}
+
+FailureOr<const Expr *> ExprBuilder::buildElementwise(Operation *op,
+                                                      const View &view) {
+  SmallVector<const Expr *> args;
+  for (Value operand : op->getOperands()) {
+    if (operand.getType() != op->getResult(0).getType() &&
+        !(isa<RankedTensorType>(operand.getType()) &&
+          cast<RankedTensorType>(operand.getType()).getShape() ==
+              cast<RankedTensorType>(op->getResult(0).getType()).getShape()))
+      return fail("'" + op->getName().getStringRef() +
+                  "' mixes scalars and tensors");
+    FailureOr<const Expr *> a = build(operand, view);
+    if (failed(a))
+      return failure();
+    args.push_back(*a);
+  }
+  FailureOr<const Expr *> e =
+      applyOp(op, args, getElementTypeOrSelf(op->getResult(0).getType()));
+  if (failed(e))
+    return fail("unsupported op '" + op->getName().getStringRef() + "'");
+  return e;
 }
 
 FailureOr<const Expr *> ExprBuilder::buildSoftmax(linalg::SoftmaxOp op,
@@ -1017,13 +1050,13 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
     if (srcType.getRank() > resultType.getRank()) {
       if (auto groups = getReassociationIndicesForCollapse(
               srcType.getShape(), resultType.getShape()))
-        return buildCollapse(reshape.getInput1(), srcType.getShape(),
-                             *groups, view);
+        return buildCollapse(reshape.getInput1(), srcType.getShape(), *groups,
+                             view);
     } else if (srcType.getRank() < resultType.getRank()) {
       if (auto groups = getReassociationIndicesForCollapse(
               resultType.getShape(), srcType.getShape()))
-        return buildExpand(reshape.getInput1(), resultType.getShape(),
-                           *groups, view);
+        return buildExpand(reshape.getInput1(), resultType.getShape(), *groups,
+                           view);
     } else if (srcType == resultType) {
       return build(reshape.getInput1(), view);
     }
@@ -1145,8 +1178,8 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
     p = p->args[0];
   }
   if (!p->type.isF32())
-    return fail("the softmax is computed in " +
-                typeName(p->type) + ", not f32");
+    return fail("the softmax is computed in " + typeName(p->type) +
+                ", not f32");
 
   if (p->kind == ExprKind::Softmax) {
     if (failed(matchScores(p->args[0], form, /*scaled=*/false)))
@@ -1264,8 +1297,8 @@ LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
   case ExprKind::ExtF: {
     const Expr *inner = y->args[0];
     if (inner->kind != ExprKind::TruncF)
-      return fail("the scores are computed in " +
-                  typeName(inner->type) + ", not f32");
+      return fail("the scores are computed in " + typeName(inner->type) +
+                  ", not f32");
     form.roundedScores = true;
     return matchScores(inner->args[0], form, scaled);
   }
@@ -1399,8 +1432,7 @@ FailureOr<Linear> SoftmaxMatcher::predicate(const Expr *e) {
   if (e->kind == ExprKind::CmpI) {
     using P = arith::CmpIPredicate;
     auto pred = static_cast<P>(e->i);
-    if (pred == P::ugt || pred == P::uge || pred == P::ult ||
-        pred == P::ule) {
+    if (pred == P::ugt || pred == P::uge || pred == P::ult || pred == P::ule) {
       if (!nonNegative(*a) || !nonNegative(*b))
         return fail("the index mask compares possibly negative values "
                     "unsigned");
@@ -1468,8 +1500,8 @@ LogicalResult matchOperand(const Expr *e, OperandForm &form,
     return success();
   }
   if (e->kind == ExprKind::MulF || e->kind == ExprKind::DivF) {
-    reason = (name + " is scaled by a non-constant or non-positive value")
-                 .str();
+    reason =
+        (name + " is scaled by a non-constant or non-positive value").str();
     return failure();
   }
   reason = (name + " is computed by ops attn-raise does not fold").str();
@@ -1483,8 +1515,7 @@ LogicalResult matchOperand(const Expr *e, OperandForm &form,
 /// Everything the rewrite needs, all checked.
 struct Chain {
   /// Owns the expressions below.
-  std::shared_ptr<std::deque<Expr>> pool =
-      std::make_shared<std::deque<Expr>>();
+  std::shared_ptr<std::deque<Expr>> pool = std::make_shared<std::deque<Expr>>();
   Space space;
   Contraction first, second;
   /// Leaves: the tensors attn.attention reads, with their views.
@@ -1663,8 +1694,8 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
   SoftmaxMatcher matcher(space);
   ScoreForm form;
   bool roundedProbs = false;
-  FailureOr<double> expFactor = matcher.matchProbs(probsExpr, form,
-                                                   roundedProbs);
+  FailureOr<double> expFactor =
+      matcher.matchProbs(probsExpr, form, roundedProbs);
   if (failed(expFactor))
     return fail(matcher.reason);
   if (c2.extends[pIdx] && !roundedProbs)
@@ -1685,8 +1716,8 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     ExprBuilder initBuilder(*chain.pool, space, /*scoreMode=*/false, block);
     View outView(cast<RankedTensorType>(c1->init.getType()).getRank());
     FailureOr<const Expr *> init = initBuilder.build(c1->init, outView);
-    if (failed(init) || !((*init)->kind == ExprKind::ConstF &&
-                          (*init)->f == 0.0))
+    if (failed(init) ||
+        !((*init)->kind == ExprKind::ConstF && (*init)->f == 0.0))
       return fail("the first contraction accumulates into a non-zero "
                   "tensor");
   }
@@ -1694,8 +1725,8 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     ExprBuilder initBuilder(*chain.pool, space, /*scoreMode=*/false, block);
     View outView(cast<RankedTensorType>(c2.init.getType()).getRank());
     FailureOr<const Expr *> init = initBuilder.build(c2.init, outView);
-    if (failed(init) || !((*init)->kind == ExprKind::ConstF &&
-                          (*init)->f == 0.0))
+    if (failed(init) ||
+        !((*init)->kind == ExprKind::ConstF && (*init)->f == 0.0))
       return fail("the second contraction accumulates into a non-zero "
                   "tensor");
   }
@@ -1904,18 +1935,15 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
         if (auto groups = getReassociationIndicesForCollapse(
                 dstType.getShape(), srcType.getShape()))
           if (failed(expand(*groups)))
-            return refinement ? fail("internal: refinement needed")
-                              : failure();
+            return refinement ? fail("internal: refinement needed") : failure();
       }
-    } else if (!truncated && narrow &&
-               dstType.getElementType() == narrow) {
+    } else if (!truncated && narrow && dstType.getElementType() == narrow) {
       if (isa<tosa::CastOp>(user)) {
         next = chain.targetView;
       } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
         Block *body = linalgOp.getBlock();
         SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
-        if (linalgOp.getNumDpsInputs() == 1 &&
-            linalgOp.getNumDpsInits() == 1 &&
+        if (linalgOp.getNumDpsInputs() == 1 && linalgOp.getNumDpsInits() == 1 &&
             linalgOp.hasPureTensorSemantics() &&
             linalgOp.getNumReductionLoops() == 0 && body &&
             llvm::hasSingleElement(body->without_terminator()) &&
@@ -1945,8 +1973,7 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
   }
   // Without a truncation the op works in f32; reshapes after the last
   // truncation or contraction are kept out of the chain only if trailing.
-  chain.elementType =
-      truncated ? narrow : Float32Type::get(c2op->getContext());
+  chain.elementType = truncated ? narrow : Float32Type::get(c2op->getContext());
   chain.query = qf.leaf;
   chain.key = kf.leaf;
   chain.value = vf.leaf;
@@ -2025,11 +2052,10 @@ public:
     auto type = RankedTensorType::get(shape, v.type.getElementType());
     if (!b)
       return {Value(), type};
-    Value init =
-        tensor::EmptyOp::create(*b, loc, shape, type.getElementType());
-    return {linalg::TransposeOp::create(*b, loc, v.value, init, perm)
-                ->getResult(0),
-            type};
+    Value init = tensor::EmptyOp::create(*b, loc, shape, type.getElementType());
+    return {
+        linalg::TransposeOp::create(*b, loc, v.value, init, perm)->getResult(0),
+        type};
   }
   /// An elementwise linalg.generic applying `fn`.
   Val map(Val v, Type elem,
@@ -2041,13 +2067,13 @@ public:
     AffineMap id = b->getMultiDimIdentityMap(type.getRank());
     SmallVector<utils::IteratorType> iters(type.getRank(),
                                            utils::IteratorType::parallel);
-    Value r = linalg::GenericOp::create(
-                  *b, loc, type, v.value, init, ArrayRef<AffineMap>{id, id},
-                  iters,
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args[0]));
-                  })
-                  .getResult(0);
+    Value r =
+        linalg::GenericOp::create(
+            *b, loc, type, v.value, init, ArrayRef<AffineMap>{id, id}, iters,
+            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+              linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args[0]));
+            })
+            .getResult(0);
     return {r, type};
   }
 
@@ -2242,8 +2268,8 @@ FailureOr<Emitter::Val> Emitter::write(Val v, ArrayRef<int> order,
 
 /// The operand orders of attn.attention: [B, H, S, X] or [B, S, H, X] in
 /// logical dims, -1 for the unit dims of a problem with fewer batch dims.
-SmallVector<int> operandOrder(const Space &space, unsigned seq,
-                              unsigned last, Layout layout) {
+SmallVector<int> operandOrder(const Space &space, unsigned seq, unsigned last,
+                              Layout layout) {
   SmallVector<int> order;
   if (space.batch.size() == 2 && layout == Layout::BSHD)
     return {static_cast<int>(space.batch[0]), static_cast<int>(seq),
@@ -2285,18 +2311,18 @@ FailureOr<Value> emitAttention(OpBuilder *b, Location loc, const Chain &chain,
 
   // bshd when every tensor is stored [B, S, H, X] and not also [B, H, S, X].
   auto storedAs = [&](Layout layout) {
-    return storedInOrder(chain.query->view,
-                         operandOrder(space, space.query, space.headDim,
-                                      layout)) &&
-           storedInOrder(chain.key->view,
-                         operandOrder(space, space.key, space.headDim,
-                                      layout)) &&
-           storedInOrder(chain.value->view,
-                         operandOrder(space, space.key, space.valueDim,
-                                      layout)) &&
-           storedInOrder(chain.targetView,
-                         operandOrder(space, space.query, space.valueDim,
-                                      layout));
+    return storedInOrder(
+               chain.query->view,
+               operandOrder(space, space.query, space.headDim, layout)) &&
+           storedInOrder(
+               chain.key->view,
+               operandOrder(space, space.key, space.headDim, layout)) &&
+           storedInOrder(
+               chain.value->view,
+               operandOrder(space, space.key, space.valueDim, layout)) &&
+           storedInOrder(
+               chain.targetView,
+               operandOrder(space, space.query, space.valueDim, layout));
   };
   Layout layout = space.batch.size() == 2 && storedAs(Layout::BSHD) &&
                           !storedAs(Layout::BHSD)
@@ -2312,8 +2338,7 @@ FailureOr<Value> emitAttention(OpBuilder *b, Location loc, const Chain &chain,
                         return arith::ExtFOp::create(nb, l, chain.elementType,
                                                      x);
                       });
-    return emitter.read(v, leaf->view,
-                        operandOrder(space, seq, last, layout));
+    return emitter.read(v, leaf->view, operandOrder(space, seq, last, layout));
   };
   FailureOr<Emitter::Val> q = read(chain.query, space.query, space.headDim);
   FailureOr<Emitter::Val> k = read(chain.key, space.key, space.headDim);
@@ -2465,8 +2490,8 @@ bool isSoftmaxCentre(Operation *op) {
   bool isMax = isa<tosa::ReduceMaxOp>(op);
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     if (linalgOp.getNumReductionLoops() == 1 && linalgOp.getBlock()) {
-      auto yield = dyn_cast<linalg::YieldOp>(
-          linalgOp.getBlock()->getTerminator());
+      auto yield =
+          dyn_cast<linalg::YieldOp>(linalgOp.getBlock()->getTerminator());
       isMax = yield && yield.getNumOperands() == 1 &&
               isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(
                   yield.getOperand(0).getDefiningOp());
@@ -2532,8 +2557,7 @@ struct RaiseAttentionChain : RewritePattern {
     if (attempt.fused)
       return success();
     return rewriter.notifyMatchFailure(
-        op, attempt.reason.empty() ? "not an attention chain"
-                                   : attempt.reason);
+        op, attempt.reason.empty() ? "not an attention chain" : attempt.reason);
   }
 };
 
