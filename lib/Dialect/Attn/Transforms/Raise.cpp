@@ -1986,10 +1986,9 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
       return fail("the chain spans several blocks");
     for (Operation *user : op->getUsers())
       if (user != c2op && !ops.contains(user))
-        return fail("'" + op->getName().getStringRef() +
-                    "' in the chain has another use (" +
-                    user->getName().getStringRef() +
-                    "); fusing would drop the value it reads");
+        return fail("the result of '" + op->getName().getStringRef() +
+                    "' in the chain is also used by '" +
+                    user->getName().getStringRef() + "' outside it");
   }
   // A mask tensor must not be computed from the chain.
   if (chain.mask) {
