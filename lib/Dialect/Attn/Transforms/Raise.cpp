@@ -297,8 +297,8 @@ FailureOr<Contraction> matchTosaMatmul(tosa::MatMulOp op) {
   auto aType = dyn_cast<RankedTensorType>(op.getA().getType());
   auto bType = dyn_cast<RankedTensorType>(op.getB().getType());
   auto oType = dyn_cast<RankedTensorType>(op.getType());
-  if (!aType || !bType || !oType || !aType.hasStaticShape() ||
-      !bType.hasStaticShape())
+  if (!aType || !bType || !oType || aType.getRank() != 3 ||
+      bType.getRank() != 3)
     return failure();
   MLIRContext *ctx = op.getContext();
   AffineExpr n, h, w, k;
@@ -1990,17 +1990,23 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
                     "' in the chain is also used by '" +
                     user->getName().getStringRef() + "' outside it");
   }
-  // A mask tensor must not be computed from the chain.
-  if (chain.mask) {
-    if (Operation *def = chain.mask->value.getDefiningOp()) {
-      SetVector<Operation *> slice;
-      BackwardSliceOptions options;
-      options.filter = [&](Operation *op) { return op->getBlock() == block; };
-      (void)getBackwardSlice(def, &slice, options);
-      slice.insert(def);
-      if (llvm::any_of(slice, [&](Operation *op) { return ops.contains(op); }))
-        return fail("the mask is computed from the scores");
-    }
+  // The tensors the op reads must not be computed from the chain.
+  for (auto [leaf, name] : {std::make_pair(chain.query, "query"),
+                            std::make_pair(chain.key, "key"),
+                            std::make_pair(chain.value, "value"),
+                            std::make_pair(chain.mask, "mask")}) {
+    if (!leaf)
+      continue;
+    Operation *def = leaf->value.getDefiningOp();
+    if (!def)
+      continue;
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.filter = [&](Operation *op) { return op->getBlock() == block; };
+    (void)getBackwardSlice(def, &slice, options);
+    slice.insert(def);
+    if (llvm::any_of(slice, [&](Operation *op) { return ops.contains(op); }))
+      return fail(Twine("the ") + name + " is computed from the scores");
   }
   chain.first = *c1;
   chain.second = c2;
@@ -2484,6 +2490,9 @@ bool feedsFromSoftmax(Value v, llvm::DenseSet<Operation *> &slice) {
 /// Whether `op` is the centre of a softmax: linalg.softmax, or a max
 /// reduction whose result is exponentiated within a few ops.
 bool isSoftmaxCentre(Operation *op) {
+  // attn-raise works on tensors; chains on buffers are no candidates.
+  if (op->getNumResults() == 0)
+    return false;
   if (isa<linalg::SoftmaxOp>(op))
     return true;
   bool isMax = isa<tosa::ReduceMaxOp>(op);
