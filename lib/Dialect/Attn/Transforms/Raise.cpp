@@ -1534,10 +1534,68 @@ struct Chain {
   SmallVector<Operation *> chainOps;
 };
 
+View applyMap(AffineMap map, ArrayRef<Coord> sigma) {
+  View v;
+  for (AffineExpr e : map.getResults())
+    v.push_back(sigma[cast<AffineDimExpr>(e).getPosition()]);
+  return v;
+}
+
+/// The view of the result of `op` when it only truncates its one operand,
+/// whose view is `view`, elementwise: tosa.cast, or a linalg op whose body
+/// is one arith.truncf.
+std::optional<View> truncationView(Operation *op, const View &view) {
+  if (isa<tosa::CastOp>(op))
+    return view;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInputs() != 1 ||
+      linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Block *body = linalgOp.getBlock();
+  if (!body || !llvm::hasSingleElement(body->without_terminator()))
+    return std::nullopt;
+  auto trunc = dyn_cast<arith::TruncFOp>(body->front());
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+  if (!trunc || trunc.getIn() != body->getArgument(0) ||
+      yield.getOperand(0) != trunc.getResult() || !maps[0].isPermutation() ||
+      !maps[1].isPermutation())
+    return std::nullopt;
+  // Result dim r is loop maps[1][r], read from the operand's dim s with
+  // maps[0][s] == maps[1][r].
+  View result;
+  for (AffineExpr e : maps[1].getResults())
+    for (auto [s, e0] : llvm::enumerate(maps[0].getResults()))
+      if (e0 == e)
+        result.push_back(view[s]);
+  return result;
+}
+
+bool isSupportedFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+
+/// Checks a contraction's operands and result for shapes attn-raise handles.
+LogicalResult checkShapes(ValueRange values, std::string &reason) {
+  for (Value v : values) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (!t.hasStaticShape()) {
+      reason = "dynamic shapes are not supported";
+      return failure();
+    }
+    if (t.getNumElements() == 0) {
+      reason = "a tensor in the chain has a zero-sized dimension";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Analyses the chain ending in a second contraction whose operand
+/// `probsOperand` holds the probabilities.
 class ChainAnalysis {
 public:
   ChainAnalysis(const Contraction &second, unsigned probsOperand)
-      : second(second), probsOperand(probsOperand) {}
+      : second(second), pIdx(probsOperand), vIdx(1 - probsOperand) {}
 
   /// Analyses the chain; on failure `reason` says why.
   FailureOr<Chain> run();
@@ -1550,31 +1608,42 @@ private:
       reason = msg.str();
     return failure();
   }
-  FailureOr<Chain> runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
-                           std::optional<Refinement> &refinement);
+  /// One attempt with the batch loops of the second contraction split into
+  /// `factors`; sets `refinement` when a reshape needs a finer split.
+  FailureOr<Chain> runWith(SmallVectorImpl<SmallVector<int64_t>> &factors);
+
+  LogicalResult buildSpace(SmallVectorImpl<SmallVector<int64_t>> &factors);
+  LogicalResult matchFirst(const ScoreForm &form);
+  LogicalResult matchOperand(const Contraction &c, unsigned idx,
+                             const View &view, StringRef name,
+                             OperandForm &out);
+  LogicalResult matchMasks(const ScoreForm &form);
+  void matchOutput(Type narrow, SmallVectorImpl<Operation *> &outputOps);
+  LogicalResult checkUses(const llvm::SetVector<Operation *> &ops);
 
   const Contraction &second;
-  unsigned probsOperand;
+  unsigned pIdx, vIdx;
+  std::optional<Refinement> refinement;
+  // State of one attempt.
+  Chain chain;
+  SmallVector<Coord> sigma2;
+  Contraction first;
+  SmallVector<Coord> sigma1;
+  unsigned qIdx = 0, kIdx = 1;
 };
 
-View applyMap(AffineMap map, ArrayRef<Coord> sigma) {
-  View v;
-  for (AffineExpr e : map.getResults())
-    v.push_back(sigma[cast<AffineDimExpr>(e).getPosition()]);
-  return v;
-}
-
 FailureOr<Chain> ChainAnalysis::run() {
-  // Batch loops of the second contraction, each split into factors by the
-  // reshapes found along the chain.
+  // The batch loops of the second contraction, each split into the factors
+  // that the reshapes along the chain need.
   SmallVector<SmallVector<int64_t>> factors;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    std::optional<Refinement> refinement;
     reason.clear();
-    FailureOr<Chain> chain = runWith(factors, refinement);
-    if (succeeded(chain) || !refinement)
-      return chain;
-    // Find the factor list and position of the logical dim to split.
+    refinement.reset();
+    chain = Chain();
+    FailureOr<Chain> result = runWith(factors);
+    if (succeeded(result) || !refinement)
+      return result;
+    // Logical batch dims are numbered like the flattened factors.
     unsigned seen = 0;
     bool done = false;
     for (SmallVector<int64_t> &list : factors) {
@@ -1587,35 +1656,16 @@ FailureOr<Chain> ChainAnalysis::run() {
         done = true;
       }
     }
-    if (!done) {
-      reason = "a reshape does not align with the batch dims";
-      return failure();
-    }
+    if (!done)
+      break;
   }
   reason = "a reshape does not align with the batch dims";
   return failure();
 }
 
-FailureOr<Chain>
-ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
-                       std::optional<Refinement> &refinement) {
+LogicalResult
+ChainAnalysis::buildSpace(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   const Contraction &c2 = second;
-  unsigned pIdx = probsOperand, vIdx = 1 - probsOperand;
-  Operation *c2op = c2.op;
-  Block *block = c2op->getBlock();
-
-  if (!c2.accType.isF32())
-    return fail("the second contraction accumulates in " +
-                typeName(c2.accType) + ", not f32");
-  for (Value v : {c2.operands[0], c2.operands[1], c2.result}) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (!t.hasStaticShape())
-      return fail("dynamic shapes are not supported");
-    if (t.getNumElements() == 0)
-      return fail("a tensor in the chain has a zero-sized dimension");
-  }
-
-  // Classify the second contraction's loops.
   unsigned numLoops = c2.loopSizes.size();
   AffineMap pMap = c2.maps[pIdx], vMap = c2.maps[vIdx], oMap = c2.maps[2];
   SmallVector<unsigned> queryLike, valueLike;
@@ -1637,117 +1687,80 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     return fail("the second contraction is not probabilities times values");
   // The query axis is the last query-like dim of the output; the others are
   // batch dims the values are shared across.
+  SmallVector<unsigned> outLoops;
+  for (AffineExpr e : oMap.getResults())
+    outLoops.push_back(cast<AffineDimExpr>(e).getPosition());
   unsigned queryLoop = queryLike.front();
-  for (AffineExpr e : oMap.getResults()) {
-    unsigned l = cast<AffineDimExpr>(e).getPosition();
+  for (unsigned l : outLoops)
     if (llvm::is_contained(queryLike, l))
       queryLoop = l;
-  }
   for (unsigned l : queryLike)
     if (l != queryLoop)
       isBatch[l] = true;
 
-  // The logical space.
-  Chain chain;
+  // Batch dims first, in output order, so that logical dim k is the k-th
+  // factor.
   Space &space = chain.space;
-  SmallVector<Coord> sigma2(numLoops);
+  sigma2.assign(numLoops, Coord());
   unsigned batchLoopNo = 0;
-  for (AffineExpr e : oMap.getResults()) {
-    unsigned l = cast<AffineDimExpr>(e).getPosition();
-    if (isBatch[l]) {
-      if (factors.size() <= batchLoopNo)
-        factors.push_back({c2.loopSizes[l]});
-      SmallVector<Coord> parts;
-      SmallVector<int64_t> sizes;
-      for (int64_t f : factors[batchLoopNo]) {
-        unsigned d = space.add(Role::Batch, f);
-        space.batch.push_back(d);
-        parts.push_back(Coord{{d, 1}});
-        sizes.push_back(f);
-      }
-      sigma2[l] = mergeCoords(parts, sizes);
-      ++batchLoopNo;
-    } else if (l == queryLoop) {
-      space.query = space.add(Role::Query, c2.loopSizes[l]);
-      sigma2[l] = Coord{{space.query, 1}};
-    } else {
-      space.valueDim = space.add(Role::ValueDim, c2.loopSizes[l]);
-      sigma2[l] = Coord{{space.valueDim, 1}};
+  for (unsigned l : outLoops) {
+    if (!isBatch[l])
+      continue;
+    if (factors.size() <= batchLoopNo)
+      factors.push_back({c2.loopSizes[l]});
+    SmallVector<Coord> parts;
+    for (int64_t f : factors[batchLoopNo]) {
+      unsigned d = space.add(Role::Batch, f);
+      space.batch.push_back(d);
+      parts.push_back(Coord{{d, 1}});
     }
+    sigma2[l] = mergeCoords(parts, factors[batchLoopNo]);
+    ++batchLoopNo;
   }
+  space.query = space.add(Role::Query, c2.loopSizes[queryLoop]);
+  sigma2[queryLoop] = Coord{{space.query, 1}};
+  space.valueDim = space.add(Role::ValueDim, c2.loopSizes[valueLike.front()]);
+  sigma2[valueLike.front()] = Coord{{space.valueDim, 1}};
   space.key = space.add(Role::Key, c2.loopSizes[c2.reduction]);
   sigma2[c2.reduction] = Coord{{space.key, 1}};
   if (space.batch.size() > 2)
     return fail("more than two batch dimensions");
+  return success();
+}
 
-  // Stage 2: the probabilities as an expression.
-  ExprBuilder scores(*chain.pool, space, /*scoreMode=*/true, block);
-  FailureOr<const Expr *> probs =
-      scores.build(c2.operands[pIdx], applyMap(pMap, sigma2));
-  if (failed(probs)) {
-    refinement = scores.refinement;
-    return fail(scores.reason);
-  }
-  const Expr *probsExpr = *probs;
+/// Whether `init` is a tensor of zeros.
+bool isZeroInit(std::deque<Expr> &pool, const Space &space, Value init) {
+  ExprBuilder builder(pool, space, /*scoreMode=*/false, nullptr);
+  View view(cast<RankedTensorType>(init.getType()).getRank());
+  FailureOr<const Expr *> e = builder.build(init, view);
+  return succeeded(e) && (*e)->kind == ExprKind::ConstF && (*e)->f == 0.0;
+}
 
-  // Stage 3: the softmax and the scores.
-  SoftmaxMatcher matcher(space);
-  ScoreForm form;
-  bool roundedProbs = false;
-  FailureOr<double> expFactor =
-      matcher.matchProbs(probsExpr, form, roundedProbs);
-  if (failed(expFactor))
-    return fail(matcher.reason);
-  if (c2.extends[pIdx] && !roundedProbs)
-    return fail("the second contraction extends probabilities that are not "
-                "computed in f32");
-  if (form.floatMask && std::fabs(*expFactor - 1.0) > 1e-6)
-    return fail("the softmax exponent scales the mask");
-
-  // The first contraction.
-  Operation *c1op = scores.scoresOp;
-  FailureOr<Contraction> c1 = matchContraction(c1op);
+LogicalResult ChainAnalysis::matchFirst(const ScoreForm &form) {
+  Space &space = chain.space;
+  FailureOr<Contraction> c1 =
+      matchContraction(form.scores->value.getDefiningOp());
   if (failed(c1))
     return fail("the scores are not computed by a contraction");
-  if (!c1->accType.isF32())
+  first = *c1;
+  if (!first.accType.isF32())
     return fail("the first contraction accumulates in " +
-                typeName(c1->accType) + ", not f32");
-  if (c1->init) {
-    ExprBuilder initBuilder(*chain.pool, space, /*scoreMode=*/false, block);
-    View outView(cast<RankedTensorType>(c1->init.getType()).getRank());
-    FailureOr<const Expr *> init = initBuilder.build(c1->init, outView);
-    if (failed(init) ||
-        !((*init)->kind == ExprKind::ConstF && (*init)->f == 0.0))
-      return fail("the first contraction accumulates into a non-zero "
-                  "tensor");
-  }
-  if (c2.init) {
-    ExprBuilder initBuilder(*chain.pool, space, /*scoreMode=*/false, block);
-    View outView(cast<RankedTensorType>(c2.init.getType()).getRank());
-    FailureOr<const Expr *> init = initBuilder.build(c2.init, outView);
-    if (failed(init) ||
-        !((*init)->kind == ExprKind::ConstF && (*init)->f == 0.0))
-      return fail("the second contraction accumulates into a non-zero "
-                  "tensor");
-  }
-  for (Value v : {c1->operands[0], c1->operands[1]}) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (!t.hasStaticShape())
-      return fail("dynamic shapes are not supported");
-    if (t.getNumElements() == 0)
-      return fail("a tensor in the chain has a zero-sized dimension");
-  }
+                typeName(first.accType) + ", not f32");
+  if (failed(checkShapes({first.operands[0], first.operands[1]}, reason)))
+    return failure();
+  if (first.init && !isZeroInit(*chain.pool, space, first.init))
+    return fail("the first contraction accumulates into a non-zero tensor");
 
-  // Loop coordinates of the first contraction from the scores' view.
-  unsigned numLoops1 = c1->loopSizes.size();
-  SmallVector<std::optional<Coord>> sigma1(numLoops1);
-  for (auto [t, e] : llvm::enumerate(c1->maps[2].getResults()))
-    sigma1[cast<AffineDimExpr>(e).getPosition()] = form.scores->view[t];
+  // Loop coordinates from the scores' view.
+  unsigned numLoops = first.loopSizes.size();
+  SmallVector<std::optional<Coord>> sigma(numLoops);
+  for (auto [t, e] : llvm::enumerate(first.maps[2].getResults()))
+    sigma[cast<AffineDimExpr>(e).getPosition()] = form.scores->view[t];
   std::optional<unsigned> iLoop, jLoop;
-  for (unsigned l = 0; l < numLoops1; ++l) {
-    if (l == c1->reduction)
+  for (unsigned l = 0; l < numLoops; ++l) {
+    if (l == first.reduction)
       continue;
-    const Coord &c = *sigma1[l];
+    const Coord &c = *sigma[l];
     if (c.size() == 1 && c[0].dim == space.query && c[0].stride == 1)
       iLoop = l;
     else if (c.size() == 1 && c[0].dim == space.key && c[0].stride == 1)
@@ -1755,102 +1768,71 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     else if (llvm::any_of(c, [&](const Term &t) {
                return t.dim == space.query || t.dim == space.key;
              }))
-      return fail("the scores are read transposed or reshaped across the "
-                  "query and key axes");
+      return fail("the scores are read reshaped across the query and key "
+                  "axes");
   }
   if (!iLoop || !jLoop)
     return fail("the scores do not span the query and key axes");
-  // Every logical batch dim must index the scores.
   for (unsigned b : space.batch) {
     bool found = false;
-    for (unsigned l = 0; l < numLoops1; ++l)
-      if (l != c1->reduction &&
-          llvm::any_of(*sigma1[l], [&](const Term &t) { return t.dim == b; }))
+    for (unsigned l = 0; l < numLoops; ++l)
+      if (l != first.reduction &&
+          llvm::any_of(*sigma[l], [&](const Term &t) { return t.dim == b; }))
         found = true;
     if (!found)
       return fail("the scores are broadcast across a batch dimension");
   }
-  space.headDim = space.add(Role::HeadDim, c1->loopSizes[c1->reduction]);
-  sigma1[c1->reduction] = Coord{{space.headDim, 1}};
-  SmallVector<Coord> sigma1v;
-  for (auto &c : sigma1)
-    sigma1v.push_back(*c);
-  unsigned qIdx;
-  bool q0 = c1->maps[0].isFunctionOfDim(*iLoop),
-       q1 = c1->maps[1].isFunctionOfDim(*iLoop);
+  space.headDim = space.add(Role::HeadDim, first.loopSizes[first.reduction]);
+  sigma[first.reduction] = Coord{{space.headDim, 1}};
+  sigma1.clear();
+  for (std::optional<Coord> &c : sigma)
+    sigma1.push_back(*c);
+
+  bool q0 = first.maps[0].isFunctionOfDim(*iLoop),
+       q1 = first.maps[1].isFunctionOfDim(*iLoop);
   if (q0 == q1)
     return fail("the first contraction is not queries times keys");
   qIdx = q0 ? 0 : 1;
-  unsigned kIdx = 1 - qIdx;
-  if (c1->maps[qIdx].isFunctionOfDim(*jLoop) ||
-      !c1->maps[kIdx].isFunctionOfDim(*jLoop))
+  kIdx = 1 - qIdx;
+  if (first.maps[qIdx].isFunctionOfDim(*jLoop) ||
+      !first.maps[kIdx].isFunctionOfDim(*jLoop))
     return fail("the first contraction is not queries times keys");
+  return success();
+}
 
-  // The operands.
-  auto operand = [&](const Contraction &c, unsigned idx, View view,
-                     StringRef name, OperandForm &out) -> LogicalResult {
-    ExprBuilder b(*chain.pool, space, /*scoreMode=*/false, block);
-    FailureOr<const Expr *> e = b.build(c.operands[idx], view);
-    if (failed(e)) {
-      refinement = b.refinement;
-      return fail(b.reason);
-    }
-    std::string why;
-    if (failed(matchOperand(*e, out, why, name)))
-      return fail(why);
-    if (c.extends[idx]) {
-      if (out.narrow)
-        return fail(name + " is extended twice");
-      out.narrow = out.leaf->type;
-    }
-    Type leaf = out.leaf->type;
-    if (!(leaf.isF32() || leaf.isF16() || leaf.isBF16()))
-      return fail(name + " has element type " + typeName(leaf) +
-                  ", not f16, bf16 or f32");
-    if (out.narrow && !(out.narrow.isF16() || out.narrow.isBF16()))
-      return fail(name + " is extended from an unsupported type");
-    return success();
-  };
-  OperandForm qf, kf, vf;
-  if (failed(operand(*c1, qIdx, applyMap(c1->maps[qIdx], sigma1v), "the query",
-                     qf)) ||
-      failed(operand(*c1, kIdx, applyMap(c1->maps[kIdx], sigma1v), "the key",
-                     kf)) ||
-      failed(operand(c2, vIdx, applyMap(vMap, sigma2), "the value", vf)))
-    return failure();
-  if (vf.scale != 1.0)
-    return fail("the values are scaled");
-
-  // Which logical dims the leaves depend on.
-  auto dependsOn = [&](const Expr *leaf, unsigned d) {
-    return viewMentions(leaf->view, d);
-  };
-  for (unsigned b : space.batch)
-    if (!dependsOn(qf.leaf, b))
-      return fail("the query is shared across a batch dimension");
-  if (!space.batch.empty()) {
-    unsigned heads = space.batch.back();
-    for (unsigned b : space.batch) {
-      if (b == heads)
-        continue;
-      if (!dependsOn(kf.leaf, b) || !dependsOn(vf.leaf, b))
-        return fail("the keys or values are shared across the batch");
-    }
-    if (dependsOn(kf.leaf, heads) != dependsOn(vf.leaf, heads))
-      return fail("the keys and values are not shared alike across heads");
+LogicalResult ChainAnalysis::matchOperand(const Contraction &c, unsigned idx,
+                                          const View &view, StringRef name,
+                                          OperandForm &out) {
+  ExprBuilder builder(*chain.pool, chain.space, /*scoreMode=*/false,
+                      c.op->getBlock());
+  FailureOr<const Expr *> e = builder.build(c.operands[idx], view);
+  if (failed(e)) {
+    refinement = builder.refinement;
+    return fail(builder.reason);
   }
+  std::string why;
+  if (failed(::matchOperand(*e, out, why, name)))
+    return fail(why);
+  if (c.extends[idx]) {
+    if (out.narrow)
+      return fail(name + " is extended twice");
+    out.narrow = out.leaf->type;
+  }
+  Type leaf = out.leaf->type;
+  if (!isSupportedFloat(leaf))
+    return fail(name + " has element type " + typeName(leaf) +
+                ", not f16, bf16 or f32");
+  if (out.narrow && !(out.narrow.isF16() || out.narrow.isBF16()))
+    return fail(name + " is extended from an unsupported type");
+  return success();
+}
 
-  // The scale.
-  chain.scale = form.alpha * *expFactor * qf.scale * kf.scale;
-  float scale32 = static_cast<float>(chain.scale);
-  if (!std::isfinite(scale32) || scale32 <= 0.0f)
-    return fail("the folded scale is not a finite positive f32");
-
-  // Masks.
+LogicalResult ChainAnalysis::matchMasks(const ScoreForm &form) {
+  const Space &space = chain.space;
   int64_t sq = space.size(space.query), sk = space.size(space.key);
   if (form.hide) {
     Linear h = *form.hide;
-    // hidden iff j - i + c > 0, i.e. j > i + offset.
+    // Hidden iff j - i + c > 0, i.e. j > i + offset.
     if (h.ai != -1 || h.aj != 1)
       return fail("the index mask is not causal");
     int64_t offset = -h.c;
@@ -1867,20 +1849,23 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
                   "rows, which attn.attention sets to 0");
   }
   if (form.floatMask) {
+    if (!isSupportedFloat(form.floatMask->type))
+      return fail("the mask has element type " +
+                  typeName(form.floatMask->type) + ", not f16, bf16 or f32");
     chain.mask = form.floatMask;
   } else if (form.boolMask) {
     chain.mask = form.boolMask;
     chain.invertBoolMask = form.boolMaskHidesWhereTrue;
   }
+  return success();
+}
 
-  // The output: the second contraction's result, or what single-use
-  // reshapes and a truncation to the operands' narrow type make of it.
-  chain.target = c2.result;
-  chain.targetView = applyMap(oMap, sigma2);
-  SmallVector<Operation *> outputOps;
-  Type narrow = qf.narrow && qf.narrow == kf.narrow && qf.narrow == vf.narrow
-                    ? qf.narrow
-                    : Type();
+/// Walks from the second contraction's result through single-use reshapes
+/// and at most one truncation to `narrow`, updating the chain's target.
+void ChainAnalysis::matchOutput(Type narrow,
+                                SmallVectorImpl<Operation *> &outputOps) {
+  const Space &space = chain.space;
+  Block *block = second.op->getBlock();
   bool truncated = false;
   while (chain.target.hasOneUse()) {
     Operation *user = *chain.target.getUsers().begin();
@@ -1904,7 +1889,7 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
       }
       next = v;
     };
-    auto expand = [&](ArrayRef<ReassociationIndices> groups) -> LogicalResult {
+    auto expand = [&](ArrayRef<ReassociationIndices> groups) {
       View v(dstType.getRank());
       for (auto [g, group] : llvm::enumerate(groups)) {
         SmallVector<int64_t> sizes;
@@ -1912,20 +1897,20 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
           sizes.push_back(dstType.getDimSize(d));
         SmallVector<Coord> parts;
         std::string why;
-        if (failed(splitCoord(space, chain.targetView[g], sizes, parts,
-                              refinement, why)))
-          return failure();
+        // A reshape that cuts a batch dim is left out of the chain.
+        std::optional<Refinement> ignored;
+        if (failed(splitCoord(space, chain.targetView[g], sizes, parts, ignored,
+                              why)))
+          return;
         for (auto [d, part] : llvm::zip_equal(group, parts))
           v[d] = part;
       }
       next = v;
-      return success();
     };
     if (auto op = dyn_cast<tensor::CollapseShapeOp>(user)) {
       collapse(op.getReassociationIndices());
     } else if (auto op = dyn_cast<tensor::ExpandShapeOp>(user)) {
-      if (failed(expand(op.getReassociationIndices())))
-        return refinement ? fail("internal: refinement needed") : failure();
+      expand(op.getReassociationIndices());
     } else if (isa<tosa::ReshapeOp>(user)) {
       if (srcType.getRank() > dstType.getRank()) {
         if (auto groups = getReassociationIndicesForCollapse(
@@ -1934,35 +1919,10 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
       } else if (srcType.getRank() < dstType.getRank()) {
         if (auto groups = getReassociationIndicesForCollapse(
                 dstType.getShape(), srcType.getShape()))
-          if (failed(expand(*groups)))
-            return refinement ? fail("internal: refinement needed") : failure();
+          expand(*groups);
       }
     } else if (!truncated && narrow && dstType.getElementType() == narrow) {
-      if (isa<tosa::CastOp>(user)) {
-        next = chain.targetView;
-      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-        Block *body = linalgOp.getBlock();
-        SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
-        if (linalgOp.getNumDpsInputs() == 1 && linalgOp.getNumDpsInits() == 1 &&
-            linalgOp.hasPureTensorSemantics() &&
-            linalgOp.getNumReductionLoops() == 0 && body &&
-            llvm::hasSingleElement(body->without_terminator()) &&
-            maps[0].isPermutation() && maps[1].isPermutation()) {
-          auto t = dyn_cast<arith::TruncFOp>(body->front());
-          auto y = cast<linalg::YieldOp>(body->getTerminator());
-          if (t && t.getIn() == body->getArgument(0) &&
-              y.getOperand(0) == t.getResult()) {
-            // Result dim r is loop maps[1][r], read from the source dim s
-            // with maps[0][s] == maps[1][r].
-            View v;
-            for (AffineExpr e : maps[1].getResults())
-              for (auto [src, e0] : llvm::enumerate(maps[0].getResults()))
-                if (e0 == e)
-                  v.push_back(chain.targetView[src]);
-            next = v;
-          }
-        }
-      }
+      next = truncationView(user, chain.targetView);
       truncated = next.has_value();
     }
     if (!next)
@@ -1971,30 +1931,30 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     chain.target = user->getResult(0);
     chain.targetView = *next;
   }
-  // Without a truncation the op works in f32; reshapes after the last
-  // truncation or contraction are kept out of the chain only if trailing.
-  chain.elementType = truncated ? narrow : Float32Type::get(c2op->getContext());
-  chain.query = qf.leaf;
-  chain.key = kf.leaf;
-  chain.value = vf.leaf;
+  // Without a truncation the op works in f32 so that O is not rounded.
+  chain.elementType =
+      truncated ? narrow : Float32Type::get(second.op->getContext());
+}
 
-  // Nothing but the chain may use the scores or probabilities.
-  llvm::SetVector<Operation *> ops = scores.visited;
-  ops.insert(c1op);
+LogicalResult
+ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops) {
+  Block *block = second.op->getBlock();
+  // Nothing but the chain may use the scores, probabilities or what lies
+  // between them.
   for (Operation *op : ops) {
     if (op->getBlock() != block)
       return fail("the chain spans several blocks");
     for (Operation *user : op->getUsers())
-      if (user != c2op && !ops.contains(user))
+      if (user != second.op && !ops.contains(user))
         return fail("the result of '" + op->getName().getStringRef() +
                     "' in the chain is also used by '" +
                     user->getName().getStringRef() + "' outside it");
   }
   // The tensors the op reads must not be computed from the chain.
-  for (auto [leaf, name] : {std::make_pair(chain.query, "query"),
-                            std::make_pair(chain.key, "key"),
-                            std::make_pair(chain.value, "value"),
-                            std::make_pair(chain.mask, "mask")}) {
+  for (auto [leaf, name] :
+       {std::make_pair(chain.query, "query"), std::make_pair(chain.key, "key"),
+        std::make_pair(chain.value, "value"),
+        std::make_pair(chain.mask, "mask")}) {
     if (!leaf)
       continue;
     Operation *def = leaf->value.getDefiningOp();
@@ -2008,12 +1968,103 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors,
     if (llvm::any_of(slice, [&](Operation *op) { return ops.contains(op); }))
       return fail(Twine("the ") + name + " is computed from the scores");
   }
-  chain.first = *c1;
+  return success();
+}
+
+FailureOr<Chain>
+ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
+  const Contraction &c2 = second;
+  Block *block = c2.op->getBlock();
+  if (!c2.accType.isF32())
+    return fail("the second contraction accumulates in " +
+                typeName(c2.accType) + ", not f32");
+  if (failed(checkShapes({c2.operands[0], c2.operands[1], c2.result}, reason)))
+    return failure();
+  if (failed(buildSpace(factors)))
+    return failure();
+  Space &space = chain.space;
+
+  // Stage 2: the probabilities as an expression.
+  ExprBuilder scores(*chain.pool, space, /*scoreMode=*/true, block);
+  FailureOr<const Expr *> probs =
+      scores.build(c2.operands[pIdx], applyMap(c2.maps[pIdx], sigma2));
+  if (failed(probs)) {
+    refinement = scores.refinement;
+    return fail(scores.reason);
+  }
+
+  // Stage 3: the softmax and the scores.
+  SoftmaxMatcher matcher(space);
+  ScoreForm form;
+  bool roundedProbs = false;
+  FailureOr<double> expFactor = matcher.matchProbs(*probs, form, roundedProbs);
+  if (failed(expFactor))
+    return fail(matcher.reason);
+  if (c2.extends[pIdx] && !roundedProbs)
+    return fail("the second contraction extends probabilities that are not "
+                "computed in f32");
+  if (form.floatMask && std::fabs(*expFactor - 1.0) > 1e-6)
+    return fail("the softmax exponent scales the mask");
+  if (c2.init && !isZeroInit(*chain.pool, space, c2.init))
+    return fail("the second contraction accumulates into a non-zero tensor");
+  if (failed(matchFirst(form)))
+    return failure();
+
+  // The operands and what they share.
+  OperandForm qf, kf, vf;
+  if (failed(matchOperand(first, qIdx, applyMap(first.maps[qIdx], sigma1),
+                          "the query", qf)) ||
+      failed(matchOperand(first, kIdx, applyMap(first.maps[kIdx], sigma1),
+                          "the key", kf)) ||
+      failed(matchOperand(c2, vIdx, applyMap(c2.maps[vIdx], sigma2),
+                          "the value", vf)))
+    return failure();
+  if (vf.scale != 1.0)
+    return fail("the values are scaled");
+  for (unsigned b : space.batch)
+    if (!viewMentions(qf.leaf->view, b))
+      return fail("the query is shared across a batch dimension");
+  if (!space.batch.empty()) {
+    unsigned heads = space.batch.back();
+    for (unsigned b : space.batch) {
+      if (b == heads)
+        continue;
+      if (!viewMentions(kf.leaf->view, b) || !viewMentions(vf.leaf->view, b))
+        return fail("the keys or values are shared across the batch");
+    }
+    if (viewMentions(kf.leaf->view, heads) !=
+        viewMentions(vf.leaf->view, heads))
+      return fail("the keys and values are not shared alike across heads");
+  }
+  chain.query = qf.leaf;
+  chain.key = kf.leaf;
+  chain.value = vf.leaf;
+
+  chain.scale = form.alpha * *expFactor * qf.scale * kf.scale;
+  float scale32 = static_cast<float>(chain.scale);
+  if (!std::isfinite(scale32) || scale32 <= 0.0f)
+    return fail("the folded scale is not a finite positive f32");
+  if (failed(matchMasks(form)))
+    return failure();
+
+  chain.target = c2.result;
+  chain.targetView = applyMap(c2.maps[2], sigma2);
+  SmallVector<Operation *> outputOps;
+  Type narrow = qf.narrow && qf.narrow == kf.narrow && qf.narrow == vf.narrow
+                    ? qf.narrow
+                    : Type();
+  matchOutput(narrow, outputOps);
+
+  llvm::SetVector<Operation *> ops = scores.visited;
+  ops.insert(first.op);
+  if (failed(checkUses(ops)))
+    return failure();
+  chain.first = first;
   chain.second = c2;
   chain.chainOps.assign(ops.begin(), ops.end());
-  chain.chainOps.push_back(c2op);
+  chain.chainOps.push_back(c2.op);
   chain.chainOps.append(outputOps.begin(), outputOps.end());
-  return chain;
+  return std::move(chain);
 }
 
 //===----------------------------------------------------------------------===//
