@@ -1897,10 +1897,10 @@ void ChainAnalysis::matchOutput(Type narrow,
           sizes.push_back(dstType.getDimSize(d));
         SmallVector<Coord> parts;
         std::string why;
-        // A reshape that cuts a batch dim is left out of the chain.
-        std::optional<Refinement> ignored;
-        if (failed(splitCoord(space, chain.targetView[g], sizes, parts, ignored,
-                              why)))
+        // A reshape that cuts a logical batch dim asks for a finer split;
+        // one that does not align is left out of the chain.
+        if (failed(splitCoord(space, chain.targetView[g], sizes, parts,
+                              refinement, why)))
           return;
         for (auto [d, part] : llvm::zip_equal(group, parts))
           v[d] = part;
@@ -2054,6 +2054,8 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
                     ? qf.narrow
                     : Type();
   matchOutput(narrow, outputOps);
+  if (refinement)
+    return failure();
 
   llvm::SetVector<Operation *> ops = scores.visited;
   ops.insert(first.op);
