@@ -18,6 +18,8 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bool_mask_masked_fill | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=torch_reshapes | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=mqa_shared_kv | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=rank3_chain_4d_output | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=transposed_scores | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // linalg.matmul with K^T folded into its indexing maps; the softmax written out
@@ -696,6 +698,62 @@ func.func @mqa_shared_kv(%q: tensor<2x4x6x16xf32>, %k: tensor<2x10x16xf32>, %v: 
   return %o : tensor<2x4x6x12xf32>
 }
 
+// A rank-3 chain whose result is split into [B, H, S, Dv] by
+// tensor.expand_shape: the op works on [B, H] and the operands are split.
+// CHECK-LABEL: func.func @rank3_chain_4d_output
+// CHECK-SAME:    (%[[Q:.+]]: tensor<6x6x8xf32>, %[[K:.+]]: tensor<6x10x8xf32>, %[[V:.+]]: tensor<6x10x12xf32>)
+// CHECK-DAG:     %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 6, 8]
+// CHECK-DAG:     %[[K4:.+]] = tensor.expand_shape %[[K]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 10, 8]
+// CHECK-DAG:     %[[V4:.+]] = tensor.expand_shape %[[V]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 10, 12]
+// CHECK:         %[[O:.+]] = attn.attention %[[Q4]], %[[K4]], %[[V4]] {scale = 1.000000e+00 : f32}
+// CHECK-SAME:      -> tensor<2x3x6x12xf32>
+// CHECK-NEXT:    return %[[O]]
+func.func @rank3_chain_4d_output(%q: tensor<6x6x8xf32>, %k: tensor<6x10x8xf32>, %v: tensor<6x10x12xf32>) -> tensor<2x3x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<6x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<6x6x8xf32>, tensor<6x10x8xf32>) outs(%fs : tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<6x6x10xf32>) outs(%es : tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %eo = tensor.empty() : tensor<6x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<6x6x12xf32>) -> tensor<6x6x12xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<6x6x10xf32>, tensor<6x10x12xf32>) outs(%fo : tensor<6x6x12xf32>) -> tensor<6x6x12xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 3, 6, 12] : tensor<6x6x12xf32> into tensor<2x3x6x12xf32>
+  return %o4 : tensor<2x3x6x12xf32>
+}
+
+// -----
+
+// The scores computed as K Q^T ([B, Sk, Sq]) and normalised over dim 1; the
+// second contraction reads P transposed through its indexing maps.
+// CHECK-LABEL: func.func @transposed_scores
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32}
+// CHECK-SAME:      : tensor<1x4x6x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x12xf32> -> tensor<1x4x6x12xf32>
+// CHECK-NOT:     linalg
+// CHECK:         return
+func.func @transposed_scores(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>) -> tensor<4x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x10x6xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x10x6xf32>) -> tensor<4x10x6xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%k, %q : tensor<4x10x8xf32>, tensor<4x6x8xf32>) outs(%fs : tensor<4x10x6xf32>) -> tensor<4x10x6xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<4x10x6xf32>) outs(%es : tensor<4x10x6xf32>) -> tensor<4x10x6xf32>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  %o = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, k, m)>,
+      affine_map<(b, m, n, k) -> (b, k, n)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%p, %v : tensor<4x10x6xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  return %o : tensor<4x6x12xf32>
+}
+
 // -----
 
 // Left alone: the softmax normalises over the queries (dim 1), not over
@@ -1186,4 +1244,26 @@ func.func @negative_scale(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: ten
   // expected-remark @below {{attn-raise: not fused: the scores are multiplied by a non-constant or non-positive value}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+// Left alone: the probabilities are also the values (O = P P).
+// CHECK-LABEL: func.func @probs_used_as_values
+// CHECK:         linalg.softmax
+// CHECK:         linalg.batch_matmul
+// CHECK-NOT:     attn.attention
+func.func @probs_used_as_values(%q: tensor<4x6x8xf32>) -> tensor<4x6x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x6x6xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %q : tensor<4x6x8xf32>, tensor<4x6x8xf32>) outs(%fs : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x6x6xf32>) outs(%es : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  // expected-remark @below {{attn-raise: not fused: the value is computed from the scores}}
+  %o = linalg.batch_matmul ins(%p, %p : tensor<4x6x6xf32>, tensor<4x6x6xf32>) outs(%fs : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  return %o : tensor<4x6x6xf32>
 }
