@@ -3,7 +3,7 @@
 # built from lit's own per-test results. Exits non-zero when any test fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
+scripts/build.sh && ninja -C build attn-test-depends || { echo "0 passed, 1 failed"; exit 1; }
 results=build/test/results.json
 rm -f "$results"
 /usr/lib/llvm-22/bin/lit -sv --output "$results" build/test "$@"

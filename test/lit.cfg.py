@@ -1,6 +1,7 @@
 # -*- Python -*-
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -31,6 +32,15 @@ tools = [
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# The runtime's CPU tests (test/Runtime) need attn-runtime-test, built where
+# CMake finds the CUDA toolkit; the GPU suite (test/GPU) needs a GPU, torch
+# and a generated manifest (ATTN_GPU_MANIFEST).
+if config.cuda_toolkit_found:
+    config.available_features.add("cuda-toolkit")
+    llvm_config.add_tool_substitutions(["attn-runtime-test"], [config.attn_tools_dir])
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%attn_gpu_manifest", config.attn_gpu_manifest))
 
 if config.ptxas_executable:
     config.available_features.add("ptxas")

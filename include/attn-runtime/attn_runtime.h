@@ -19,6 +19,13 @@
 
 #include <stdint.h>
 
+/* The library is built with hidden visibility; this marks its API. */
+#if defined(__GNUC__)
+#define ATTN_RUNTIME_API __attribute__((visibility("default")))
+#else
+#define ATTN_RUNTIME_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -56,7 +63,8 @@ typedef struct attn_tensor {
   int64_t strides[4]; /* in elements */
 } attn_tensor;
 
-/* Attention options shared by forward and decode. */
+/* Attention options shared by forward and decode. A null `options` pointer
+ * means the defaults {0, ATTN_CAUSAL_NONE, -1}. */
 typedef struct attn_options {
   float scale;        /* <= 0: 1/sqrt(D) */
   attn_causal causal;
@@ -65,37 +73,56 @@ typedef struct attn_options {
 
 typedef struct attn_module attn_module;
 
-/* Loads `manifest_path` and the PTX files it names (relative to it) into the
- * current CUDA context. */
-attn_status attn_module_load(const char *manifest_path, attn_module **module);
-void attn_module_destroy(attn_module *module);
+/* Loads `manifest_path` and the PTX file it names (relative to it) into the
+ * current CUDA context, which launches then use (it is pushed when another
+ * context is current). The manifest and PTX are read and checked before the
+ * driver is touched (ATTN_ERROR_MANIFEST); no driver, no device or no
+ * current context is ATTN_ERROR_CUDA. The driver (libcuda.so.1) is opened
+ * at run time, so a program linking this library starts without one.
+ * ATTN_RUNTIME_VERBOSE=1 prints each kernel's registers, local memory and
+ * shared memory to stderr at load; =2 also prints every launch. */
+ATTN_RUNTIME_API attn_status attn_module_load(const char *manifest_path,
+                                              attn_module **module);
+ATTN_RUNTIME_API void attn_module_destroy(attn_module *module);
 
-/* The message of the last failure on this thread ("" when none). */
-const char *attn_last_error(void);
+/* The message of the last failure on this thread ("" when none); a
+ * successful call leaves it as it was. */
+ATTN_RUNTIME_API const char *attn_last_error(void);
 
 /* O = softmax(scale Q K^T + causal/window mask) V; writes LSE when `lse` is
  * non-null. */
-attn_status attn_forward(attn_module *module, const attn_tensor *q,
-                         const attn_tensor *k, const attn_tensor *v,
-                         const attn_tensor *o, const attn_tensor *lse,
-                         const attn_options *options, void *stream);
+ATTN_RUNTIME_API attn_status
+attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
+             const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
+             const attn_options *options, void *stream);
 
 /* Split-KV decode (Flash-Decoding): partial kernel over `num_splits` chunks
  * of the keys, then the combine kernel. num_splits <= 0 picks the count from
- * the shape and the device's SM count. `workspace` is device memory of at
- * least attn_decode_workspace_size() bytes. */
-int64_t attn_decode_workspace_size(const attn_tensor *q, const attn_tensor *v,
-                                   int64_t num_splits);
-attn_status attn_decode(attn_module *module, const attn_tensor *q,
-                        const attn_tensor *k, const attn_tensor *v,
-                        const attn_tensor *o, const attn_tensor *lse,
-                        const attn_options *options, int64_t num_splits,
-                        void *workspace, int64_t workspace_bytes,
-                        void *stream);
+ * the shape and the device's SM count; a count above the number of key tiles
+ * (ceil(Sk / block_kv)) is clamped to it: attn_decode_splits() says which
+ * count a call uses. (Hq / Hkv) * Sq query rows must fit the rows of one
+ * decode_partial CTA (ATTN_ERROR_SHAPE otherwise; use attn_forward).
+ * `workspace` is device memory, 256-byte aligned, of at least
+ * attn_decode_workspace_size(q, v, attn_decode_splits(...)) bytes. */
+ATTN_RUNTIME_API int64_t attn_decode_workspace_size(const attn_tensor *q,
+                                                    const attn_tensor *v,
+                                                    int64_t num_splits);
+ATTN_RUNTIME_API attn_status
+attn_decode(attn_module *module, const attn_tensor *q, const attn_tensor *k,
+            const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
+            const attn_options *options, int64_t num_splits, void *workspace,
+            int64_t workspace_bytes, void *stream);
 
-/* The split count attn_decode uses for num_splits <= 0 (for tests). */
-int64_t attn_decode_default_splits(attn_module *module, const attn_tensor *q,
-                                   const attn_tensor *k);
+/* Sets *splits to the split count attn_decode uses for these arguments and
+ * `num_splits` (<= 0: the default, enough B * Hkv * splits CTAs for about
+ * two waves of the device's SMs, 1 when B * Hkv alone fills it). Fails, as
+ * attn_decode would, when q, k, v or the options are not a valid decode call
+ * for the module. (attn_decode_workspace_size returns -1, with
+ * attn_last_error() set, on bad arguments.) */
+ATTN_RUNTIME_API attn_status attn_decode_splits(
+    attn_module *module, const attn_tensor *q, const attn_tensor *k,
+    const attn_tensor *v, const attn_options *options, int64_t num_splits,
+    int64_t *splits);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   AttnToGPUPassOptions kernelOptions;
   kernelOptions.blockKV = options.blockKV;
   kernelOptions.warps = options.warps;
+  kernelOptions.mTiles = options.mTiles;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;

@@ -26,10 +26,14 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
                            "NVVM::NVVMDialect", "scf::SCFDialect",
                            "vector::VectorDialect"];
   let options = [
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
-           "Keys per K/V tile (a multiple of 16)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
+           "Keys per K/V tile, a multiple of 16; 0 picks 32 for forward "
+           "kernels with two m-tiles and D > 64 (register budget), else 64">,
     Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Warps per CTA; each owns 16 query rows">
+           "Warps per CTA">,
+    Option<"mTiles", "m-tiles", "int64_t", /*default=*/"2",
+           "16-row MMA tiles per warp in the forward kernel (decode uses 1: "
+           "its rows are the few query heads of one KV head)">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

@@ -17,11 +17,15 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("Target GPU: sm_80, sm_90 or sm_90a"),
       llvm::cl::init("sm_90a")};
   PassOptions::Option<int64_t> blockKV{
-      *this, "block-kv", llvm::cl::desc("Keys per K/V tile"),
-      llvm::cl::init(64)};
+      *this, "block-kv",
+      llvm::cl::desc("Keys per K/V tile (0: chosen from the head dim)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> warps{
-      *this, "warps", llvm::cl::desc("Warps per CTA (16 query rows each)"),
-      llvm::cl::init(4)};
+      *this, "warps", llvm::cl::desc("Warps per CTA"), llvm::cl::init(4)};
+  PassOptions::Option<int64_t> mTiles{
+      *this, "m-tiles",
+      llvm::cl::desc("16-row MMA tiles per warp (forward kernels)"),
+      llvm::cl::init(2)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to

@@ -24,7 +24,8 @@ namespace {
 constexpr StringLiteral kKernelModule = "attn_kernels";
 
 /// The kernel spec of an attn op, or an error on the op.
-FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t blockKV) {
+FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
+                              int64_t blockKV) {
   KernelSpec spec;
   spec.warps = warps;
   spec.blockKV = blockKV;
@@ -34,6 +35,7 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t blockKV) {
                                           a.getKey().getType(),
                                           a.getValue().getType());
     spec.kind = KernelKind::Forward;
+    spec.mTiles = mTiles;
     spec.elementType = a.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
@@ -59,6 +61,11 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t blockKV) {
   if (mask)
     return op->emitOpError("has a mask operand; the GPU kernels generate "
                            "causal and window masks only");
+  if (spec.blockKV == 0)
+    spec.blockKV = spec.kind == KernelKind::Forward && spec.mTiles == 2 &&
+                           spec.headDim > 64
+                       ? 32
+                       : 64;
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   if (spec.blockKV % 16 || spec.blockKV < 16)
@@ -66,6 +73,8 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t blockKV) {
            << spec.blockKV;
   if (spec.warps < 1 || spec.warps > 8)
     return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
+  if (spec.mTiles < 1 || spec.mTiles > 2)
+    return op->emitOpError("'m-tiles' must be 1 or 2, got ") << spec.mTiles;
   return spec;
 }
 
@@ -96,7 +105,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (auto existing = module->getAttrOfType<ArrayAttr>("attn.manifest"))
       manifest.append(existing.begin(), existing.end());
     for (Operation *op : ops) {
-      FailureOr<KernelSpec> spec = specFor(op, warps, blockKV);
+      FailureOr<KernelSpec> spec = specFor(op, warps, mTiles, blockKV);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();

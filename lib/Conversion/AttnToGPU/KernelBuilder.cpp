@@ -255,7 +255,7 @@ public:
   AttentionKernel(OpBuilder &b, Location loc, const KernelSpec &spec)
       : e{b, loc}, spec(spec), decode(spec.kind == KernelKind::DecodePartial),
         d(spec.headDim), dv(spec.valueDim), bq(spec.rows()),
-        bkv(spec.blockKV), elt(spec.elementType) {}
+        bkv(spec.blockKV), mTiles(spec.mTiles), elt(spec.elementType) {}
 
   gpu::GPUFuncOp build();
 
@@ -263,7 +263,7 @@ private:
   Emitter e;
   const KernelSpec &spec;
   bool decode;
-  int64_t d, dv, bq, bkv;
+  int64_t d, dv, bq, bkv, mTiles;
   Type elt;
 
   // Values of the prologue.
@@ -283,14 +283,19 @@ private:
   std::tuple<Value, Value, Value> rowCoords(Value r);
   void loadQ();
   void loadKV(Value tile, Value stage);
-  SmallVector<Value> loadQFragments();
+  /// The A fragment of Q for m-tile `mt` of this warp and k-step `kk`.
+  SmallVector<Value> qFragment(int64_t mt, int64_t kk);
+  /// CTA row of this thread's accumulator row `half` (0: g, 1: g + 8) in
+  /// m-tile `mt`.
+  Value threadRow(int64_t mt, int64_t half);
   /// ldmatrix x4 at shared byte offset, as four i32.
   SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);
   /// One mma.sync m16n8k16: a (4 x i32), b (2 x i32), c (4 x f32).
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> c);
   Value packPair(Value lo, Value hi);
-  void emitEpilogue(Value m0, Value m1, Value l0, Value l1,
+  /// Writes O (or the partial O) and the LSE of m-tile `mt`.
+  void emitEpilogue(int64_t mt, Value m0, Value m1, Value l0, Value l1,
                     ArrayRef<Value> acc);
 };
 
@@ -411,27 +416,26 @@ Value AttentionKernel::packPair(Value lo, Value hi) {
   return LLVM::BitcastOp::create(e.b, e.loc, e.i32(), narrow);
 }
 
-SmallVector<Value> AttentionKernel::loadQFragments() {
-  // A fragment of rows warp*16 + (lane % 16), columns kk*16 + (lane / 16)*8.
-  SmallVector<Value> frags;
-  Value row = e.add(e.mul(warp, e.c32(16)), e.rem(lane, e.c32(16)));
-  Value colBase = e.mul(e.div(lane, e.c32(16)), e.c32(8));
-  for (int64_t kk = 0; kk < d / 16; ++kk) {
-    Value col = e.add(colBase, e.c32(kk * 16));
-    Value off = e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2));
-    SmallVector<Value> f = ldmatrix4(off, /*transpose=*/false);
-    frags.append(f.begin(), f.end());
-  }
-  return frags;
+Value AttentionKernel::threadRow(int64_t mt, int64_t half) {
+  return e.add(e.add(e.mul(warp, e.c32(16 * mTiles)), g),
+               e.c32(mt * 16 + half * 8));
 }
 
-void AttentionKernel::emitEpilogue(Value m0, Value m1, Value l0, Value l1,
-                                   ArrayRef<Value> acc) {
+SmallVector<Value> AttentionKernel::qFragment(int64_t mt, int64_t kk) {
+  // Rows (warp's m-tile) + lane % 16, columns kk * 16 + (lane / 16) * 8.
+  Value row = e.add(e.add(e.mul(warp, e.c32(16 * mTiles)), e.c32(mt * 16)),
+                    e.rem(lane, e.c32(16)));
+  Value col = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)), e.c32(kk * 16));
+  Value off = e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2));
+  return ldmatrix4(off, /*transpose=*/false);
+}
+
+void AttentionKernel::emitEpilogue(int64_t mt, Value m0, Value m1, Value l0,
+                                   Value l1, ArrayRef<Value> acc) {
   Value ms[2] = {m0, m1};
   Value ls[2] = {e.quadReduce(l0, false), e.quadReduce(l1, false)};
   for (int64_t half = 0; half < 2; ++half) {
-    Value r = e.add(e.add(e.mul(warp, e.c32(16)), g), e.c32(half * 8));
-    auto [h, i, valid] = rowCoords(r);
+    auto [h, i, valid] = rowCoords(threadRow(mt, half));
     Value l = ls[half];
     Value empty = e.feq(l, e.cf(0.0));
     Value inv = e.select(empty, e.cf(0.0), e.fdiv(e.cf(1.0), l));
@@ -586,19 +590,30 @@ gpu::GPUFuncOp AttentionKernel::build() {
   NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
   NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
   gpu::BarrierOp::create(b, e.loc);
-  SmallVector<Value> qFrag = loadQFragments();
+  // With one m-tile per warp, Q stays in registers for the whole loop;
+  // with more, its fragments are re-read from shared memory per k-step
+  // (registers go to the larger accumulators instead).
+  SmallVector<Value> qRegs;
+  if (mTiles == 1)
+    for (int64_t kk = 0; kk < d / 16; ++kk)
+      llvm::append_range(qRegs, qFragment(0, kk));
 
-  // The two rows (g and g + 8) this thread holds, for the masks.
-  Value rowI[2];
-  for (int64_t half = 0; half < 2; ++half) {
-    Value r = e.add(e.add(e.mul(warp, e.c32(16)), g), e.c32(half * 8));
-    rowI[half] = std::get<1>(rowCoords(r));
-  }
+  // The rows (g and g + 8 of each m-tile) this thread holds, for the masks.
+  SmallVector<Value> rowI;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half)
+      rowI.push_back(std::get<1>(rowCoords(threadRow(mt, half))));
 
+  // Loop-carried per m-tile: max and sum of rows g and g + 8, then the
+  // accumulator of O.
   int64_t sElems = bkv / 8 * 4, oElems = dv / 8 * 4;
-  SmallVector<Value> init = {e.negInf(), e.negInf(), e.cf(0.0), e.cf(0.0)};
-  for (int64_t i = 0; i < oElems; ++i)
-    init.push_back(e.cf(0.0));
+  int64_t carriedPerTile = 4 + oElems;
+  SmallVector<Value> init;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    init.append({e.negInf(), e.negInf(), e.cf(0.0), e.cf(0.0)});
+    for (int64_t i = 0; i < oElems; ++i)
+      init.push_back(e.cf(0.0));
+  }
   Value zero = e.c32(0), one = e.c32(1);
   auto loop = scf::ForOp::create(b, e.loc, zero, numTiles, one, init);
   {
@@ -624,24 +639,31 @@ gpu::GPUFuncOp AttentionKernel::build() {
     Value vBase = e.add(e.c32(qBytes + 2 * kStageBytes),
                         e.mul(stage, e.c32(vStageBytes)));
 
-    // S = Q K^T: K rows (keys) are the B operand's columns; ldmatrix x4
-    // gives b0, b1 for key blocks nb and nb + 1.
-    SmallVector<Value> s(sElems, e.cf(0.0));
-    Value kRow = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)), e.rem(lane, e.c32(8)));
+    // S = Q K^T: K rows (keys) are the B operand's columns; one ldmatrix x4
+    // gives b0, b1 of key blocks nb and nb + 1, used by every m-tile.
+    SmallVector<Value> s(mTiles * sElems, e.cf(0.0));
+    Value kRow = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)),
+                       e.rem(lane, e.c32(8)));
     Value kCol = e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8));
-    for (int64_t nb = 0; nb < bkv / 8; nb += 2) {
-      for (int64_t kk = 0; kk < d / 16; ++kk) {
+    for (int64_t kk = 0; kk < d / 16; ++kk) {
+      SmallVector<SmallVector<Value>> aFrags;
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        aFrags.push_back(mTiles == 1
+                             ? SmallVector<Value>(ArrayRef(qRegs).slice(kk * 4, 4))
+                             : qFragment(mt, kk));
+      for (int64_t nb = 0; nb < bkv / 8; nb += 2) {
         Value row = e.add(kRow, e.c32(nb * 8));
         Value col = e.add(kCol, e.c32(kk * 16));
         Value off = e.add(kBase, e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2)));
         SmallVector<Value> bf = ldmatrix4(off, false);
-        ArrayRef<Value> aFrag = ArrayRef(qFrag).slice(kk * 4, 4);
-        for (int64_t half = 0; half < 2; ++half) {
-          SmallVector<Value> c(s.begin() + (nb + half) * 4,
-                               s.begin() + (nb + half) * 4 + 4);
-          SmallVector<Value> r = mma(aFrag, {bf[half * 2], bf[half * 2 + 1]}, c);
-          std::copy(r.begin(), r.end(), s.begin() + (nb + half) * 4);
-        }
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t half = 0; half < 2; ++half) {
+            auto first = s.begin() + mt * sElems + (nb + half) * 4;
+            SmallVector<Value> c(first, first + 4);
+            SmallVector<Value> r =
+                mma(aFrags[mt], {bf[half * 2], bf[half * 2 + 1]}, c);
+            std::copy(r.begin(), r.end(), first);
+          }
       }
     }
     for (Value &x : s)
@@ -657,18 +679,18 @@ gpu::GPUFuncOp AttentionKernel::build() {
       Value windowEdge = e.sub(e.add(maxI, diagOffset), window);
       needMask = e.bor(needMask, e.band(hasWindow, e.lt(start, windowEdge)));
     }
-    SmallVector<Type> sTypes(sElems, f32);
+    SmallVector<Type> sTypes(s.size(), f32);
     auto masked = scf::IfOp::create(b, e.loc, sTypes, needMask, true);
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(masked.thenBlock());
       SmallVector<Value> ms;
-      for (int64_t idx = 0; idx < sElems; ++idx) {
-        int64_t nb = idx / 4, q = idx % 4;
+      for (int64_t idx = 0; idx < static_cast<int64_t>(s.size()); ++idx) {
+        int64_t mt = idx / sElems, nb = (idx % sElems) / 4, q = idx % 4;
         Value j = e.add(start, e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2))));
         Value hidden = e.ge(j, kvEnd);
         if (spec.causal != CausalKind::None) {
-          Value diag = e.add(rowI[q / 2], diagOffset);
+          Value diag = e.add(rowI[mt * 2 + q / 2], diagOffset);
           hidden = e.bor(hidden, e.gt(j, diag));
           hidden = e.bor(hidden, e.band(hasWindow, e.lt(j, e.sub(diag, window))));
         }
@@ -678,42 +700,54 @@ gpu::GPUFuncOp AttentionKernel::build() {
       b.setInsertionPointToStart(masked.elseBlock());
       scf::YieldOp::create(b, e.loc, s);
     }
-    for (int64_t idx = 0; idx < sElems; ++idx)
+    for (int64_t idx = 0; idx < static_cast<int64_t>(s.size()); ++idx)
       s[idx] = masked.getResult(idx);
 
-    // Online softmax in the log2 domain.
-    Value mOld[2] = {carried[0], carried[1]};
-    Value lOld[2] = {carried[2], carried[3]};
-    Value mNew[2], mSafe[2], alpha[2], rowSum[2];
-    for (int64_t half = 0; half < 2; ++half) {
-      Value mx = e.negInf();
-      for (int64_t idx = 0; idx < sElems; ++idx)
-        if ((idx % 4) / 2 == half)
-          mx = e.fmax(mx, s[idx]);
-      mx = e.quadReduce(mx, true);
-      mNew[half] = e.fmax(mOld[half], mx);
-      mSafe[half] = e.select(e.feq(mNew[half], e.negInf()), e.cf(0.0), mNew[half]);
-      alpha[half] = e.exp2(e.fsub(mOld[half], mSafe[half]));
-      rowSum[half] = e.cf(0.0);
+    // Online softmax in the log2 domain, per m-tile and row.
+    SmallVector<Value> yielded;
+    SmallVector<SmallVector<Value>> accs, pFrags;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      ValueRange mine = carried.slice(mt * carriedPerTile, carriedPerTile);
+      ArrayRef<Value> sm = ArrayRef(s).slice(mt * sElems, sElems);
+      Value mNew[2], mSafe[2], alpha[2], rowSum[2];
+      for (int64_t half = 0; half < 2; ++half) {
+        Value mx = e.negInf();
+        for (int64_t idx = 0; idx < sElems; ++idx)
+          if ((idx % 4) / 2 == half)
+            mx = e.fmax(mx, sm[idx]);
+        mx = e.quadReduce(mx, true);
+        mNew[half] = e.fmax(mine[half], mx);
+        mSafe[half] =
+            e.select(e.feq(mNew[half], e.negInf()), e.cf(0.0), mNew[half]);
+        alpha[half] = e.exp2(e.fsub(mine[half], mSafe[half]));
+        rowSum[half] = e.cf(0.0);
+      }
+      SmallVector<Value> p(sElems);
+      for (int64_t idx = 0; idx < sElems; ++idx) {
+        int64_t half = (idx % 4) / 2;
+        p[idx] = e.exp2(e.fsub(sm[idx], mSafe[half]));
+        rowSum[half] = e.fadd(rowSum[half], p[idx]);
+      }
+      SmallVector<Value> acc(mine.begin() + 4, mine.end());
+      for (int64_t idx = 0; idx < oElems; ++idx)
+        acc[idx] = e.fmul(acc[idx], alpha[(idx % 4) / 2]);
+      accs.push_back(acc);
+      // P's accumulator layout is the A fragment layout of the second
+      // product: key blocks 2kk and 2kk + 1 make k-step kk.
+      SmallVector<Value> pFrag;
+      for (int64_t kk = 0; kk < bkv / 16; ++kk) {
+        int64_t lo = 2 * kk * 4, hi = (2 * kk + 1) * 4;
+        pFrag.append({packPair(p[lo], p[lo + 1]), packPair(p[lo + 2], p[lo + 3]),
+                      packPair(p[hi], p[hi + 1]), packPair(p[hi + 2], p[hi + 3])});
+      }
+      pFrags.push_back(pFrag);
+      yielded.append({mNew[0], mNew[1],
+                      e.fadd(e.fmul(mine[2], alpha[0]), rowSum[0]),
+                      e.fadd(e.fmul(mine[3], alpha[1]), rowSum[1])});
     }
-    SmallVector<Value> p(sElems);
-    for (int64_t idx = 0; idx < sElems; ++idx) {
-      int64_t half = (idx % 4) / 2;
-      p[idx] = e.exp2(e.fsub(s[idx], mSafe[half]));
-      rowSum[half] = e.fadd(rowSum[half], p[idx]);
-    }
-    SmallVector<Value> acc(carried.begin() + 4, carried.end());
-    for (int64_t idx = 0; idx < oElems; ++idx)
-      acc[idx] = e.fmul(acc[idx], alpha[(idx % 4) / 2]);
 
-    // O += P V: P's accumulator layout is the A fragment layout of the
-    // second product; V rows (keys) are read transposed by ldmatrix.
-    SmallVector<Value> pFrag;
-    for (int64_t kk = 0; kk < bkv / 16; ++kk) {
-      int64_t lo = 2 * kk * 4, hi = (2 * kk + 1) * 4;
-      pFrag.append({packPair(p[lo], p[lo + 1]), packPair(p[lo + 2], p[lo + 3]),
-                    packPair(p[hi], p[hi + 1]), packPair(p[hi + 2], p[hi + 3])});
-    }
+    // O += P V: V rows (keys) are read transposed by ldmatrix; one x4 load
+    // serves every m-tile.
     Value vRow = e.add(e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8)),
                        e.rem(lane, e.c32(8)));
     Value vCol = e.mul(e.div(lane, e.c32(16)), e.c32(8));
@@ -723,26 +757,33 @@ gpu::GPUFuncOp AttentionKernel::build() {
         Value col = e.add(vCol, e.c32(nb * 8));
         Value off = e.add(vBase, e.mul(e.add(e.mul(row, e.c32(dv + 8)), col), e.c32(2)));
         SmallVector<Value> bf = ldmatrix4(off, /*transpose=*/true);
-        ArrayRef<Value> aFrag = ArrayRef(pFrag).slice(kk * 4, 4);
-        for (int64_t half = 0; half < 2; ++half) {
-          SmallVector<Value> c(acc.begin() + (nb + half) * 4,
-                               acc.begin() + (nb + half) * 4 + 4);
-          SmallVector<Value> r = mma(aFrag, {bf[half * 2], bf[half * 2 + 1]}, c);
-          std::copy(r.begin(), r.end(), acc.begin() + (nb + half) * 4);
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          ArrayRef<Value> aFrag = ArrayRef(pFrags[mt]).slice(kk * 4, 4);
+          for (int64_t half = 0; half < 2; ++half) {
+            auto first = accs[mt].begin() + (nb + half) * 4;
+            SmallVector<Value> c(first, first + 4);
+            SmallVector<Value> r =
+                mma(aFrag, {bf[half * 2], bf[half * 2 + 1]}, c);
+            std::copy(r.begin(), r.end(), first);
+          }
         }
       }
     }
     // Every warp is done with this stage before the next prefetch into it.
     gpu::BarrierOp::create(b, e.loc);
-    SmallVector<Value> yielded = {mNew[0], mNew[1],
-                                  e.fadd(e.fmul(lOld[0], alpha[0]), rowSum[0]),
-                                  e.fadd(e.fmul(lOld[1], alpha[1]), rowSum[1])};
-    yielded.append(acc.begin(), acc.end());
-    scf::YieldOp::create(b, e.loc, yielded);
+    SmallVector<Value> all;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      all.append(yielded.begin() + mt * 4, yielded.begin() + mt * 4 + 4);
+      all.append(accs[mt].begin(), accs[mt].end());
+    }
+    scf::YieldOp::create(b, e.loc, all);
   }
   ValueRange res = loop.getResults();
-  emitEpilogue(res[0], res[1], res[2], res[3],
-               SmallVector<Value>(res.begin() + 4, res.end()));
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    ValueRange mine = res.slice(mt * carriedPerTile, carriedPerTile);
+    emitEpilogue(mt, mine[0], mine[1], mine[2], mine[3],
+                 SmallVector<Value>(mine.begin() + 4, mine.end()));
+  }
   gpu::ReturnOp::create(b, e.loc);
   return func;
 }

@@ -29,8 +29,10 @@ struct KernelSpec {
   Type elementType;
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
-  /// Warps per CTA; each owns 16 query rows of the tile.
+  /// Warps per CTA; each owns 16 x mTiles query rows of the tile.
   int64_t warps = 4;
+  /// 16-row MMA tiles per warp: more reuse every K/V fragment more often.
+  int64_t mTiles = 1;
   /// Keys per K/V tile.
   int64_t blockKV = 64;
 
@@ -38,7 +40,7 @@ struct KernelSpec {
   /// Query rows per CTA (forward, decode partial).
   int64_t rows() const {
     return kind == KernelKind::DecodeCombine ? threads() / (valueDim / 4)
-                                             : warps * 16;
+                                             : warps * 16 * mTiles;
   }
   /// Dynamic shared memory: the Q tile and two stages of K and V tiles, rows
   /// padded by 16 bytes so that ldmatrix reads no bank twice.

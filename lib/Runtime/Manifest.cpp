@@ -1,0 +1,424 @@
+//===- Manifest.cpp - the kernel manifest of docs/KernelABI.md ------------===//
+
+#include "Manifest.h"
+
+#include "Error.h"
+
+#include <cstring>
+#include <map>
+
+namespace attn::runtime {
+
+const char *kernelKindName(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Forward:
+    return "forward";
+  case KernelKind::DecodePartial:
+    return "decode_partial";
+  case KernelKind::DecodeCombine:
+    return "decode_combine";
+  }
+  return "?";
+}
+
+const KernelSpec *Manifest::find(KernelKind kind, attn_dtype dtype,
+                                 int64_t headDim, int64_t valueDim,
+                                 attn_causal causal) const {
+  for (const KernelSpec &k : kernels) {
+    if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim)
+      continue;
+    if (kind != KernelKind::DecodeCombine &&
+        (k.headDim != headDim || k.causal != causal))
+      continue;
+    return &k;
+  }
+  return nullptr;
+}
+
+bool Manifest::hasDtype(KernelKind kind, attn_dtype dtype) const {
+  for (const KernelSpec &k : kernels)
+    if (k.kind == kind && k.dtype == dtype)
+      return true;
+  return false;
+}
+
+std::string Manifest::describe(KernelKind kind) const {
+  std::string out;
+  for (const KernelSpec &k : kernels) {
+    if (k.kind != kind)
+      continue;
+    if (!out.empty())
+      out += ", ";
+    out += dtypeName(k.dtype);
+    if (kind == KernelKind::DecodeCombine) {
+      out += " dv" + std::to_string(k.valueDim);
+      continue;
+    }
+    out += " d" + std::to_string(k.headDim) + "/" + std::to_string(k.valueDim);
+    out += " causal=";
+    out += causalName(k.causal);
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool parseTarget(std::string_view target, int &smVersion, bool &archSpecific) {
+  if (target.size() < 5 || target.substr(0, 3) != "sm_")
+    return false;
+  std::string_view digits = target.substr(3);
+  archSpecific = false;
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
+    archSpecific = digits.back() == 'a';
+    digits.remove_suffix(1);
+  }
+  if (digits.empty() || digits.size() > 4)
+    return false;
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  smVersion = value;
+  return value >= 10;
+}
+
+namespace {
+
+/// The whitespace-separated tokens of one line, comments removed.
+std::vector<std::string_view> tokenize(std::string_view line) {
+  if (size_t hash = line.find('#'); hash != std::string_view::npos)
+    line = line.substr(0, hash);
+  std::vector<std::string_view> tokens;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() &&
+           (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||
+            line[i] == '\v' || line[i] == '\f'))
+      ++i;
+    size_t start = i;
+    while (i < line.size() &&
+           !(line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||
+             line[i] == '\v' || line[i] == '\f'))
+      ++i;
+    if (i > start)
+      tokens.push_back(line.substr(start, i - start));
+  }
+  return tokens;
+}
+
+bool parseInt(std::string_view text, int64_t &value) {
+  if (text.empty() || text.size() > 12)
+    return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
+}
+
+bool isIdentifier(std::string_view name) {
+  if (name.empty())
+    return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.';
+    if (!ok)
+      return false;
+  }
+  return !(name[0] >= '0' && name[0] <= '9');
+}
+
+/// Parses manifests, one line at a time, and reports the first error.
+class Parser {
+public:
+  Parser(const std::string &path, Manifest &manifest)
+      : path(path), manifest(manifest) {}
+
+  attn_status parse(std::string_view text);
+
+private:
+  attn_status error(int line, const std::string &message) {
+    return fail(ATTN_ERROR_MANIFEST,
+                path + ":" + std::to_string(line) + ": " + message);
+  }
+  attn_status parseRecord(int line, const std::vector<std::string_view> &t);
+  attn_status parseKernel(int line, const std::vector<std::string_view> &t);
+
+  const std::string &path;
+  Manifest &manifest;
+  bool sawHeader = false;
+  int targetLine = 0;
+  int ptxLine = 0;
+};
+
+attn_status Parser::parse(std::string_view text) {
+  int line = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    ++line;
+    std::vector<std::string_view> tokens =
+        tokenize(text.substr(pos, end - pos));
+    pos = end + 1;
+    if (tokens.empty())
+      continue;
+    if (attn_status s = parseRecord(line, tokens))
+      return s;
+  }
+  int last = line > 0 ? line : 1;
+  if (!sawHeader)
+    return error(last, "empty manifest: expected 'attn-manifest " +
+                           std::to_string(kManifestVersion) + "'");
+  if (manifest.target.empty())
+    return error(last, "missing 'target' record");
+  if (manifest.ptxFile.empty())
+    return error(last, "missing 'ptx' record");
+  if (manifest.kernels.empty())
+    return error(last, "no 'kernel' records");
+
+  // Duplicates: by name, and by what the runtime looks a kernel up with.
+  std::map<std::string, const KernelSpec *> byName;
+  for (const KernelSpec &k : manifest.kernels) {
+    auto [it, inserted] = byName.emplace(k.name, &k);
+    if (!inserted)
+      return error(k.line, "duplicate kernel '" + k.name + "' (first on line " +
+                               std::to_string(it->second->line) + ")");
+  }
+  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
+    const KernelSpec &k = manifest.kernels[i];
+    for (size_t j = 0; j < i; ++j) {
+      const KernelSpec &o = manifest.kernels[j];
+      bool same =
+          o.kind == k.kind && o.dtype == k.dtype && o.valueDim == k.valueDim;
+      if (k.kind != KernelKind::DecodeCombine)
+        same = same && o.headDim == k.headDim && o.causal == k.causal;
+      if (same)
+        return error(k.line, "kernel '" + k.name + "' has the same kind, " +
+                                 "dtype, head_dim, value_dim and causal as '" +
+                                 o.name + "' (line " + std::to_string(o.line) +
+                                 "): the runtime could not choose");
+    }
+  }
+  return ATTN_OK;
+}
+
+attn_status Parser::parseRecord(int line,
+                                const std::vector<std::string_view> &t) {
+  std::string_view record = t[0];
+  if (!sawHeader) {
+    if (record != "attn-manifest")
+      return error(line, "expected 'attn-manifest " +
+                             std::to_string(kManifestVersion) +
+                             "' as the first record, found '" +
+                             std::string(record) + "'");
+    int64_t version = 0;
+    if (t.size() != 2 || !parseInt(t[1], version))
+      return error(line, "expected 'attn-manifest <version>'");
+    if (version != kManifestVersion)
+      return error(line, "manifest version " + std::to_string(version) +
+                             " is not supported (this runtime reads version " +
+                             std::to_string(kManifestVersion) + ")");
+    manifest.version = static_cast<int>(version);
+    sawHeader = true;
+    return ATTN_OK;
+  }
+  if (record == "attn-manifest")
+    return error(line, "second 'attn-manifest' record");
+  if (record == "target") {
+    if (targetLine)
+      return error(line, "second 'target' record (first on line " +
+                             std::to_string(targetLine) + ")");
+    int sm = 0;
+    bool archSpecific = false;
+    if (t.size() != 2 || !parseTarget(t[1], sm, archSpecific))
+      return error(line, "expected 'target sm_<NN>' (e.g. sm_80, sm_90a)");
+    manifest.target = std::string(t[1]);
+    targetLine = line;
+    return ATTN_OK;
+  }
+  if (record == "ptx") {
+    if (ptxLine)
+      return error(line, "second 'ptx' record (first on line " +
+                             std::to_string(ptxLine) + ")");
+    if (t.size() != 2)
+      return error(line, "expected 'ptx <file>'");
+    manifest.ptxFile = std::string(t[1]);
+    ptxLine = line;
+    return ATTN_OK;
+  }
+  if (record == "kernel")
+    return parseKernel(line, t);
+  return error(line, "unknown record '" + std::string(record) +
+                         "' (expected target, ptx or kernel)");
+}
+
+attn_status Parser::parseKernel(int line,
+                                const std::vector<std::string_view> &t) {
+  if (t.size() < 2 || !isIdentifier(t[1]) || t[1].find('=') != t[1].npos)
+    return error(line, "expected 'kernel <name> key=value...'");
+  KernelSpec k;
+  k.name = std::string(t[1]);
+  k.line = line;
+  const std::string where = "kernel '" + k.name + "': ";
+
+  // Every key a kernel record may have; `seen` catches repeats.
+  static const char *const keys[] = {
+      "kind",    "dtype", "head_dim", "value_dim", "causal",
+      "block_q", "rows",  "block_kv", "threads",   "smem"};
+  constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
+  bool seen[numKeys] = {};
+  int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
+                            nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
+                            &k.threads, &k.smem};
+  for (size_t i = 2; i < t.size(); ++i) {
+    size_t eq = t[i].find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      return error(line, where + "expected key=value, found '" +
+                             std::string(t[i]) + "'");
+    std::string_view key = t[i].substr(0, eq);
+    std::string_view value = t[i].substr(eq + 1);
+    size_t index = numKeys;
+    for (size_t j = 0; j < numKeys; ++j)
+      if (key == keys[j])
+        index = j;
+    if (index == numKeys)
+      return error(line, where + "unknown key '" + std::string(key) + "'");
+    if (seen[index])
+      return error(line, where + "key '" + std::string(key) + "' given twice");
+    seen[index] = true;
+    std::string bad = where + "bad value '" + std::string(value) + "' for '" +
+                      std::string(key) + "'";
+    if (key == "kind") {
+      if (value == "forward")
+        k.kind = KernelKind::Forward;
+      else if (value == "decode_partial")
+        k.kind = KernelKind::DecodePartial;
+      else if (value == "decode_combine")
+        k.kind = KernelKind::DecodeCombine;
+      else
+        return error(line, bad + " (forward, decode_partial, decode_combine)");
+    } else if (key == "dtype") {
+      if (value == "f32")
+        k.dtype = ATTN_F32;
+      else if (value == "f16")
+        k.dtype = ATTN_F16;
+      else if (value == "bf16")
+        k.dtype = ATTN_BF16;
+      else
+        return error(line, bad + " (f32, f16, bf16)");
+    } else if (key == "causal") {
+      if (value == "none")
+        k.causal = ATTN_CAUSAL_NONE;
+      else if (value == "top_left")
+        k.causal = ATTN_CAUSAL_TOP_LEFT;
+      else if (value == "bottom_right")
+        k.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+      else
+        return error(line, bad + " (none, top_left, bottom_right)");
+    } else {
+      int64_t *slot = ints[index];
+      if (!parseInt(value, *slot))
+        return error(line, bad + " (a non-negative integer)");
+      if (*slot == 0 && key != "smem")
+        return error(line, where + "'" + std::string(key) + "' must be > 0");
+    }
+  }
+
+  // The keys each kind needs (docs/KernelABI.md); others are allowed and
+  // ignored, so a compiler may describe a kernel more fully.
+  std::vector<const char *> required = {"kind"};
+  if (seen[0]) {
+    switch (k.kind) {
+    case KernelKind::Forward:
+      required = {"dtype",   "head_dim", "value_dim", "causal",
+                  "block_q", "block_kv", "threads",   "smem"};
+      break;
+    case KernelKind::DecodePartial:
+      required = {"dtype", "head_dim", "value_dim", "causal",
+                  "rows",  "block_kv", "threads",   "smem"};
+      break;
+    case KernelKind::DecodeCombine:
+      required = {"dtype", "value_dim", "rows", "threads", "smem"};
+      break;
+    }
+  }
+  for (const char *req : required) {
+    size_t index = 0;
+    while (std::strcmp(keys[index], req) != 0)
+      ++index;
+    if (!seen[index])
+      return error(line, where + "missing key '" + req + "'" +
+                             (seen[0] ? std::string(" for kind=") +
+                                            kernelKindName(k.kind)
+                                      : std::string()));
+  }
+  if (k.threads > 1024)
+    return error(line, where + "threads=" + std::to_string(k.threads) +
+                           " exceeds the CUDA limit of 1024");
+  if (k.smem > (int64_t(1) << 30))
+    return error(line, where + "smem=" + std::to_string(k.smem) +
+                           " is not a plausible shared-memory size");
+  manifest.kernels.push_back(std::move(k));
+  return ATTN_OK;
+}
+
+/// Whether `ptx` declares an entry named `name`.
+bool hasEntry(std::string_view ptx, const std::string &name) {
+  size_t pos = 0;
+  while ((pos = ptx.find(".entry", pos)) != std::string_view::npos) {
+    pos += 6;
+    size_t i = pos;
+    while (i < ptx.size() && (ptx[i] == ' ' || ptx[i] == '\t'))
+      ++i;
+    if (i == pos || ptx.compare(i, name.size(), name) != 0)
+      continue;
+    size_t after = i + name.size();
+    if (after == ptx.size())
+      return true;
+    char c = ptx[after];
+    if (c == '(' || c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+attn_status parseManifest(std::string_view text, const std::string &path,
+                          Manifest &manifest) {
+  manifest = Manifest();
+  return Parser(path, manifest).parse(text);
+}
+
+attn_status checkPtx(const Manifest &manifest, std::string_view ptx,
+                     const std::string &ptxPath) {
+  size_t pos = ptx.find(".target");
+  if (pos == std::string_view::npos)
+    return fail(ATTN_ERROR_MANIFEST,
+                ptxPath + ": no '.target' directive: is this a PTX file?");
+  pos += 7;
+  while (pos < ptx.size() && (ptx[pos] == ' ' || ptx[pos] == '\t'))
+    ++pos;
+  size_t end = pos;
+  while (end < ptx.size() && ptx[end] != ',' && ptx[end] != ' ' &&
+         ptx[end] != '\t' && ptx[end] != '\n' && ptx[end] != '\r')
+    ++end;
+  std::string_view target = ptx.substr(pos, end - pos);
+  if (target != manifest.target)
+    return fail(ATTN_ERROR_MANIFEST,
+                ptxPath + ": PTX targets '" + std::string(target) +
+                    "' but the manifest says 'target " + manifest.target + "'");
+  for (const KernelSpec &k : manifest.kernels)
+    if (!hasEntry(ptx, k.name))
+      return fail(ATTN_ERROR_MANIFEST,
+                  ptxPath + ": no '.entry " + k.name +
+                      "' for the kernel on manifest line " +
+                      std::to_string(k.line));
+  return ATTN_OK;
+}
+
+} // namespace attn::runtime

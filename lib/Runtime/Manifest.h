@@ -1,0 +1,82 @@
+//===- Manifest.h - the kernel manifest of docs/KernelABI.md ----*- C++ -*-===//
+//
+// The manifest names the PTX file and describes each kernel in it. Parsing is
+// strict: unknown records or keys, missing fields, duplicate kernels and a
+// version other than the runtime's fail with ATTN_ERROR_MANIFEST and a
+// "path:line: message" in attn_last_error(). Nothing here touches CUDA, so
+// the tests exercise it without a GPU (ATTN_RUNTIME_API exports what
+// test/Runtime calls).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_MANIFEST_H
+#define ATTN_LIB_RUNTIME_MANIFEST_H
+
+#include "attn-runtime/attn_runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::runtime {
+
+/// The manifest version this runtime reads.
+constexpr int kManifestVersion = 1;
+
+enum class KernelKind { Forward, DecodePartial, DecodeCombine };
+
+/// "forward", "decode_partial", "decode_combine".
+ATTN_RUNTIME_API const char *kernelKindName(KernelKind kind);
+
+/// One `kernel` record. Fields a kind does not use stay 0.
+struct KernelSpec {
+  std::string name;
+  KernelKind kind = KernelKind::Forward;
+  attn_dtype dtype = ATTN_F32;
+  int64_t headDim = 0; // forward, decode_partial
+  int64_t valueDim = 0;
+  attn_causal causal = ATTN_CAUSAL_NONE; // forward, decode_partial
+  int64_t blockQ = 0;                    // forward
+  int64_t rows = 0;                      // decode_partial, decode_combine
+  int64_t blockKv = 0;                   // forward, decode_partial
+  int64_t threads = 0;
+  int64_t smem = 0;
+  int line = 0;
+};
+
+struct ATTN_RUNTIME_API Manifest {
+  int version = 0;
+  std::string target;  // "sm_90a"
+  std::string ptxFile; // as written, relative to the manifest
+  std::vector<KernelSpec> kernels;
+
+  /// The kernel of `kind` that fits; `headDim` and `causal` are ignored for
+  /// decode_combine. Null when none does.
+  const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
+                         int64_t valueDim, attn_causal causal) const;
+  /// Whether any kernel of `kind` has `dtype`.
+  bool hasDtype(KernelKind kind, attn_dtype dtype) const;
+  /// "bf16 d128/128 causal=none, ..." for the kernels of `kind` (messages).
+  std::string describe(KernelKind kind) const;
+};
+
+/// Parses the text of a manifest. `path` prefixes messages ("path:3: ...").
+ATTN_RUNTIME_API attn_status parseManifest(std::string_view text,
+                                           const std::string &path,
+                                           Manifest &manifest);
+
+/// Checks the PTX text against the manifest before it reaches the driver:
+/// every kernel is a `.entry` of the PTX and the PTX `.target` is the
+/// manifest's target.
+ATTN_RUNTIME_API attn_status checkPtx(const Manifest &manifest,
+                                      std::string_view ptx,
+                                      const std::string &ptxPath);
+
+/// Parses "sm_80", "sm_90a" into 80/90 and whether it is arch-specific.
+ATTN_RUNTIME_API bool parseTarget(std::string_view target, int &smVersion,
+                                  bool &archSpecific);
+
+} // namespace attn::runtime
+
+#endif // ATTN_LIB_RUNTIME_MANIFEST_H

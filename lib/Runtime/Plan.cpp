@@ -1,0 +1,551 @@
+//===- Plan.cpp - argument checks and launch plans ------------------------===//
+
+#include "Plan.h"
+
+#include "Error.h"
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+
+namespace attn::runtime {
+
+namespace {
+
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t alignUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+std::string shapeString(const attn_tensor &t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank && i < 4; ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(t.shape[i]);
+  }
+  return s + "]";
+}
+
+std::string stridesString(const attn_tensor &t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank && i < 4; ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(t.strides[i]);
+  }
+  return s + "]";
+}
+
+bool validDtype(attn_dtype d) {
+  return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16;
+}
+
+/// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
+/// names its logical dims for messages.
+attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
+                        int rank, const char *dims) {
+  if (!t)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s is null", api, name);
+  if (t->rank != rank)
+    return failf(ATTN_ERROR_SHAPE, "%s: %s has rank %d, expected %d (%s)", api,
+                 name, t->rank, rank, dims);
+  if (!validDtype(t->dtype))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: %s has dtype %d, not an attn_dtype", api, name,
+                 static_cast<int>(t->dtype));
+  for (int i = 0; i < rank; ++i)
+    if (t->shape[i] < 1)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %s has shape %s (%s): every size must be >= 1", api,
+                   name, shapeString(*t).c_str(), dims);
+  if (!t->data)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s->data is null", api,
+                 name);
+  return ATTN_OK;
+}
+
+/// Last dim contiguous, no negative strides, no two elements of an output
+/// in one place (a zero stride over a dim of size > 1).
+attn_status checkStrides(const char *api, const char *name,
+                         const attn_tensor &t, bool output) {
+  if (t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] != 1)
+    return failf(ATTN_ERROR_STRIDE,
+                 "%s: %s has strides %s: the last dim must be contiguous "
+                 "(stride 1)",
+                 api, name, stridesString(t).c_str());
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.strides[i] < 0)
+      return failf(ATTN_ERROR_STRIDE,
+                   "%s: %s has strides %s: negative strides are not "
+                   "supported",
+                   api, name, stridesString(t).c_str());
+    if (output && t.strides[i] == 0 && t.shape[i] > 1)
+      return failf(ATTN_ERROR_STRIDE,
+                   "%s: %s has strides %s: an output cannot have a zero "
+                   "stride over dim %d of size %lld",
+                   api, name, stridesString(t).c_str(), i,
+                   static_cast<long long>(t.shape[i]));
+  }
+  return ATTN_OK;
+}
+
+/// 16-byte data pointer and row strides (dims of size 1 are never stepped
+/// over, so their strides do not matter).
+attn_status checkAlignment(const char *api, const char *name,
+                           const attn_tensor &t) {
+  int64_t elem = static_cast<int64_t>(dtypeSize(t.dtype));
+  uint64_t address = reinterpret_cast<uint64_t>(t.data);
+  if (address % kDataAlignment)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: %s->data 0x%llx is not %lld-byte aligned", api, name,
+                 static_cast<unsigned long long>(address),
+                 static_cast<long long>(kDataAlignment));
+  for (int i = 0; i + 1 < t.rank; ++i)
+    if (t.shape[i] > 1 && (t.strides[i] * elem) % kDataAlignment)
+      return failf(ATTN_ERROR_ALIGNMENT,
+                   "%s: %s has strides %s (%s): stride %lld of dim %d is "
+                   "%lld bytes, not a multiple of %lld",
+                   api, name, stridesString(t).c_str(), dtypeName(t.dtype),
+                   static_cast<long long>(t.strides[i]), i,
+                   static_cast<long long>(t.strides[i] * elem),
+                   static_cast<long long>(kDataAlignment));
+  return ATTN_OK;
+}
+
+/// Checks q, k, v and the options; fills everything of `p` they determine.
+attn_status checkInputs(const char *api, const attn_tensor *q,
+                        const attn_tensor *k, const attn_tensor *v,
+                        const attn_options *options, Problem &p) {
+  if (attn_status s = checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+    return s;
+  if (attn_status s = checkTensor(api, "k", k, 4, "B, Hkv, Sk, D"))
+    return s;
+  if (attn_status s = checkTensor(api, "v", v, 4, "B, Hkv, Sk, Dv"))
+    return s;
+  if (k->dtype != q->dtype || v->dtype != q->dtype)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: q, k, v must have one dtype; they are %s, %s, %s", api,
+                 dtypeName(q->dtype), dtypeName(k->dtype), dtypeName(v->dtype));
+  p.batch = q->shape[0];
+  p.headsQ = q->shape[1];
+  p.seqQ = q->shape[2];
+  p.headDim = q->shape[3];
+  p.headsKv = k->shape[1];
+  p.seqK = k->shape[2];
+  p.valueDim = v->shape[3];
+  p.dtype = q->dtype;
+  if (k->shape[0] != p.batch || v->shape[0] != p.batch)
+    return failf(ATTN_ERROR_SHAPE, "%s: batch sizes differ: q %s, k %s, v %s",
+                 api, shapeString(*q).c_str(), shapeString(*k).c_str(),
+                 shapeString(*v).c_str());
+  if (v->shape[1] != p.headsKv || v->shape[2] != p.seqK)
+    return failf(ATTN_ERROR_SHAPE, "%s: k %s and v %s must agree on Hkv and Sk",
+                 api, shapeString(*k).c_str(), shapeString(*v).c_str());
+  if (k->shape[3] != p.headDim)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: q %s and k %s must agree on the head dim D", api,
+                 shapeString(*q).c_str(), shapeString(*k).c_str());
+  if (p.headsQ % p.headsKv)
+    return failf(
+        ATTN_ERROR_SHAPE, "%s: Hq = %lld is not a multiple of Hkv = %lld", api,
+        static_cast<long long>(p.headsQ), static_cast<long long>(p.headsKv));
+  const char *names[] = {"q", "k", "v"};
+  const attn_tensor *tensors[] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkStrides(api, names[i], *tensors[i], false))
+      return s;
+  for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkAlignment(api, names[i], *tensors[i]))
+      return s;
+
+  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1};
+  const attn_options &opt = options ? *options : defaults;
+  if (opt.causal != ATTN_CAUSAL_NONE && opt.causal != ATTN_CAUSAL_TOP_LEFT &&
+      opt.causal != ATTN_CAUSAL_BOTTOM_RIGHT)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->causal = %d is not an attn_causal", api,
+                 static_cast<int>(opt.causal));
+  if (opt.window >= 0 && opt.causal == ATTN_CAUSAL_NONE)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: window = %lld needs a causal kind (top_left or "
+                 "bottom_right); window < 0 means none",
+                 api, static_cast<long long>(opt.window));
+  if (!std::isfinite(opt.scale))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: scale = %g is not finite (<= 0 picks 1/sqrt(D))", api,
+                 static_cast<double>(opt.scale));
+  double scale = opt.scale > 0
+                     ? static_cast<double>(opt.scale)
+                     : 1.0 / std::sqrt(static_cast<double>(p.headDim));
+  p.scaleLog2 = static_cast<float>(scale * 1.4426950408889634);
+  p.causal = opt.causal;
+  p.window = opt.window < 0 ? -1 : opt.window;
+  return ATTN_OK;
+}
+
+/// Checks o and lse against the problem the inputs define.
+attn_status checkOutputs(const char *api, const attn_tensor *o,
+                         const attn_tensor *lse, const Problem &p) {
+  if (attn_status s = checkTensor(api, "o", o, 4, "B, Hq, Sq, Dv"))
+    return s;
+  if (o->dtype != p.dtype)
+    return failf(ATTN_ERROR_DTYPE, "%s: o has dtype %s, q has %s", api,
+                 dtypeName(o->dtype), dtypeName(p.dtype));
+  if (o->shape[0] != p.batch || o->shape[1] != p.headsQ ||
+      o->shape[2] != p.seqQ || o->shape[3] != p.valueDim)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: o has shape %s, expected [%lld, %lld, %lld, %lld] "
+                 "(B, Hq, Sq, Dv)",
+                 api, shapeString(*o).c_str(), static_cast<long long>(p.batch),
+                 static_cast<long long>(p.headsQ),
+                 static_cast<long long>(p.seqQ),
+                 static_cast<long long>(p.valueDim));
+  if (attn_status s = checkStrides(api, "o", *o, true))
+    return s;
+  if (attn_status s = checkAlignment(api, "o", *o))
+    return s;
+  if (!lse)
+    return ATTN_OK;
+  if (attn_status s = checkTensor(api, "lse", lse, 3, "B, Hq, Sq"))
+    return s;
+  if (lse->dtype != ATTN_F32)
+    return failf(ATTN_ERROR_DTYPE, "%s: lse has dtype %s, must be f32", api,
+                 dtypeName(lse->dtype));
+  if (lse->shape[0] != p.batch || lse->shape[1] != p.headsQ ||
+      lse->shape[2] != p.seqQ)
+    return failf(
+        ATTN_ERROR_SHAPE,
+        "%s: lse has shape %s, expected [%lld, %lld, %lld] "
+        "(B, Hq, Sq)",
+        api, shapeString(*lse).c_str(), static_cast<long long>(p.batch),
+        static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
+  if (attn_status s = checkStrides(api, "lse", *lse, true))
+    return s;
+  uint64_t address = reinterpret_cast<uint64_t>(lse->data);
+  if (address % 4)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: lse->data 0x%llx is not 4-byte aligned", api,
+                 static_cast<unsigned long long>(address));
+  return ATTN_OK;
+}
+
+/// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
+/// ATTN_ERROR_NO_KERNEL with the kernels the module does have.
+attn_status findKernel(const char *api, const Manifest &manifest,
+                       KernelKind kind, const Problem &p,
+                       const KernelSpec *&kernel) {
+  kernel = manifest.find(kind, p.dtype, p.headDim, p.valueDim, p.causal);
+  if (kernel)
+    return ATTN_OK;
+  if (!manifest.hasDtype(kind, p.dtype))
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: the module has no %s kernel for dtype %s (it has: %s)",
+                 api, kernelKindName(kind), dtypeName(p.dtype),
+                 manifest.describe(kind).c_str());
+  if (kind == KernelKind::DecodeCombine)
+    return failf(ATTN_ERROR_NO_KERNEL,
+                 "%s: the module has no decode_combine kernel for %s "
+                 "dv%lld (it has: %s)",
+                 api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
+                 manifest.describe(kind).c_str());
+  return failf(ATTN_ERROR_NO_KERNEL,
+               "%s: the module has no %s kernel for %s d%lld/%lld "
+               "causal=%s (it has: %s)",
+               api, kernelKindName(kind), dtypeName(p.dtype),
+               static_cast<long long>(p.headDim),
+               static_cast<long long>(p.valueDim), causalName(p.causal),
+               manifest.describe(kind).c_str());
+}
+
+void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,
+                const int64_t *sizes, const int64_t *strides, int rank) {
+  args.push_back(pointer); // allocated
+  args.push_back(pointer); // aligned
+  args.push_back(0);       // offset
+  for (int i = 0; i < rank; ++i)
+    args.push_back(static_cast<uint64_t>(sizes[i]));
+  for (int i = 0; i < rank; ++i)
+    args.push_back(static_cast<uint64_t>(strides[i]));
+}
+
+void pushTensor(std::vector<uint64_t> &args, const attn_tensor &t) {
+  pushMemref(args, reinterpret_cast<uint64_t>(t.data), t.shape, t.strides,
+             t.rank);
+}
+
+/// A contiguous memref of `rank` sizes at `pointer`.
+void pushContiguous(std::vector<uint64_t> &args, uint64_t pointer,
+                    std::initializer_list<int64_t> sizeList) {
+  int64_t sizes[5], strides[5];
+  int rank = 0;
+  for (int64_t s : sizeList)
+    sizes[rank++] = s;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= sizes[i];
+  }
+  pushMemref(args, pointer, sizes, strides, rank);
+}
+
+/// The LSE parameter: the tensor, or a descriptor whose aligned pointer 0
+/// tells the kernel not to write it.
+void pushLse(std::vector<uint64_t> &args, const attn_tensor *lse,
+             const Problem &p) {
+  if (lse)
+    pushTensor(args, *lse);
+  else
+    pushContiguous(args, 0, {p.batch, p.headsQ, p.seqQ});
+}
+
+void pushF32(std::vector<uint64_t> &args, float value) {
+  uint32_t bits;
+  static_assert(sizeof(bits) == sizeof(value), "f32 is 4 bytes");
+  std::memcpy(&bits, &value, sizeof(bits));
+  args.push_back(bits);
+}
+
+attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
+                    int64_t z) {
+  if (x > kMaxGridX || y > kMaxGridYZ || z > kMaxGridYZ)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: grid (%lld, %lld, %lld) for kernel '%s' exceeds the "
+                 "CUDA limits (2^31-1, 65535, 65535)",
+                 api, static_cast<long long>(x), static_cast<long long>(y),
+                 static_cast<long long>(z), launch.kernel->name.c_str());
+  launch.grid[0] = static_cast<unsigned>(x);
+  launch.grid[1] = static_cast<unsigned>(y);
+  launch.grid[2] = static_cast<unsigned>(z);
+  launch.block = static_cast<unsigned>(launch.kernel->threads);
+  launch.smem = static_cast<unsigned>(launch.kernel->smem);
+  return ATTN_OK;
+}
+
+/// Decode's checks that do not involve the outputs: the inputs, the
+/// kernels, and the query rows one CTA must hold.
+attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
+                              const attn_tensor *q, const attn_tensor *k,
+                              const attn_tensor *v, const attn_options *options,
+                              Problem &p, const KernelSpec *&partial,
+                              const KernelSpec *&combine) {
+  if (attn_status s = checkInputs(api, q, k, v, options, p))
+    return s;
+  if (attn_status s =
+          findKernel(api, manifest, KernelKind::DecodePartial, p, partial))
+    return s;
+  if (attn_status s =
+          findKernel(api, manifest, KernelKind::DecodeCombine, p, combine))
+    return s;
+  int64_t rowsPerKvHead = (p.headsQ / p.headsKv) * p.seqQ;
+  if (rowsPerKvHead > partial->rows)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: decode packs (Hq / Hkv) * Sq = %lld query rows per KV "
+                 "head into one CTA, kernel '%s' holds rows=%lld; use "
+                 "attn_forward for this shape",
+                 api, static_cast<long long>(rowsPerKvHead),
+                 partial->name.c_str(), static_cast<long long>(partial->rows));
+  return ATTN_OK;
+}
+
+int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
+                  int64_t numSplits) {
+  int64_t tiles = ceilDiv(p.seqK, partial.blockKv);
+  if (numSplits <= 0)
+    return defaultSplits(smCount, p.batch, p.headsKv, p.seqK, partial.blockKv);
+  return numSplits < tiles ? numSplits : tiles;
+}
+
+int64_t workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim) {
+  return alignUp(splits * rows * valueDim * 4, kWorkspaceAlignment) +
+         splits * rows * 4;
+}
+
+} // namespace
+
+std::vector<size_t> abiParamSizes(KernelKind kind) {
+  auto memref = [](std::vector<size_t> &v, int rank) {
+    v.insert(v.end(), 3 + 2 * rank, 8);
+  };
+  std::vector<size_t> sizes;
+  switch (kind) {
+  case KernelKind::Forward:
+    for (int i = 0; i < 4; ++i)
+      memref(sizes, 4); // q k v o
+    memref(sizes, 3);   // lse
+    sizes.push_back(4); // scale_log2
+    sizes.push_back(8); // window
+    break;
+  case KernelKind::DecodePartial:
+    for (int i = 0; i < 3; ++i)
+      memref(sizes, 4); // q k v
+    memref(sizes, 5);   // partial_o
+    memref(sizes, 4);   // partial_lse
+    sizes.push_back(4); // scale_log2
+    sizes.push_back(8); // window
+    sizes.push_back(8); // chunk
+    break;
+  case KernelKind::DecodeCombine:
+    memref(sizes, 5); // partial_o
+    memref(sizes, 4); // partial_lse
+    memref(sizes, 4); // o
+    memref(sizes, 3); // lse
+    break;
+  }
+  return sizes;
+}
+
+attn_status planForward(const Manifest &manifest, const attn_tensor *q,
+                        const attn_tensor *k, const attn_tensor *v,
+                        const attn_tensor *o, const attn_tensor *lse,
+                        const attn_options *options, Launch &launch) {
+  const char *api = "attn_forward";
+  Problem p;
+  if (attn_status s = checkInputs(api, q, k, v, options, p))
+    return s;
+  if (attn_status s = checkOutputs(api, o, lse, p))
+    return s;
+  if (attn_status s =
+          findKernel(api, manifest, KernelKind::Forward, p, launch.kernel))
+    return s;
+  if (attn_status s =
+          setGrid(api, launch, ceilDiv(p.seqQ, launch.kernel->blockQ), p.headsQ,
+                  p.batch))
+    return s;
+  std::vector<uint64_t> &args = launch.args;
+  args.clear();
+  pushTensor(args, *q);
+  pushTensor(args, *k);
+  pushTensor(args, *v);
+  pushTensor(args, *o);
+  pushLse(args, lse, p);
+  pushF32(args, p.scaleLog2);
+  args.push_back(static_cast<uint64_t>(p.window));
+  return ATTN_OK;
+}
+
+int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv, int64_t seqK,
+                      int64_t blockKv) {
+  int64_t tiles = ceilDiv(seqK, blockKv > 0 ? blockKv : 1);
+  int64_t ctas = batch * headsKv;
+  if (smCount <= 0 || ctas >= smCount)
+    return 1;
+  int64_t splits = ceilDiv(2 * static_cast<int64_t>(smCount), ctas);
+  if (splits > tiles)
+    splits = tiles;
+  return splits < 1 ? 1 : splits;
+}
+
+attn_status resolveSplits(const Manifest &manifest, int smCount,
+                          const attn_tensor *q, const attn_tensor *k,
+                          const attn_tensor *v, const attn_options *options,
+                          int64_t numSplits, int64_t &splits) {
+  Problem p;
+  const KernelSpec *partial = nullptr, *combine = nullptr;
+  if (attn_status s = checkDecodeInputs("attn_decode_splits", manifest, q, k, v,
+                                        options, p, partial, combine))
+    return s;
+  splits = splitsFor(smCount, p, *partial, numSplits);
+  return ATTN_OK;
+}
+
+int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
+                             int64_t numSplits) {
+  const char *api = "attn_decode_workspace_size";
+  if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D") ||
+      checkTensor(api, "v", v, 4, "B, Hkv, Sk, Dv"))
+    return -1;
+  if (numSplits < 1) {
+    failf(ATTN_ERROR_INVALID_ARGUMENT,
+          "%s: num_splits = %lld; pass the count attn_decode_splits() "
+          "returns",
+          api, static_cast<long long>(numSplits));
+    return -1;
+  }
+  int64_t rows = q->shape[0] * q->shape[1] * q->shape[2];
+  // Keep the product far from overflow: 2^50 bytes is no real workspace.
+  double estimate = static_cast<double>(numSplits) * rows *
+                    (static_cast<double>(v->shape[3]) + 1) * 4;
+  if (estimate > static_cast<double>(int64_t(1) << 50)) {
+    failf(ATTN_ERROR_SHAPE, "%s: %lld splits of this shape need %.3g bytes",
+          api, static_cast<long long>(numSplits), estimate);
+    return -1;
+  }
+  return workspaceBytesFor(numSplits, rows, v->shape[3]);
+}
+
+attn_status planDecode(const Manifest &manifest, int smCount,
+                       const attn_tensor *q, const attn_tensor *k,
+                       const attn_tensor *v, const attn_tensor *o,
+                       const attn_tensor *lse, const attn_options *options,
+                       int64_t numSplits, const void *workspace,
+                       int64_t workspaceBytes, DecodePlan &plan) {
+  const char *api = "attn_decode";
+  Problem p;
+  const KernelSpec *partial = nullptr, *combine = nullptr;
+  if (attn_status s = checkDecodeInputs(api, manifest, q, k, v, options, p,
+                                        partial, combine))
+    return s;
+  if (attn_status s = checkOutputs(api, o, lse, p))
+    return s;
+
+  int64_t splits = splitsFor(smCount, p, *partial, numSplits);
+  int64_t rows = p.batch * p.headsQ * p.seqQ;
+  int64_t needed = workspaceBytesFor(splits, rows, p.valueDim);
+  if (!workspace)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: workspace is null (%lld splits need %lld bytes)", api,
+                 static_cast<long long>(splits),
+                 static_cast<long long>(needed));
+  uint64_t address = reinterpret_cast<uint64_t>(workspace);
+  if (address % kWorkspaceAlignment)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: workspace 0x%llx is not %lld-byte aligned", api,
+                 static_cast<unsigned long long>(address),
+                 static_cast<long long>(kWorkspaceAlignment));
+  if (workspaceBytes < needed)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: workspace has %lld bytes, %lld splits need %lld "
+                 "(attn_decode_workspace_size)",
+                 api, static_cast<long long>(workspaceBytes),
+                 static_cast<long long>(splits),
+                 static_cast<long long>(needed));
+
+  plan.numSplits = splits;
+  plan.chunk = ceilDiv(p.seqK, splits);
+  plan.workspaceBytes = needed;
+  uint64_t partialO = address;
+  uint64_t partialLse =
+      address + alignUp(splits * rows * p.valueDim * 4, kWorkspaceAlignment);
+
+  Launch &first = plan.partial;
+  first.kernel = partial;
+  if (attn_status s = setGrid(api, first, splits, p.headsKv, p.batch))
+    return s;
+  first.args.clear();
+  pushTensor(first.args, *q);
+  pushTensor(first.args, *k);
+  pushTensor(first.args, *v);
+  pushContiguous(first.args, partialO,
+                 {splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
+  pushContiguous(first.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
+  pushF32(first.args, p.scaleLog2);
+  first.args.push_back(static_cast<uint64_t>(p.window));
+  first.args.push_back(static_cast<uint64_t>(plan.chunk));
+
+  Launch &second = plan.combine;
+  second.kernel = combine;
+  if (attn_status s = setGrid(api, second, ceilDiv(rows, combine->rows), 1, 1))
+    return s;
+  second.args.clear();
+  pushContiguous(second.args, partialO,
+                 {splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
+  pushContiguous(second.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
+  pushTensor(second.args, *o);
+  pushLse(second.args, lse, p);
+  return ATTN_OK;
+}
+
+} // namespace attn::runtime

@@ -1,0 +1,381 @@
+//===- Runtime.cpp - the C API of attn_runtime.h --------------------------===//
+//
+// Loads a manifest and its PTX into the current context, and launches the
+// plans of Plan.cpp. No C++ exception leaves this file: every entry point
+// catches and reports them as a status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-runtime/attn_runtime.h"
+
+#include "CudaDriver.h"
+#include "Error.h"
+#include "Manifest.h"
+#include "Plan.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+
+using namespace attn::runtime;
+
+struct attn_module {
+  Manifest manifest;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions; // parallel to manifest.kernels
+  int smCount = 0;
+  int verbose = 0;
+
+  CUfunction function(const KernelSpec *kernel) const {
+    return functions[static_cast<size_t>(kernel - manifest.kernels.data())];
+  }
+};
+
+namespace {
+
+attn_status readFile(const std::string &path, const char *what,
+                     std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(ATTN_ERROR_MANIFEST, std::string("cannot read ") + what + " '" +
+                                         path + "': " + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return ATTN_OK;
+}
+
+attn_status cudaFailure(const CudaDriver &driver, const std::string &call,
+                        CUresult result) {
+  return fail(ATTN_ERROR_CUDA, call + " failed: " + driver.errorString(result));
+}
+
+/// Makes `context` current for its lifetime if another one is.
+class ContextScope {
+public:
+  ContextScope(const CudaDriver &driver, CUcontext context) : driver(driver) {
+    CUcontext current = nullptr;
+    if (driver.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context)
+      return;
+    status = driver.cuCtxPushCurrent(context);
+    pushed = status == CUDA_SUCCESS;
+  }
+  ~ContextScope() {
+    if (pushed) {
+      CUcontext popped;
+      driver.cuCtxPopCurrent(&popped);
+    }
+  }
+  CUresult status = CUDA_SUCCESS;
+
+private:
+  const CudaDriver &driver;
+  bool pushed = false;
+};
+
+/// Compares the parameters of a compiled kernel with docs/KernelABI.md.
+attn_status checkParams(const CudaDriver &driver, const KernelSpec &kernel,
+                        CUfunction function) {
+  if (!driver.funcGetParamInfo)
+    return ATTN_OK;
+  std::vector<size_t> expected = abiParamSizes(kernel.kind);
+  std::vector<size_t> sizes;
+  CUresult end = CUDA_SUCCESS;
+  while (sizes.size() <= expected.size()) {
+    size_t offset = 0, size = 0;
+    end = driver.funcGetParamInfo(function, sizes.size(), &offset, &size);
+    if (end != CUDA_SUCCESS)
+      break;
+    sizes.push_back(size);
+  }
+  // An index past the last parameter is CUDA_ERROR_INVALID_VALUE; any other
+  // answer means the driver cannot tell, and the check is skipped.
+  if (sizes.empty() || (end != CUDA_SUCCESS && end != CUDA_ERROR_INVALID_VALUE))
+    return ATTN_OK;
+  size_t count = sizes.size();
+  for (size_t i = 0; i < count && i < expected.size(); ++i)
+    if (sizes[i] != expected[i])
+      return failf(ATTN_ERROR_MANIFEST,
+                   "kernel '%s' (manifest line %d): parameter %zu has %zu "
+                   "bytes, the ABI of kind=%s says %zu (docs/KernelABI.md)",
+                   kernel.name.c_str(), kernel.line, i, sizes[i],
+                   kernelKindName(kernel.kind), expected[i]);
+  if (count != expected.size())
+    return failf(ATTN_ERROR_MANIFEST,
+                 "kernel '%s' (manifest line %d) has %s%zu parameters, the "
+                 "ABI of kind=%s has %zu (docs/KernelABI.md)",
+                 kernel.name.c_str(), kernel.line,
+                 count > expected.size() ? "more than " : "",
+                 count > expected.size() ? expected.size() : count,
+                 kernelKindName(kernel.kind), expected.size());
+  return ATTN_OK;
+}
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+attn_status loadModule(const char *manifestPath, attn_module &m) {
+  const std::string path(manifestPath);
+  std::string text;
+  if (attn_status s = readFile(path, "manifest", text))
+    return s;
+  if (attn_status s = parseManifest(text, path, m.manifest))
+    return s;
+  std::string ptxPath = m.manifest.ptxFile[0] == '/'
+                            ? m.manifest.ptxFile
+                            : directoryOf(path) + "/" + m.manifest.ptxFile;
+  std::string ptx;
+  if (attn_status s = readFile(ptxPath, "PTX", ptx))
+    return s;
+  if (attn_status s = checkPtx(m.manifest, ptx, ptxPath))
+    return s;
+
+  const CudaDriver *driver = cudaDriver();
+  if (!driver)
+    return ATTN_ERROR_CUDA;
+  if (CUresult r = driver->cuCtxGetCurrent(&m.context))
+    return cudaFailure(*driver, "cuCtxGetCurrent", r);
+  if (!m.context)
+    return fail(ATTN_ERROR_CUDA,
+                "attn_module_load: no current CUDA context on this thread; "
+                "make one current first (cuDevicePrimaryCtxRetain + "
+                "cuCtxSetCurrent, or any CUDA call of the CUDA runtime or "
+                "PyTorch)");
+  CUdevice device;
+  if (CUresult r = driver->cuCtxGetDevice(&device))
+    return cudaFailure(*driver, "cuCtxGetDevice", r);
+  int major = 0, minor = 0, optin = 0;
+  driver->cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  driver->cuDeviceGetAttribute(
+      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  driver->cuDeviceGetAttribute(
+      &m.smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  driver->cuDeviceGetAttribute(
+      &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
+  int sm = 0;
+  bool archSpecific = false;
+  parseTarget(m.manifest.target, sm, archSpecific);
+  int deviceSm = major * 10 + minor;
+  if (archSpecific ? deviceSm != sm : deviceSm < sm)
+    return failf(ATTN_ERROR_MANIFEST,
+                 "%s: the kernels target %s, the current device is sm_%d",
+                 manifestPath, m.manifest.target.c_str(), deviceSm);
+  char deviceName[128] = "?";
+  driver->cuDeviceGetName(deviceName, sizeof(deviceName), device);
+
+  // The JIT's error log is what tells a compiler engineer why PTX failed.
+  std::vector<char> log(16384, '\0');
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {
+      log.data(), reinterpret_cast<void *>(static_cast<uintptr_t>(log.size()))};
+  if (CUresult r = driver->cuModuleLoadDataEx(&m.module, ptx.c_str(), 2,
+                                              options, values)) {
+    m.module = nullptr;
+    std::string message =
+        "cuModuleLoadDataEx(" + ptxPath + ") failed: " + driver->errorString(r);
+    if (log[0])
+      message += "\n" + std::string(log.data());
+    return fail(ATTN_ERROR_CUDA, message);
+  }
+
+  for (const KernelSpec &k : m.manifest.kernels) {
+    CUfunction function = nullptr;
+    if (CUresult r =
+            driver->cuModuleGetFunction(&function, m.module, k.name.c_str()))
+      return cudaFailure(*driver, "cuModuleGetFunction(" + k.name + ")", r);
+    if (attn_status s = checkParams(*driver, k, function))
+      return s;
+    if (k.smem > optin)
+      return failf(ATTN_ERROR_MANIFEST,
+                   "kernel '%s' (manifest line %d) asks for smem=%lld bytes, "
+                   "the device allows %d per block",
+                   k.name.c_str(), k.line, static_cast<long long>(k.smem),
+                   optin);
+    if (k.smem > 48 * 1024) {
+      if (CUresult r = driver->cuFuncSetAttribute(
+              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              static_cast<int>(k.smem)))
+        return cudaFailure(*driver,
+                           "cuFuncSetAttribute(" + k.name +
+                               ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" +
+                               std::to_string(k.smem) + ")",
+                           r);
+    }
+    int maxThreads = 0, regs = 0, local = 0, staticSmem = 0;
+    driver->cuFuncGetAttribute(
+        &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function);
+    driver->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, function);
+    driver->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                               function);
+    driver->cuFuncGetAttribute(&staticSmem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                               function);
+    if (m.verbose)
+      std::fprintf(stderr,
+                   "attn-runtime: %s on %s (sm_%d, %d SMs): regs=%d "
+                   "local=%dB static_smem=%dB smem=%lldB threads=%lld "
+                   "max_threads=%d\n",
+                   k.name.c_str(), deviceName, deviceSm, m.smCount, regs, local,
+                   staticSmem, static_cast<long long>(k.smem),
+                   static_cast<long long>(k.threads), maxThreads);
+    if (k.threads > maxThreads)
+      return failf(ATTN_ERROR_MANIFEST,
+                   "kernel '%s' (manifest line %d) launches threads=%lld, "
+                   "the compiled kernel allows at most %d (regs=%d)",
+                   k.name.c_str(), k.line, static_cast<long long>(k.threads),
+                   maxThreads, regs);
+    m.functions.push_back(function);
+  }
+  return ATTN_OK;
+}
+
+attn_status launch(const attn_module &m, const Launch &l, void *stream) {
+  const CudaDriver *driver = cudaDriver();
+  if (!driver)
+    return ATTN_ERROR_CUDA;
+  std::vector<void *> params(l.args.size());
+  for (size_t i = 0; i < l.args.size(); ++i)
+    params[i] = const_cast<uint64_t *>(&l.args[i]);
+  if (m.verbose > 1)
+    std::fprintf(stderr,
+                 "attn-runtime: launch %s grid=(%u,%u,%u) block=%u smem=%u "
+                 "params=%zu\n",
+                 l.kernel->name.c_str(), l.grid[0], l.grid[1], l.grid[2],
+                 l.block, l.smem, l.args.size());
+  ContextScope scope(*driver, m.context);
+  if (scope.status != CUDA_SUCCESS)
+    return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
+  if (CUresult r = driver->cuLaunchKernel(
+          m.function(l.kernel), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
+          l.smem, static_cast<CUstream>(stream), params.data(), nullptr))
+    return cudaFailure(*driver, "cuLaunchKernel(" + l.kernel->name + ")", r);
+  return ATTN_OK;
+}
+
+attn_status internalError(const char *api, const char *what) {
+  return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: internal error: %s", api,
+               what);
+}
+
+} // namespace
+
+extern "C" {
+
+attn_status attn_module_load(const char *manifest_path, attn_module **module) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_module_load: module is null");
+  *module = nullptr;
+  if (!manifest_path)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_module_load: manifest_path is null");
+  try {
+    auto m = std::make_unique<attn_module>();
+    if (const char *v = std::getenv("ATTN_RUNTIME_VERBOSE"))
+      m->verbose = std::atoi(v);
+    if (attn_status s = loadModule(manifest_path, *m)) {
+      attn_module_destroy(m.release());
+      return s;
+    }
+    *module = m.release();
+    return ATTN_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_module_load: out of memory");
+  } catch (...) {
+    return internalError("attn_module_load", "unexpected exception");
+  }
+}
+
+void attn_module_destroy(attn_module *module) {
+  if (!module)
+    return;
+  if (module->module) {
+    if (const CudaDriver *driver = cudaDriver()) {
+      ContextScope scope(*driver, module->context);
+      driver->cuModuleUnload(module->module);
+    }
+  }
+  delete module;
+}
+
+const char *attn_last_error(void) { return lastError(); }
+
+attn_status attn_forward(attn_module *module, const attn_tensor *q,
+                         const attn_tensor *k, const attn_tensor *v,
+                         const attn_tensor *o, const attn_tensor *lse,
+                         const attn_options *options, void *stream) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_forward: module is null");
+  try {
+    Launch plan;
+    if (attn_status s =
+            planForward(module->manifest, q, k, v, o, lse, options, plan))
+      return s;
+    return launch(*module, plan, stream);
+  } catch (...) {
+    return internalError("attn_forward", "unexpected exception");
+  }
+}
+
+int64_t attn_decode_workspace_size(const attn_tensor *q, const attn_tensor *v,
+                                   int64_t num_splits) {
+  try {
+    return decodeWorkspaceBytes(q, v, num_splits);
+  } catch (...) {
+    internalError("attn_decode_workspace_size", "unexpected exception");
+    return -1;
+  }
+}
+
+attn_status attn_decode_splits(attn_module *module, const attn_tensor *q,
+                               const attn_tensor *k, const attn_tensor *v,
+                               const attn_options *options, int64_t num_splits,
+                               int64_t *splits) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_decode_splits: module is null");
+  if (!splits)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_decode_splits: splits is null");
+  try {
+    return resolveSplits(module->manifest, module->smCount, q, k, v, options,
+                         num_splits, *splits);
+  } catch (...) {
+    return internalError("attn_decode_splits", "unexpected exception");
+  }
+}
+
+attn_status attn_decode(attn_module *module, const attn_tensor *q,
+                        const attn_tensor *k, const attn_tensor *v,
+                        const attn_tensor *o, const attn_tensor *lse,
+                        const attn_options *options, int64_t num_splits,
+                        void *workspace, int64_t workspace_bytes,
+                        void *stream) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_decode: module is null");
+  try {
+    DecodePlan plan;
+    if (attn_status s =
+            planDecode(module->manifest, module->smCount, q, k, v, o, lse,
+                       options, num_splits, workspace, workspace_bytes, plan))
+      return s;
+    if (attn_status s = launch(*module, plan.partial, stream))
+      return s;
+    return launch(*module, plan.combine, stream);
+  } catch (...) {
+    return internalError("attn_decode", "unexpected exception");
+  }
+}
+
+} // extern "C"

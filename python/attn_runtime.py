@@ -1,0 +1,397 @@
+"""PyTorch binding of attn's runtime (include/attn-runtime/attn_runtime.h).
+
+A ctypes wrapper over libattn_runtime.so: it describes PyTorch CUDA tensors
+to the runtime by pointer, logical shape and strides (a BSHD tensor is the
+same memory with its middle strides swapped, never a copy), launches on the
+current PyTorch stream, and raises AttnError with the runtime's message when
+a call fails.
+
+    import torch, attn_runtime
+    module = attn_runtime.Module("out/attn.manifest")
+    o = module.forward(q, k, v, causal=True)              # [B, H, S, D]
+    o, lse = module.forward(q, k, v, layout="bshd", return_lse=True)
+    o = module.decode(q, k_cache, v_cache)                # split-KV decode
+
+The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
+build/lib next to this file's repository, or the loader's search path.
+"""
+
+import ctypes
+import math
+import os
+
+__all__ = ["AttnError", "Module", "load_library", "parse_manifest"]
+
+ATTN_OK = 0
+STATUS_NAMES = {
+    0: "ATTN_OK",
+    1: "ATTN_ERROR_INVALID_ARGUMENT",
+    2: "ATTN_ERROR_SHAPE",
+    3: "ATTN_ERROR_STRIDE",
+    4: "ATTN_ERROR_ALIGNMENT",
+    5: "ATTN_ERROR_DTYPE",
+    6: "ATTN_ERROR_MANIFEST",
+    7: "ATTN_ERROR_NO_KERNEL",
+    8: "ATTN_ERROR_CUDA",
+}
+_DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2}
+_CAUSAL_CODES = {"none": 0, "top_left": 1, "bottom_right": 2}
+
+
+class AttnError(RuntimeError):
+    """A runtime call failed; `status` is the attn_status, `message` the
+    runtime's attn_last_error()."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.status_name = STATUS_NAMES.get(status, "ATTN_ERROR_%d" % status)
+        self.message = message
+        super().__init__("%s: %s" % (self.status_name, message))
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.c_int64 * 4),
+        ("strides", ctypes.c_int64 * 4),
+    ]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [
+        ("scale", ctypes.c_float),
+        ("causal", ctypes.c_int),
+        ("window", ctypes.c_int64),
+    ]
+
+
+_TENSOR_P = ctypes.POINTER(_Tensor)
+_OPTIONS_P = ctypes.POINTER(_Options)
+
+
+def _default_library_paths():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [
+        os.path.join(root, "build-rt", "lib", "libattn_runtime.so"),
+        os.path.join(root, "build", "lib", "libattn_runtime.so"),
+    ]
+
+
+_LIBRARIES = {}
+
+
+def load_library(path=None):
+    """Opens libattn_runtime.so (once per path) and declares its functions."""
+    if path is None:
+        path = os.environ.get("ATTN_RUNTIME_LIB")
+    if path is None:
+        path = next((p for p in _default_library_paths() if os.path.exists(p)),
+                    "libattn_runtime.so")
+    if path in _LIBRARIES:
+        return _LIBRARIES[path]
+    lib = ctypes.CDLL(path)
+    lib.attn_module_load.argtypes = [ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_void_p)]
+    lib.attn_module_load.restype = ctypes.c_int
+    lib.attn_module_destroy.argtypes = [ctypes.c_void_p]
+    lib.attn_module_destroy.restype = None
+    lib.attn_last_error.argtypes = []
+    lib.attn_last_error.restype = ctypes.c_char_p
+    lib.attn_forward.argtypes = [ctypes.c_void_p, _TENSOR_P, _TENSOR_P,
+                                 _TENSOR_P, _TENSOR_P, _TENSOR_P, _OPTIONS_P,
+                                 ctypes.c_void_p]
+    lib.attn_forward.restype = ctypes.c_int
+    lib.attn_decode_workspace_size.argtypes = [_TENSOR_P, _TENSOR_P,
+                                               ctypes.c_int64]
+    lib.attn_decode_workspace_size.restype = ctypes.c_int64
+    lib.attn_decode.argtypes = [ctypes.c_void_p, _TENSOR_P, _TENSOR_P,
+                                _TENSOR_P, _TENSOR_P, _TENSOR_P, _OPTIONS_P,
+                                ctypes.c_int64, ctypes.c_void_p,
+                                ctypes.c_int64, ctypes.c_void_p]
+    lib.attn_decode.restype = ctypes.c_int
+    lib.attn_decode_splits.argtypes = [ctypes.c_void_p, _TENSOR_P, _TENSOR_P,
+                                       _TENSOR_P, _OPTIONS_P, ctypes.c_int64,
+                                       ctypes.POINTER(ctypes.c_int64)]
+    lib.attn_decode_splits.restype = ctypes.c_int
+    _LIBRARIES[path] = lib
+    return lib
+
+
+def parse_manifest(path):
+    """The manifest's kernel records as dicts ({'name', 'kind', 'dtype',
+    'head_dim', ...}, numbers as ints) and its target. The runtime's parser
+    is the strict one; this only lets callers ask what a module has."""
+    kernels, target = [], None
+    with open(path) as f:
+        for line in f:
+            tokens = line.split("#", 1)[0].split()
+            if not tokens:
+                continue
+            if tokens[0] == "target" and len(tokens) > 1:
+                target = tokens[1]
+            if tokens[0] != "kernel" or len(tokens) < 2:
+                continue
+            record = {"name": tokens[1]}
+            for token in tokens[2:]:
+                key, _, value = token.partition("=")
+                record[key] = int(value) if value.isdigit() else value
+            kernels.append(record)
+    return kernels, target
+
+
+def _dtype_name(torch_dtype):
+    import torch
+    return {torch.float32: "f32", torch.float16: "f16",
+            torch.bfloat16: "bf16"}.get(torch_dtype)
+
+
+def _causal_name(causal):
+    if causal is None or causal is False:
+        return "none"
+    if causal is True:
+        return "top_left"  # PyTorch's is_causal
+    if causal in _CAUSAL_CODES:
+        return causal
+    raise ValueError("causal must be False, True, 'none', 'top_left' or "
+                     "'bottom_right', not %r" % (causal,))
+
+
+def _logical(shape, layout):
+    """Logical [B, H, S, D] from a tensor's own order."""
+    if layout == "bshd":
+        return [shape[0], shape[2], shape[1], shape[3]]
+    return list(shape)
+
+
+def _describe(t, name, layout):
+    if not t.is_cuda:
+        raise ValueError("%s must be a CUDA tensor" % name)
+    if t.dim() != 4:
+        raise ValueError("%s must have 4 dims (%s), not shape %s"
+                         % (name, layout.upper(), tuple(t.shape)))
+    dtype = _dtype_name(t.dtype)
+    if dtype is None:
+        raise TypeError("%s has dtype %s; attn takes float32, float16, "
+                        "bfloat16" % (name, t.dtype))
+    d = _Tensor()
+    d.data = t.data_ptr() or None
+    d.dtype = _DTYPE_CODES[dtype]
+    d.rank = 4
+    shape = _logical(list(t.shape), layout)
+    strides = _logical(list(t.stride()), layout)
+    for i in range(4):
+        d.shape[i] = shape[i]
+        d.strides[i] = strides[i]
+    return d
+
+
+def _describe_lse(t):
+    if not t.is_cuda or t.dim() != 3:
+        raise ValueError("lse must be a 3-dim CUDA tensor [B, Hq, Sq]")
+    dtype = _dtype_name(t.dtype)
+    if dtype is None:
+        raise TypeError("lse has dtype %s; it must be float32" % t.dtype)
+    d = _Tensor()
+    d.data = t.data_ptr() or None
+    d.dtype = _DTYPE_CODES[dtype]  # the runtime rejects all but f32
+    d.rank = 3
+    for i in range(3):
+        d.shape[i] = t.shape[i]
+        d.strides[i] = t.stride(i)
+    return d
+
+
+class Module:
+    """A manifest and its PTX, loaded into the context of a CUDA device."""
+
+    def __init__(self, manifest_path, lib=None, device=None):
+        import torch
+        self._lib = load_library(lib)
+        self._handle = None
+        self.manifest_path = os.path.abspath(manifest_path)
+        self.kernels, self.target = parse_manifest(self.manifest_path)
+        if device is None:
+            device = torch.cuda.current_device()
+        device = torch.device("cuda", device) if isinstance(device, int) \
+            else torch.device(device)
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = device
+        handle = ctypes.c_void_p()
+        with torch.cuda.device(self.device):
+            # Makes the device's primary context current on this thread:
+            # the runtime loads into the current context.
+            torch.empty(1, device=self.device)
+            status = self._lib.attn_module_load(
+                self.manifest_path.encode(), ctypes.byref(handle))
+        self._check(status)
+        self._handle = handle
+
+    def close(self):
+        if self._handle:
+            self._lib.attn_module_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def last_error(self):
+        return self._lib.attn_last_error().decode(errors="replace")
+
+    def _check(self, status):
+        if status != ATTN_OK:
+            raise AttnError(status, self.last_error())
+
+    def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
+                   causal="none"):
+        """Whether the manifest has a kernel of `kind` ('forward',
+        'decode_partial', 'decode_combine') for these parameters (dtype as
+        'bf16'/'f16'/'f32' or a torch dtype)."""
+        if not isinstance(dtype, str):
+            dtype = _dtype_name(dtype)
+        causal = _causal_name(causal)
+        for k in self.kernels:
+            if k.get("kind") != kind or k.get("dtype") != dtype:
+                continue
+            if value_dim is not None and k.get("value_dim") != value_dim:
+                continue
+            if kind != "decode_combine":
+                if head_dim is not None and k.get("head_dim") != head_dim:
+                    continue
+                if k.get("causal") != causal:
+                    continue
+            return k
+        return None
+
+    def _prepare(self, q, k, v, causal, window, scale, layout):
+        if layout not in ("bhsd", "bshd"):
+            raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
+                             % (layout,))
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.device != self.device:
+                raise ValueError("%s is on %s, the module on %s"
+                                 % (name, t.device, self.device))
+        descs = [_describe(t, n, layout) for t, n in
+                 ((q, "q"), (k, "k"), (v, "v"))]
+        options = _Options()
+        options.scale = 0.0 if scale is None else float(scale)
+        options.causal = _CAUSAL_CODES[_causal_name(causal)]
+        options.window = -1 if window is None else int(window)
+        return descs, options
+
+    def _outputs(self, q, v, layout, out, lse, return_lse):
+        import torch
+        b, hq, sq, _ = _logical(list(q.shape), layout)
+        dv = v.shape[3]
+        if out is None:
+            shape = (b, sq, hq, dv) if layout == "bshd" else (b, hq, sq, dv)
+            out = torch.empty(shape, dtype=q.dtype, device=q.device)
+        if lse is None and return_lse:
+            lse = torch.empty((b, hq, sq), dtype=torch.float32,
+                              device=q.device)
+        out_desc = _describe(out, "out", layout)
+        lse_desc = _describe_lse(lse) if lse is not None else None
+        return out, lse, out_desc, lse_desc
+
+    def forward(self, q, k, v, *, causal=False, window=None, scale=None,
+                layout="bhsd", return_lse=False, out=None, lse=None):
+        """O = softmax(scale Q K^T + mask) V on the current stream.
+
+        q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (or
+        [B, S, H, D] each with layout='bshd'); causal: False, True (=
+        'top_left', PyTorch's is_causal) or 'bottom_right'; window: keys
+        before the causal diagonal a query may see (needs causal); scale:
+        None = 1/sqrt(D). Returns O in q's layout, and LSE [B, Hq, Sq] f32
+        when return_lse (or when `lse` is given)."""
+        import torch
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        status = self._lib.attn_forward(
+            self._handle, ctypes.byref(qd), ctypes.byref(kd),
+            ctypes.byref(vd), ctypes.byref(od),
+            ctypes.byref(ld) if ld is not None else None,
+            ctypes.byref(options), ctypes.c_void_p(stream))
+        self._check(status)
+        return (out, lse) if lse is not None else out
+
+    def decode_splits(self, q, k, v, num_splits=None, *, causal=False,
+                      window=None, scale=None, layout="bhsd"):
+        """The split count decode() uses: num_splits None/<= 0 picks it from
+        the shape and SM count; more than the key tiles is clamped."""
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        return self._splits(qd, kd, vd, options, int(num_splits or 0))
+
+    def _splits(self, qd, kd, vd, options, requested):
+        n = ctypes.c_int64(0)
+        self._check(self._lib.attn_decode_splits(
+            self._handle, ctypes.byref(qd), ctypes.byref(kd),
+            ctypes.byref(vd), ctypes.byref(options), requested,
+            ctypes.byref(n)))
+        return n.value
+
+    def decode_workspace(self, q, k, v, num_splits=None, *, causal=False,
+                         window=None, scale=None, layout="bhsd"):
+        """A workspace for decode() with these arguments (a uint8 tensor on
+        the current stream), to allocate once and pass as `workspace=`."""
+        import torch
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        n = self._splits(qd, kd, vd, options, int(num_splits or 0))
+        size = self._lib.attn_decode_workspace_size(ctypes.byref(qd),
+                                                    ctypes.byref(vd), n)
+        if size < 0:
+            raise AttnError(1, self.last_error())
+        return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
+
+    def decode(self, q, k, v, *, num_splits=None, causal=False, window=None,
+               scale=None, layout="bhsd", return_lse=False, out=None,
+               lse=None, workspace=None):
+        """Split-KV decode (Flash-Decoding) of q [B, Hq, Sq, D] (Sq small:
+        (Hq / Hkv) * Sq rows must fit one CTA) against a KV cache; the
+        options are forward()'s. The workspace is allocated with torch on
+        the current stream unless given (a uint8 CUDA tensor)."""
+        import torch
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
+        requested = int(num_splits or 0)
+        if workspace is None:
+            workspace = self.decode_workspace(q, k, v, num_splits,
+                                              causal=causal, window=window,
+                                              scale=scale, layout=layout)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        status = self._lib.attn_decode(
+            self._handle, ctypes.byref(qd), ctypes.byref(kd),
+            ctypes.byref(vd), ctypes.byref(od),
+            ctypes.byref(ld) if ld is not None else None,
+            ctypes.byref(options), requested,
+            ctypes.c_void_p(workspace.data_ptr()),
+            workspace.numel() * workspace.element_size(),
+            ctypes.c_void_p(stream))
+        self._check(status)
+        return (out, lse) if lse is not None else out
+
+
+def flops_forward(b, hq, sq, sk, d, dv=None, causal=False):
+    """BENCHMARKS.md's count: 2 B Hq Sq Sk (D + Dv), halved for causal with
+    Sq == Sk."""
+    dv = d if dv is None else dv
+    flops = 2.0 * b * hq * sq * sk * (d + dv)
+    return flops / 2 if causal and sq == sk else flops
+
+
+def decode_bytes(b, hkv, sk, d, element_size=2):
+    """K and V read once: 2 B Hkv Sk D bytes_per_element."""
+    return 2.0 * b * hkv * sk * d * element_size
+
+
+def default_scale(d):
+    return 1.0 / math.sqrt(d)

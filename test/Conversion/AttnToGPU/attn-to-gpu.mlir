@@ -1,0 +1,71 @@
+// RUN: attn-opt %s -split-input-file -attn-to-gpu -verify-diagnostics | FileCheck %s
+
+// The forward kernel (two 16-row m-tiles per warp, so Q fragments are
+// re-read by ldmatrix in the loop), K/V tiles by cp.async into
+// dynamic shared memory, both products on mma.sync m16n8k16, ex2 for exp.
+// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=55296"], gpu.container_module}
+// CHECK-LABEL: func @forward
+// CHECK: attn.attention {{.*}}attn.kernel = @attn_kernels::@attn_fwd_bf16_d64_dv64_bottom_right
+// CHECK: gpu.module @attn_kernels
+// CHECK: gpu.func @attn_fwd_bf16_d64_dv64_bottom_right(%{{.*}}: memref<?x?x?x?xbf16, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: scf.for
+// CHECK: nvvm.ldmatrix {{.*}}num = 4 : i32
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.barrier
+func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}
+
+// -----
+
+// Split-KV: a partial kernel and a combine kernel; two ops of one
+// specialisation share one kernel.
+// CHECK-LABEL: func @decode
+// CHECK: attn.attention_partial {{.*}}attn.kernel = @attn_kernels::@attn_dec_f16_d128_dv128_none
+// CHECK: attn.combine {{.*}}attn.kernel = @attn_kernels::@attn_comb_f16_dv128
+// CHECK: attn.attention_partial {{.*}}attn.kernel = @attn_kernels::@attn_dec_f16_d128_dv128_none
+// CHECK: gpu.func @attn_dec_f16_d128_dv128_none({{.*}}memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?], offset: ?>>{{.*}}, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: gpu.func @attn_comb_f16_dv128
+// CHECK-NOT: gpu.func
+func.func @decode(%q: tensor<4x32x1x128xf16>, %k: tensor<4x8x4096x128xf16>, %v: tensor<4x8x4096x128xf16>) -> tensor<4x32x1x128xf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 16 : i64} : tensor<4x32x1x128xf16>, tensor<4x8x4096x128xf16>, tensor<4x8x4096x128xf16> -> tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32>
+  %o = attn.combine %po, %pl : tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32> -> tensor<4x32x1x128xf16>
+  %po2, %pl2 = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<4x32x1x128xf16>, tensor<4x8x4096x128xf16>, tensor<4x8x4096x128xf16> -> tensor<4x4x32x1x128xf32>, tensor<4x4x32x1xf32>
+  return %o : tensor<4x32x1x128xf16>
+}
+
+// -----
+
+func.func @f32_operands(%q: tensor<1x1x8x64xf32>, %k: tensor<1x1x8x64xf32>, %v: tensor<1x1x8x64xf32>) -> tensor<1x1x8x64xf32> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: the GPU kernels take f16 or bf16 operands (tensor cores); got f32}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x64xf32>, tensor<1x1x8x64xf32>, tensor<1x1x8x64xf32> -> tensor<1x1x8x64xf32>
+  return %o : tensor<1x1x8x64xf32>
+}
+
+// -----
+
+func.func @odd_head_dim(%q: tensor<1x1x8x40xf16>, %k: tensor<1x1x8x40xf16>, %v: tensor<1x1x8x40xf16>) -> tensor<1x1x8x40xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be a multiple of 16 in [16, 256], got 40}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x40xf16>, tensor<1x1x8x40xf16>, tensor<1x1x8x40xf16> -> tensor<1x1x8x40xf16>
+  return %o : tensor<1x1x8x40xf16>
+}
+
+// -----
+
+func.func @mask_operand(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<8x8xi1>) -> tensor<1x1x8x64xf16> {
+  // expected-error @+1 {{'attn.attention' op has a mask operand; the GPU kernels generate causal and window masks only}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<8x8xi1>) : tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x8x64xf16>
+  return %o : tensor<1x1x8x64xf16>
+}

@@ -1,0 +1,304 @@
+//===- ReferenceKernels.cu - plain CUDA kernels with attn's kernel ABI ----===//
+//
+// Simple, obviously correct kernels with the parameters, grids and semantics
+// of docs/KernelABI.md (memref descriptors expanded, scale_log2, window,
+// chunk), for every dtype, head dim 64 and 128, and causal kind. nvcc turns
+// them into PTX and CMake writes their manifest (test/GPU/CMakeLists.txt,
+// target attn-reference-kernels), so the runtime, its Python binding, the
+// GPU tests and the benchmark can run end to end on a GPU without the
+// compiler, and a failure in the compiler's kernels is not mistaken for one
+// in the runtime. They are not fast: one warp per query row, each lane
+// holding D / 32 elements of q and of the accumulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int kMaxPerLane = 8; // head dims up to 256
+constexpr float kLn2 = 0.693147180559945309f;
+
+__device__ float toFloat(float x) { return x; }
+__device__ float toFloat(__half x) { return __half2float(x); }
+__device__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ T fromFloat(float x);
+template <> __device__ float fromFloat<float>(float x) { return x; }
+template <> __device__ __half fromFloat<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+/// A strided view of a memref descriptor's aligned pointer.
+template <typename T, int Rank> struct View {
+  T *data;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+__device__ float warpSum(float x) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+enum Causal { None = 0, TopLeft = 1, BottomRight = 2 };
+
+/// Online softmax over keys [lo, hi) of one (batch, KV head) for one query
+/// row held by a warp: m and l in base 2, acc unnormalised.
+template <typename T>
+__device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
+                          int64_t kh, const float (&q)[kMaxPerLane],
+                          int64_t d, int64_t dv, float scaleLog2, int64_t lo,
+                          int64_t hi, float &m, float &l,
+                          float (&acc)[kMaxPerLane]) {
+  int lane = threadIdx.x % 32;
+  for (int64_t j = lo; j < hi; ++j) {
+    const T *kj = k.data + b * k.strides[0] + kh * k.strides[1] +
+                  j * k.strides[2];
+    float partial = 0;
+#pragma unroll
+    for (int t = 0; t < kMaxPerLane; ++t) {
+      int64_t i = lane + 32 * t;
+      if (i < d)
+        partial += q[t] * toFloat(kj[i]);
+    }
+    float s = warpSum(partial) * scaleLog2;
+    float mNew = fmaxf(m, s);
+    float correction = exp2f(m - mNew); // m = -inf at first: 0
+    float p = exp2f(s - mNew);
+    l = l * correction + p;
+    const T *vj = v.data + b * v.strides[0] + kh * v.strides[1] +
+                  j * v.strides[2];
+#pragma unroll
+    for (int t = 0; t < kMaxPerLane; ++t) {
+      int64_t i = lane + 32 * t;
+      if (i < dv)
+        acc[t] = acc[t] * correction + p * toFloat(vj[i]);
+    }
+    m = mNew;
+  }
+}
+
+/// The keys query row `i` may see: [lo, hi).
+template <int C>
+__device__ void visibleKeys(int64_t i, int64_t sq, int64_t sk, int64_t window,
+                            int64_t &lo, int64_t &hi) {
+  lo = 0;
+  hi = sk;
+  if (C == None)
+    return;
+  int64_t diag = C == TopLeft ? i : i + sk - sq;
+  hi = diag + 1 < sk ? diag + 1 : sk;
+  if (window >= 0 && diag - window > 0)
+    lo = diag - window;
+  if (hi < lo)
+    hi = lo;
+}
+
+template <typename T>
+__device__ void loadQuery(const View<T, 4> &q, int64_t b, int64_t h, int64_t i,
+                          float (&out)[kMaxPerLane]) {
+  int lane = threadIdx.x % 32;
+  const T *qi = q.data + b * q.strides[0] + h * q.strides[1] + i * q.strides[2];
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    out[t] = e < q.sizes[3] ? toFloat(qi[e]) : 0.0f;
+  }
+}
+
+template <typename T, int C>
+__device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
+                        View<T, 4> o, View<float, 3> lse, float scaleLog2,
+                        int64_t window) {
+  int warps = blockDim.x / 32;
+  int64_t i = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
+  int64_t h = blockIdx.y, b = blockIdx.z;
+  int64_t sq = q.sizes[2], sk = k.sizes[2], d = q.sizes[3], dv = v.sizes[3];
+  if (i >= sq)
+    return;
+  int64_t kh = h / (q.sizes[1] / k.sizes[1]);
+  float qi[kMaxPerLane], acc[kMaxPerLane] = {};
+  loadQuery(q, b, h, i, qi);
+  int64_t lo, hi;
+  visibleKeys<C>(i, sq, sk, window, lo, hi);
+  float m = -INFINITY, l = 0;
+  attendRow(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc);
+  int lane = threadIdx.x % 32;
+  T *oi = o.data + b * o.strides[0] + h * o.strides[1] + i * o.strides[2];
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < dv)
+      oi[e] = fromFloat<T>(l > 0 ? acc[t] / l : 0.0f);
+  }
+  if (lse.data && lane == 0)
+    lse.data[b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]] =
+        l > 0 ? (m + log2f(l)) * kLn2 : -INFINITY;
+}
+
+template <typename T, int C>
+__device__ void decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v,
+                              View<float, 5> po, View<float, 4> plse,
+                              float scaleLog2, int64_t window, int64_t chunk) {
+  int64_t s = blockIdx.x, kh = blockIdx.y, b = blockIdx.z;
+  int64_t sq = q.sizes[2], sk = k.sizes[2], d = q.sizes[3], dv = v.sizes[3];
+  int64_t group = q.sizes[1] / k.sizes[1];
+  int lane = threadIdx.x % 32;
+  int warps = blockDim.x / 32;
+  int64_t first = s * chunk, last = first + chunk < sk ? first + chunk : sk;
+  for (int64_t r = threadIdx.x / 32; r < group * sq; r += warps) {
+    int64_t h = kh * group + r / sq, i = r % sq;
+    float qi[kMaxPerLane], acc[kMaxPerLane] = {};
+    loadQuery(q, b, h, i, qi);
+    int64_t lo, hi;
+    visibleKeys<C>(i, sq, sk, window, lo, hi);
+    lo = lo > first ? lo : first;
+    hi = hi < last ? hi : last;
+    float m = -INFINITY, l = 0;
+    attendRow(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc);
+    float *out = po.data + s * po.strides[0] + b * po.strides[1] +
+                 h * po.strides[2] + i * po.strides[3];
+#pragma unroll
+    for (int t = 0; t < kMaxPerLane; ++t) {
+      int64_t e = lane + 32 * t;
+      if (e < dv)
+        out[e] = l > 0 ? acc[t] / l : 0.0f;
+    }
+    if (lane == 0)
+      plse.data[s * plse.strides[0] + b * plse.strides[1] +
+                h * plse.strides[2] + i * plse.strides[3]] =
+          l > 0 ? (m + log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
+template <typename T>
+__device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
+                              View<T, 4> o, View<float, 3> lse, int64_t rows) {
+  int64_t n = po.sizes[0], hq = o.sizes[1], sq = o.sizes[2], dv = o.sizes[3];
+  int64_t total = o.sizes[0] * hq * sq;
+  int lane = threadIdx.x % 32;
+  int warps = blockDim.x / 32;
+  for (int64_t r = threadIdx.x / 32; r < rows; r += warps) {
+    int64_t row = int64_t(blockIdx.x) * rows + r;
+    if (row >= total)
+      return;
+    int64_t b = row / (hq * sq), h = row / sq % hq, i = row % sq;
+    float big = -INFINITY;
+    for (int64_t s = 0; s < n; ++s)
+      big = fmaxf(big, plse.data[s * plse.strides[0] + b * plse.strides[1] +
+                                 h * plse.strides[2] + i * plse.strides[3]]);
+    float sum = 0, acc[kMaxPerLane] = {};
+    for (int64_t s = 0; big > -INFINITY && s < n; ++s) {
+      float w = expf(plse.data[s * plse.strides[0] + b * plse.strides[1] +
+                               h * plse.strides[2] + i * plse.strides[3]] -
+                     big);
+      sum += w;
+      const float *part = po.data + s * po.strides[0] + b * po.strides[1] +
+                          h * po.strides[2] + i * po.strides[3];
+#pragma unroll
+      for (int t = 0; t < kMaxPerLane; ++t) {
+        int64_t e = lane + 32 * t;
+        if (e < dv)
+          acc[t] += w * part[e];
+      }
+    }
+    T *out = o.data + b * o.strides[0] + h * o.strides[1] + i * o.strides[2];
+#pragma unroll
+    for (int t = 0; t < kMaxPerLane; ++t) {
+      int64_t e = lane + 32 * t;
+      if (e < dv)
+        out[e] = fromFloat<T>(sum > 0 ? acc[t] / sum : 0.0f);
+    }
+    if (lse.data && lane == 0)
+      lse.data[b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]] =
+          sum > 0 ? big + logf(sum) : -INFINITY;
+  }
+}
+
+} // namespace
+
+// The expanded memref descriptor of docs/KernelABI.md: allocated pointer,
+// aligned pointer, offset, sizes, strides.
+#define ATTN_MEMREF3(T, n)                                                     \
+  T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
+      int64_t n##N2, int64_t n##S0, int64_t n##S1, int64_t n##S2
+#define ATTN_MEMREF4(T, n)                                                     \
+  T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
+      int64_t n##N2, int64_t n##N3, int64_t n##S0, int64_t n##S1,              \
+      int64_t n##S2, int64_t n##S3
+#define ATTN_MEMREF5(T, n)                                                     \
+  T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
+      int64_t n##N2, int64_t n##N3, int64_t n##N4, int64_t n##S0,              \
+      int64_t n##S1, int64_t n##S2, int64_t n##S3, int64_t n##S4
+#define ATTN_VIEW3(T, n)                                                       \
+  View<T, 3> {                                                                 \
+    n##Data ? n##Data + n##Offset : nullptr, {n##N0, n##N1, n##N2}, {          \
+      n##S0, n##S1, n##S2                                                      \
+    }                                                                          \
+  }
+#define ATTN_VIEW4(T, n)                                                       \
+  View<T, 4> {                                                                 \
+    n##Data + n##Offset, {n##N0, n##N1, n##N2, n##N3}, {                       \
+      n##S0, n##S1, n##S2, n##S3                                               \
+    }                                                                          \
+  }
+#define ATTN_VIEW5(T, n)                                                       \
+  View<T, 5> {                                                                 \
+    n##Data + n##Offset, {n##N0, n##N1, n##N2, n##N3, n##N4}, {                \
+      n##S0, n##S1, n##S2, n##S3, n##S4                                        \
+    }                                                                          \
+  }
+
+#define ATTN_FORWARD(T, NAME, C)                                               \
+  extern "C" __global__ void NAME(                                             \
+      ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
+      ATTN_MEMREF4(T, o), ATTN_MEMREF3(float, lse), float scaleLog2,           \
+      int64_t window) {                                                        \
+    forward<T, C>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v),        \
+                  ATTN_VIEW4(T, o), ATTN_VIEW3(float, lse), scaleLog2,         \
+                  window);                                                     \
+  }
+#define ATTN_DECODE(T, NAME, C)                                                \
+  extern "C" __global__ void NAME(                                             \
+      ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
+      ATTN_MEMREF5(float, po), ATTN_MEMREF4(float, plse), float scaleLog2,     \
+      int64_t window, int64_t chunk) {                                         \
+    decodePartial<T, C>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v),  \
+                        ATTN_VIEW5(float, po), ATTN_VIEW4(float, plse),        \
+                        scaleLog2, window, chunk);                             \
+  }
+// The combine kernel's rows per CTA is its manifest `rows` (4).
+#define ATTN_COMBINE(T, NAME)                                                  \
+  extern "C" __global__ void NAME(ATTN_MEMREF5(float, po),                     \
+                                  ATTN_MEMREF4(float, plse),                   \
+                                  ATTN_MEMREF4(T, o),                          \
+                                  ATTN_MEMREF3(float, lse)) {                  \
+    decodeCombine<T>(ATTN_VIEW5(float, po), ATTN_VIEW4(float, plse),           \
+                     ATTN_VIEW4(T, o), ATTN_VIEW3(float, lse), 4);             \
+  }
+
+// The code reads D from the descriptors; each head dim has entries of its
+// own because the manifest names one entry per (kind, dtype, D, causal).
+#define ATTN_ALL(T, TY, D)                                                     \
+  ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_none, None)                            \
+  ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_top_left, TopLeft)                     \
+  ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_bottom_right, BottomRight)             \
+  ATTN_DECODE(T, ref_dec_##TY##_d##D##_none, None)                             \
+  ATTN_DECODE(T, ref_dec_##TY##_d##D##_top_left, TopLeft)                      \
+  ATTN_DECODE(T, ref_dec_##TY##_d##D##_bottom_right, BottomRight)              \
+  ATTN_COMBINE(T, ref_comb_##TY##_dv##D)
+
+ATTN_ALL(float, f32, 64)
+ATTN_ALL(float, f32, 128)
+ATTN_ALL(__half, f16, 64)
+ATTN_ALL(__half, f16, 128)
+ATTN_ALL(__nv_bfloat16, bf16, 64)
+ATTN_ALL(__nv_bfloat16, bf16, 128)

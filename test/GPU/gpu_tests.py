@@ -1,0 +1,635 @@
+#!/usr/bin/env python3
+"""GPU tests of attn's generated kernels, run through the runtime's binding.
+
+Runs the forward and split-KV decode kernels of a manifest on fresh random
+inputs and compares them with a float64 reference computed by torch on the
+GPU; then checks that bad arguments fail cleanly, with the right status,
+before anything is launched. Kinds the manifest lacks (a dtype, a head dim, a
+causal kind, decode) are reported as skipped, never as passed.
+
+    python3 test/GPU/gpu_tests.py --manifest DIR/attn.manifest \\
+        --lib build-rt/lib/libattn_runtime.so --out OUT/gpu_tests.json
+
+Tolerances, on O: the relative Frobenius error ||O - ref|| / ||ref|| at most
+1e-2 for bf16, 2e-3 for f16, 1e-4 for f32 (f32 kernels that use TF32 MMA
+will not meet it: that is a finding, not a flaky test). On LSE (f32 in every
+case): max |LSE - ref| <= 1e-3 where the reference row sees a key, and -inf
+exactly where it sees none (O = 0 there). Outputs are filled with NaN
+before each run, so an element a kernel never writes fails the case.
+
+Prints one line per case, then "N passed, N failed, N skipped"; writes the
+results as JSON after every case (a crash or a timeout keeps what ran).
+Exit status 0 when nothing failed.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+import attn_runtime  # noqa: E402
+
+TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-4}
+LSE_TOLERANCE = 1e-3
+TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16,
+               "f32": torch.float32}
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+
+#===------------------------------------------------------------------------===#
+# Reference
+#===------------------------------------------------------------------------===#
+
+
+def reference(q, k, v, causal, window, scale):
+    """O [B, Hq, Sq, Dv] and LSE [B, Hq, Sq] in float64 from logical BHSD
+    views. Chunks of query rows keep S within a few hundred MB, so a 128k
+    KV cache fits; GQA groups the query heads of a KV head (head h reads KV
+    head h // (Hq / Hkv)) instead of repeating K and V."""
+    b, hq, sq, d = q.shape
+    hkv, sk, dv = k.shape[1], k.shape[2], v.shape[3]
+    group = hq // hkv
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    o = torch.empty((b, hq, sq, dv), dtype=torch.float64, device=q.device)
+    lse = torch.empty((b, hq, sq), dtype=torch.float64, device=q.device)
+    rows = max(1, (256 << 20) // (8 * hq * sk))
+    keys = torch.arange(sk, device=q.device)
+    for bi in range(b):
+        kb = k[bi].double()
+        vb = v[bi].double()
+        for i0 in range(0, sq, rows):
+            i1 = min(sq, i0 + rows)
+            qb = q[bi, :, i0:i1].double().reshape(hkv, group, i1 - i0, d)
+            s = torch.einsum("hgqd,hkd->hgqk", qb, kb) * scale
+            if causal != "none":
+                diag = torch.arange(i0, i1, device=q.device)
+                if causal == "bottom_right":
+                    diag = diag + (sk - sq)
+                visible = keys[None, :] <= diag[:, None]
+                if window is not None and window >= 0:
+                    visible &= keys[None, :] >= diag[:, None] - window
+                s.masked_fill_(~visible, float("-inf"))
+            m = torch.logsumexp(s, dim=-1)
+            p = torch.nan_to_num(torch.exp(s - m[..., None]), nan=0.0)
+            ob = torch.einsum("hgqk,hkd->hgqd", p, vb)
+            o[bi, :, i0:i1] = ob.reshape(hq, i1 - i0, dv)
+            lse[bi, :, i0:i1] = m.reshape(hq, i1 - i0)
+            del s, p, ob
+        del kb, vb
+    return o, lse
+
+
+def compare(o, lse, ref_o, ref_lse, dtype):
+    """The metrics of one case and whether they pass."""
+    o64 = o.double()
+    finite = torch.isfinite(o64)
+    nonfinite = int((~finite).sum())
+    diff = torch.where(finite, o64 - ref_o, torch.zeros_like(o64))
+    ref_norm = float(ref_o.norm())
+    err_norm = float(diff.norm())
+    rel = err_norm / ref_norm if ref_norm > 0 else err_norm
+    result = {"rel_err": rel, "max_abs_err": float(diff.abs().max()),
+              "nonfinite": nonfinite}
+    problems = []
+    if nonfinite:
+        problems.append("%d non-finite elements in O" % nonfinite)
+    if rel > TOLERANCE[dtype]:
+        problems.append("rel err %.2e > %.0e" % (rel, TOLERANCE[dtype]))
+    if lse is not None:
+        ref_masked = torch.isneginf(ref_lse)
+        got_masked = torch.isneginf(lse)
+        wrong_inf = int((ref_masked != got_masked).sum())
+        seen = ~ref_masked
+        lse_err = 0.0
+        lse_nonfinite = 0
+        if bool(seen.any()):
+            got = lse[seen].double()
+            lse_nonfinite = int((~torch.isfinite(got)).sum())
+            good = torch.isfinite(got)
+            if bool(good.any()):
+                lse_err = float((got[good] - ref_lse[seen][good]).abs().max())
+        result.update(lse_err=lse_err, lse_wrong_inf=wrong_inf,
+                      lse_nonfinite=lse_nonfinite)
+        if wrong_inf:
+            problems.append("%d LSE rows -inf where the reference is not, "
+                            "or the other way" % wrong_inf)
+        if lse_nonfinite:
+            problems.append("%d non-finite LSE values" % lse_nonfinite)
+        if lse_err > LSE_TOLERANCE:
+            problems.append("LSE err %.2e > %.0e" % (lse_err, LSE_TOLERANCE))
+    result["status"] = FAIL if problems else PASS
+    if problems:
+        result["detail"] = "; ".join(problems)
+    return result
+
+#===------------------------------------------------------------------------===#
+# Cases
+#===------------------------------------------------------------------------===#
+
+
+def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
+         layout="bhsd", lse=True, scale=None, splits=None, dv=None):
+    return dict(kind=kind, dtype=dtype, b=b, hq=hq, hkv=hkv, sq=sq, sk=sk,
+                d=d, dv=d if dv is None else dv, causal=causal, window=window,
+                layout=layout, lse=lse, scale=scale, splits=splits)
+
+
+def case_name(c):
+    if c["kind"] == "error":
+        return "error " + c["name"]
+    name = "%s %s d%d B=%d H=%d/%d Sq=%d Sk=%d %s" % (
+        "fwd" if c["kind"] == "forward" else "dec", c["dtype"], c["d"], c["b"],
+        c["hq"], c["hkv"], c["sq"], c["sk"], c["causal"])
+    if c["window"] is not None:
+        name += " w=%d" % c["window"]
+    name += " " + c["layout"]
+    if c["scale"] is not None:
+        name += " scale=%g" % c["scale"]
+    if c["kind"] == "decode":
+        name += " splits=%s" % ("auto" if c["splits"] is None else c["splits"])
+    if not c["lse"]:
+        name += " no-lse"
+    return name
+
+
+SEQ_PAIRS = [(1, 1), (1, 77), (77, 77), (77, 1000), (1000, 77), (1000, 1000),
+             (1, 4097), (4097, 1), (513, 2049), (4097, 4097)]
+CAUSAL_PAIRS = [(77, 77), (1000, 1000), (77, 1000), (1000, 77), (1, 4097),
+                (4097, 1), (4097, 4097)]
+
+
+def forward_cases(quick):
+    cases = []
+    for dtype in ("bf16", "f16", "f32"):
+        for d in (64, 128):
+            main = dtype == "bf16" and d == 128
+            mine = []
+            for i, (sq, sk) in enumerate(SEQ_PAIRS):
+                b, h = (1, 2) if sq * sk > 4000000 else (2, 4)
+                mine.append(case("forward", dtype, b, h, h, sq, sk, d,
+                                 layout="bshd" if i % 2 else "bhsd",
+                                 lse=i % 4 != 3))
+            for causal in ("top_left", "bottom_right"):
+                for i, (sq, sk) in enumerate(CAUSAL_PAIRS):
+                    b, h = (1, 2) if sq * sk > 4000000 else (2, 4)
+                    mine.append(case("forward", dtype, b, h, h, sq, sk, d,
+                                     causal,
+                                     layout="bshd" if i % 2 else "bhsd"))
+            mine += [
+                case("forward", dtype, 2, 4, 4, 1000, 1000, d, "bottom_right",
+                     window=128),
+                case("forward", dtype, 2, 4, 4, 77, 77, d, "top_left",
+                     window=0, layout="bshd"),
+                case("forward", dtype, 1, 2, 2, 4097, 4097, d, "top_left",
+                     window=255, layout="bshd"),
+                case("forward", dtype, 2, 4, 4, 77, 1000, d, "bottom_right",
+                     window=100),
+                case("forward", dtype, 2, 4, 4, 1000, 77, d, "bottom_right",
+                     window=10),  # rows that see no key
+                case("forward", dtype, 2, 8, 2, 1000, 1000, d),  # GQA
+                case("forward", dtype, 2, 8, 2, 77, 1000, d, "bottom_right",
+                     layout="bshd"),
+                case("forward", dtype, 2, 4, 1, 1000, 1000, d, "top_left",
+                     layout="bshd"),  # MQA
+                case("forward", dtype, 1, 8, 2, 513, 2049, d, layout="bshd",
+                     lse=False),
+                case("forward", dtype, 2, 4, 4, 300, 300, d, scale=0.3),
+            ]
+            if quick and not main:
+                mine = mine[::3]
+            cases += mine
+    return cases
+
+
+# (B, Hkv, Sk, split counts) with Hq = 32, D = 128, Sq = 1.
+DECODE_SHAPES = [
+    (1, 8, 1, [None]),
+    (1, 8, 77, [None, 1]),
+    (1, 32, 1000, [None, 1, 7, 10 ** 6]),
+    (8, 8, 4097, [None, 10 ** 6]),
+    (8, 32, 4097, [None]),
+    (64, 8, 1000, [None, 3]),
+    (64, 32, 4097, [None]),
+    (1, 8, 16384, [None, 1]),
+    (64, 8, 16384, [None]),
+    (1, 8, 131072, [None, 1, 10 ** 6]),
+    (8, 8, 131072, [None]),
+    (1, 32, 131072, [None]),
+]
+
+
+def decode_cases(quick):
+    cases = []
+    for dtype in ("bf16", "f16", "f32"):
+        main = dtype == "bf16"
+        mine = []
+        for b, hkv, sk, splits in DECODE_SHAPES:
+            if not main and sk > 16384 and b * hkv > 8:
+                continue
+            for n in splits:
+                mine.append(case("decode", dtype, b, 32, hkv, 1, sk, 128,
+                                 splits=n))
+        mine += [
+            case("decode", dtype, 2, 32, 8, 1, 4097, 128, "bottom_right",
+                 window=1000),
+            case("decode", dtype, 2, 32, 8, 1, 4097, 128, "top_left"),
+            case("decode", dtype, 2, 32, 8, 4, 1000, 128, "bottom_right"),
+            case("decode", dtype, 2, 32, 8, 4, 1000, 128, "bottom_right",
+                 window=64, splits=5),
+            case("decode", dtype, 8, 32, 8, 1, 4097, 128, layout="bshd"),
+            case("decode", dtype, 4, 32, 32, 1, 1000, 128, lse=False,
+                 scale=0.5),
+        ]
+        if quick and not main:
+            mine = mine[::3]
+        cases += mine
+    return cases
+
+
+def skip_reason(module, c):
+    """Why the manifest cannot run this case, or None."""
+    kind = "forward" if c["kind"] == "forward" else "decode_partial"
+    kernel = module.has_kernel(kind, c["dtype"], c["d"], c["dv"], c["causal"])
+    if kernel is None:
+        return "no %s kernel for %s d%d/%d causal=%s" % (
+            kind, c["dtype"], c["d"], c["dv"], c["causal"])
+    if c["kind"] == "decode":
+        if module.has_kernel("decode_combine", c["dtype"], None, c["dv"]) \
+                is None:
+            return "no decode_combine kernel for %s dv%d" % (c["dtype"],
+                                                             c["dv"])
+        rows = (c["hq"] // c["hkv"]) * c["sq"]
+        if rows > kernel.get("rows", 0):
+            return "(Hq/Hkv)*Sq = %d rows > the kernel's rows=%s" % (
+                rows, kernel.get("rows"))
+    return None
+
+#===------------------------------------------------------------------------===#
+# Running a case
+#===------------------------------------------------------------------------===#
+
+
+def random_tensor(b, h, s, d, dtype, layout, gen):
+    """A tensor in `layout` order and its logical [B, H, S, D] view."""
+    shape = (b, s, h, d) if layout == "bshd" else (b, h, s, d)
+    t = torch.randn(shape, generator=gen, device="cuda",
+                    dtype=torch.float32).to(TORCH_DTYPE[dtype])
+    return t, (t.transpose(1, 2) if layout == "bshd" else t)
+
+
+def run_numeric(module, c, gen):
+    dtype = TORCH_DTYPE[c["dtype"]]
+    qu, ql = random_tensor(c["b"], c["hq"], c["sq"], c["d"], c["dtype"],
+                           c["layout"], gen)
+    ku, kl = random_tensor(c["b"], c["hkv"], c["sk"], c["d"], c["dtype"],
+                           c["layout"], gen)
+    vu, vl = random_tensor(c["b"], c["hkv"], c["sk"], c["dv"], c["dtype"],
+                           c["layout"], gen)
+    out_shape = (c["b"], c["sq"], c["hq"], c["dv"]) if c["layout"] == "bshd" \
+        else (c["b"], c["hq"], c["sq"], c["dv"])
+    out = torch.full(out_shape, float("nan"), dtype=dtype, device="cuda")
+    lse = torch.full((c["b"], c["hq"], c["sq"]), float("nan"),
+                     dtype=torch.float32, device="cuda") if c["lse"] else None
+    kwargs = dict(causal=c["causal"], window=c["window"], scale=c["scale"],
+                  layout=c["layout"], out=out, lse=lse)
+    extra = {}
+    if c["kind"] == "forward":
+        call = lambda: module.forward(qu, ku, vu, **kwargs)  # noqa: E731
+    else:
+        used = module.decode_splits(qu, ku, vu, c["splits"],
+                                    causal=c["causal"], window=c["window"],
+                                    layout=c["layout"])
+        extra["splits_used"] = used
+        kernel = module.has_kernel("decode_partial", c["dtype"], c["d"],
+                                   c["dv"], c["causal"])
+        tiles = -(-c["sk"] // kernel["block_kv"])
+        if c["splits"] is not None and c["splits"] > tiles and used != tiles:
+            extra["detail"] = "requested %d splits > %d key tiles, used %d" \
+                % (c["splits"], tiles, used)
+        call = lambda: module.decode(qu, ku, vu,  # noqa: E731
+                                     num_splits=c["splits"], **kwargs)
+    call()
+    torch.cuda.synchronize()
+    out_logical = out.transpose(1, 2) if c["layout"] == "bshd" else out
+    ref_o, ref_lse = reference(ql, kl, vl, c["causal"], c["window"],
+                               c["scale"])
+    result = compare(out_logical, lse, ref_o, ref_lse, c["dtype"])
+    if "detail" in extra:
+        result["status"] = FAIL
+        result["detail"] = "; ".join(
+            x for x in (result.get("detail"), extra.pop("detail")) if x)
+    result.update(extra)
+    # One timed call (not a benchmark: a guard against pathological kernels).
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    call()
+    end.record()
+    torch.cuda.synchronize()
+    result["kernel_ms"] = start.elapsed_time(end)
+    return result
+
+#===------------------------------------------------------------------------===#
+# Error paths: each must raise before anything is launched
+#===------------------------------------------------------------------------===#
+
+
+def error_cases(module):
+    """Checks on the first forward kernel of the manifest (bf16 d128 when
+    there is one): each raises the expected error and leaves the output as
+    it was (NaN)."""
+    forward = [k for k in module.kernels if k.get("kind") == "forward"]
+    if not forward:
+        return [dict(kind="error", name="(all)",
+                     skip="the manifest has no forward kernel")]
+    base = next((k for k in forward if k.get("dtype") == "bf16"
+                 and k.get("head_dim") == 128), forward[0])
+    dt = base["dtype"]
+    d = base["head_dim"]
+    dv = base["value_dim"]
+    causal = base["causal"]
+    tdt = TORCH_DTYPE[dt]
+    b, h, s = 2, 4, 128
+
+    def t(*shape, dtype=tdt):
+        return torch.randn(shape, device="cuda",
+                           dtype=torch.float32).to(dtype)
+
+    def nan_out(*shape, dtype=tdt):
+        return torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+
+    def fwd(q, k, v, out, **kw):
+        kw.setdefault("causal", causal)
+        return lambda: module.forward(q, k, v, out=out, **kw)
+
+    cases = []
+
+    def add(name, expect, make):
+        cases.append(dict(kind="error", name=name, expect=expect, make=make))
+
+    def misaligned():
+        n = b * h * s * d
+        q = t(n + 8)[1:n + 1].view(b, h, s, d)
+        out = nan_out(b, h, s, dv)
+        return fwd(q, t(b, h, s, d), t(b, h, s, dv), out), out
+    add("misaligned q pointer", "ATTN_ERROR_ALIGNMENT", misaligned)
+
+    def misaligned_rows():
+        pad = 2 if dt == "f32" else 4
+        q = t(b, s, h, d + pad)[..., :d]
+        out = nan_out(b, s, h, dv)
+        return fwd(q, t(b, s, h, d), t(b, s, h, dv), out,
+                   layout="bshd"), out
+    add("misaligned head stride (bshd)", "ATTN_ERROR_ALIGNMENT",
+        misaligned_rows)
+
+    def strided_last():
+        q = t(b, h, d, s).transpose(2, 3)
+        out = nan_out(b, h, s, dv)
+        return fwd(q, t(b, h, s, d), t(b, h, s, dv), out), out
+    add("last dim not contiguous", "ATTN_ERROR_STRIDE", strided_last)
+
+    def mixed_dtype():
+        other = torch.float16 if tdt != torch.float16 else torch.bfloat16
+        out = nan_out(b, h, s, dv)
+        return fwd(t(b, h, s, d), t(b, h, s, d, dtype=other),
+                   t(b, h, s, dv), out), out
+    add("k dtype differs from q", "ATTN_ERROR_DTYPE", mixed_dtype)
+
+    missing = [x for x in ("f32", "f16", "bf16")
+               if not any(k.get("dtype") == x for k in forward)]
+    if missing:
+        def no_dtype_kernel():
+            other = TORCH_DTYPE[missing[0]]
+            out = nan_out(b, h, s, dv, dtype=other)
+            return fwd(t(b, h, s, d, dtype=other), t(b, h, s, d, dtype=other),
+                       t(b, h, s, dv, dtype=other), out), out
+        add("dtype %s without a kernel" % missing[0], "ATTN_ERROR_DTYPE",
+            no_dtype_kernel)
+
+    def lse_dtype():
+        out = nan_out(b, h, s, dv)
+        lse = torch.full((b, h, s), float("nan"), device="cuda",
+                         dtype=torch.bfloat16)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   lse=lse), out
+    add("lse not f32", "ATTN_ERROR_DTYPE", lse_dtype)
+
+    def gqa_ratio():
+        out = nan_out(b, 3, s, dv)
+        return fwd(t(b, 3, s, d), t(b, 2, s, d), t(b, 2, s, dv), out), out
+    add("Hq not a multiple of Hkv", "ATTN_ERROR_SHAPE", gqa_ratio)
+
+    def out_shape():
+        out = nan_out(b, h, s + 1, dv)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out), out
+    add("output shape", "ATTN_ERROR_SHAPE", out_shape)
+
+    if not any(k.get("head_dim") == 96 for k in forward):
+        def no_head_dim():
+            out = nan_out(b, h, s, 96)
+            return fwd(t(b, h, s, 96), t(b, h, s, 96), t(b, h, s, 96),
+                       out), out
+        add("head dim 96 without a kernel", "ATTN_ERROR_NO_KERNEL",
+            no_head_dim)
+
+    def window_no_causal():
+        out = nan_out(b, h, s, dv)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   causal=False, window=16), out
+    add("window without causal", "ATTN_ERROR_INVALID_ARGUMENT",
+        window_no_causal)
+
+    def cpu_tensor():
+        out = nan_out(b, h, s, dv)
+        return fwd(t(b, h, s, d).cpu(), t(b, h, s, d), t(b, h, s, dv),
+                   out), out
+    add("CPU tensor", "ValueError", cpu_tensor)
+
+    dec = module.has_kernel("decode_partial", dt, 128, 128, "none")
+    if dec is not None and module.has_kernel("decode_combine", dt, None, 128):
+        def small_workspace():
+            out = nan_out(1, 32, 1, 128)
+            ws = torch.empty(256, dtype=torch.uint8, device="cuda")
+            return (lambda: module.decode(
+                t(1, 32, 1, 128), t(1, 8, 4096, 128), t(1, 8, 4096, 128),
+                out=out, workspace=ws)), out
+        add("decode workspace too small", "ATTN_ERROR_INVALID_ARGUMENT",
+            small_workspace)
+
+        def misaligned_workspace():
+            out = nan_out(1, 32, 1, 128)
+            ws = torch.empty(1 << 24, dtype=torch.uint8, device="cuda")[16:]
+            return (lambda: module.decode(
+                t(1, 32, 1, 128), t(1, 8, 4096, 128), t(1, 8, 4096, 128),
+                out=out, workspace=ws)), out
+        add("decode workspace misaligned", "ATTN_ERROR_ALIGNMENT",
+            misaligned_workspace)
+    return cases
+
+
+def run_error(c):
+    call, out = c["make"]()
+    raised = None
+    try:
+        call()
+    except attn_runtime.AttnError as e:
+        raised = (e.status_name, e.message)
+    except (ValueError, TypeError) as e:
+        raised = (type(e).__name__, str(e))
+    torch.cuda.synchronize()
+    untouched = bool(torch.isnan(out.float()).all())
+    result = {"expected": c["expect"]}
+    if raised is None:
+        result.update(status=FAIL, detail="no error raised")
+    else:
+        result["raised"], result["message"] = raised
+        ok = raised[0] == c["expect"] and untouched
+        result["status"] = PASS if ok else FAIL
+        result["detail"] = raised[1] if ok else \
+            "raised %s (%s)%s" % (raised[0], raised[1],
+                                  "" if untouched else "; output was written")
+    return result
+
+#===------------------------------------------------------------------------===#
+# Driver
+#===------------------------------------------------------------------------===#
+
+
+def context_alive():
+    try:
+        torch.cuda.synchronize()
+        return float(torch.ones(1, device="cuda").sum()) == 1.0
+    except Exception:  # noqa: BLE001 - any failure means the context is gone
+        return False
+
+
+def format_row(r):
+    metrics = ""
+    if "rel_err" in r:
+        metrics = "rel=%.2e max=%.2e" % (r["rel_err"], r["max_abs_err"])
+        if "lse_err" in r:
+            metrics += " lse=%.1e" % r["lse_err"]
+        if "splits_used" in r:
+            metrics += " n=%d" % r["splits_used"]
+        if "kernel_ms" in r:
+            metrics += " %.3fms" % r["kernel_ms"]
+    line = "%-4s  %-72s %s" % (r["status"], r["name"], metrics)
+    if r.get("detail") and r["status"] != PASS:
+        line += "\n      " + r["detail"].replace("\n", "\n      ")
+    return line
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--lib", default=None,
+                        help="libattn_runtime.so (default: see "
+                             "python/attn_runtime.py)")
+    parser.add_argument("--out", default=None, help="JSON results")
+    parser.add_argument("--quick", action="store_true",
+                        help="a third of the cases outside bf16 d128")
+    parser.add_argument("--filter", default=None,
+                        help="only cases whose name contains this")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    if not torch.cuda.is_available():
+        print("no CUDA device visible to torch")
+        print("0 passed, 1 failed, 0 skipped")
+        return 1
+    props = torch.cuda.get_device_properties(0)
+    info = {
+        "device": props.name,
+        "capability": "sm_%d%d" % (props.major, props.minor),
+        "sms": props.multi_processor_count,
+        "torch": torch.__version__,
+        "manifest": os.path.abspath(args.manifest),
+        "tolerance_rel": TOLERANCE,
+        "tolerance_lse": LSE_TOLERANCE,
+        "seed": args.seed,
+    }
+    print("device: %s (%s, %d SMs), torch %s" % (
+        props.name, info["capability"], props.multi_processor_count,
+        torch.__version__))
+    results = []
+
+    def save():
+        if not args.out:
+            return
+        summary = {s: sum(r["status"] == s for r in results)
+                   for s in (PASS, FAIL, SKIP)}
+        with open(args.out + ".tmp", "w") as f:
+            json.dump(dict(info, cases=results, summary=summary), f,
+                      indent=1, default=str)
+        os.replace(args.out + ".tmp", args.out)
+
+    try:
+        module = attn_runtime.Module(args.manifest, lib=args.lib)
+    except Exception as e:  # noqa: BLE001 - report any load failure
+        results.append({"name": "module load", "status": FAIL,
+                        "detail": str(e)})
+        print(format_row(results[-1]))
+        save()
+        print("0 passed, 1 failed, 0 skipped")
+        return 1
+    info["target"] = module.target
+    info["kernels"] = module.kernels
+    print("manifest: %s (%s, %d kernels)" % (args.manifest, module.target,
+                                            len(module.kernels)))
+
+    cases = forward_cases(args.quick) + decode_cases(args.quick) + \
+        error_cases(module)
+    gen = torch.Generator(device="cuda")
+    lost = None
+    started = time.time()
+    for index, c in enumerate(cases):
+        name = case_name(c)
+        if args.filter and args.filter not in name:
+            continue
+        r = {k: v for k, v in c.items() if k != "make"}
+        r["name"] = name
+        t0 = time.time()
+        reason = c.get("skip") or (None if c["kind"] == "error"
+                                   else skip_reason(module, c))
+        if lost:
+            r.update(status=SKIP, detail="not run: " + lost)
+        elif reason:
+            r.update(status=SKIP, detail=reason)
+        else:
+            gen.manual_seed(args.seed * 100003 + index)
+            try:
+                r.update(run_error(c) if c["kind"] == "error"
+                         else run_numeric(module, c, gen))
+            except Exception as e:  # noqa: BLE001 - a failing case, reported
+                r.update(status=FAIL, detail="%s: %s" % (
+                    type(e).__name__, str(e).strip()[:2000]))
+                if not context_alive():
+                    lost = "the CUDA context died in '%s'" % name
+                    r["detail"] += "\n" + traceback.format_exc(limit=3)
+            torch.cuda.empty_cache()
+        r["seconds"] = round(time.time() - t0, 3)
+        results.append(r)
+        print(format_row(r), flush=True)
+        save()
+
+    passed = sum(r["status"] == PASS for r in results)
+    failed = sum(r["status"] == FAIL for r in results)
+    skipped = sum(r["status"] == SKIP for r in results)
+    print("time: %.1fs" % (time.time() - started))
+    if lost:
+        print("stopped early: " + lost)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    save()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

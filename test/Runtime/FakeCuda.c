@@ -1,0 +1,221 @@
+/*===- FakeCuda.c - a CUDA driver that only records what it is asked -----===//
+ *
+ * Built as libcuda.so.1 in its own folder; with that folder on
+ * LD_LIBRARY_PATH the runtime's dlopen finds it instead of a driver, so the
+ * tests drive attn_module_load and the launches on a machine without a GPU.
+ * It reads each .entry's parameters from the PTX it is given (so
+ * cuFuncGetParamInfo reports what the PTX declares), and cuLaunchKernel
+ * prints the launch and every parameter word instead of running anything.
+ *
+ * Environment: FAKE_CUDA_NO_CONTEXT=1 (no current context), FAKE_CUDA_SM
+ * (compute capability, default 90), FAKE_CUDA_SMS (SM count, default 132),
+ * FAKE_CUDA_JIT_ERROR=1 (cuModuleLoadDataEx fails with a log),
+ * FAKE_CUDA_MAX_THREADS (per kernel, default 1024).
+ *===----------------------------------------------------------------------===*/
+
+#include <cuda.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_KERNELS 256
+#define MAX_PARAMS 128
+
+typedef struct FakeFunction {
+  char name[128];
+  int count;
+  size_t sizes[MAX_PARAMS];
+} FakeFunction;
+
+static FakeFunction functions[MAX_KERNELS];
+static int functionCount;
+static int fakeContext, fakeModule;
+
+static int envInt(const char *name, int fallback) {
+  const char *v = getenv(name);
+  return v ? atoi(v) : fallback;
+}
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  *name = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
+                                          : "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  (void)error;
+  *text = "an error of the fake driver";
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *context) {
+  *context = envInt("FAKE_CUDA_NO_CONTEXT", 0) ? NULL : (CUcontext)&fakeContext;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice *device) {
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  (void)context;
+  printf("fake-cuda: push context\n");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *context) {
+  *context = (CUcontext)&fakeContext;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice device) {
+  (void)device;
+  int sm = envInt("FAKE_CUDA_SM", 90);
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = sm / 10;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = sm % 10;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = envInt("FAKE_CUDA_SMS", 132);
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *value = 227 * 1024;
+    break;
+  default:
+    *value = 0;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
+  (void)device;
+  snprintf(name, (size_t)length, "Fake GPU");
+  return CUDA_SUCCESS;
+}
+
+/* The parameters of each .entry: ".param .u64 name" and the like, or
+ * ".param .align A .b8 name[N]". */
+static void readEntries(const char *ptx) {
+  functionCount = 0;
+  const char *p = ptx;
+  while ((p = strstr(p, ".entry")) && functionCount < MAX_KERNELS) {
+    p += 6;
+    while (*p == ' ' || *p == '\t')
+      ++p;
+    FakeFunction *f = &functions[functionCount++];
+    size_t n = strcspn(p, "( \t\n");
+    if (n >= sizeof(f->name))
+      n = sizeof(f->name) - 1;
+    memcpy(f->name, p, n);
+    f->name[n] = '\0';
+    f->count = 0;
+    const char *end = strchr(p, ')');
+    const char *q = p;
+    while ((q = strstr(q, ".param")) && end && q < end &&
+           f->count < MAX_PARAMS) {
+      q += 6;
+      size_t size = 8;
+      if (!strncmp(q, " .f32", 5) || !strncmp(q, " .u32", 5) ||
+          !strncmp(q, " .b32", 5) || !strncmp(q, " .s32", 5))
+        size = 4;
+      const char *bracket = strchr(q, '[');
+      const char *line = strchr(q, '\n');
+      if (bracket && (!line || bracket < line))
+        size = (size_t)atoi(bracket + 1);
+      f->sizes[f->count++] = size;
+    }
+  }
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count,
+                            CUjit_option *options, void **values) {
+  if (envInt("FAKE_CUDA_JIT_ERROR", 0)) {
+    for (unsigned i = 0; i < count; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        strcpy((char *)values[i], "ptxas fatal   : fake syntax error");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  readEntries((const char *)image);
+  *module = (CUmodule)&fakeModule;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule module) {
+  (void)module;
+  printf("fake-cuda: unload\n");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                             const char *name) {
+  (void)module;
+  for (int i = 0; i < functionCount; ++i)
+    if (!strcmp(functions[i].name, name)) {
+      *function = (CUfunction)&functions[i];
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction function, size_t index, size_t *offset,
+                            size_t *size) {
+  FakeFunction *f = (FakeFunction *)function;
+  if (index >= (size_t)f->count)
+    return CUDA_ERROR_INVALID_VALUE;
+  *offset = 0;
+  if (size)
+    *size = f->sizes[index];
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
+                            CUfunction function) {
+  (void)function;
+  *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+               ? envInt("FAKE_CUDA_MAX_THREADS", 1024)
+               : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
+                            int value) {
+  FakeFunction *f = (FakeFunction *)function;
+  printf("fake-cuda: %s attribute %d = %d\n", f->name, (int)attribute, value);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
+                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned smem, CUstream stream, void **params,
+                        void **extra) {
+  (void)extra;
+  FakeFunction *f = (FakeFunction *)function;
+  printf("fake-cuda: launch %s grid=(%u, %u, %u) block=(%u, %u, %u) "
+         "smem=%u stream=%p params=%d\n",
+         f->name, gx, gy, gz, bx, by, bz, smem, (void *)stream, f->count);
+  printf("fake-cuda:  ");
+  for (int i = 0; i < f->count; ++i) {
+    if (f->sizes[i] == 4) {
+      float x;
+      memcpy(&x, params[i], 4);
+      printf(" %g", (double)x);
+    } else {
+      long long x;
+      memcpy(&x, params[i], 8);
+      printf(" %lld", x);
+    }
+  }
+  printf("\n");
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,741 @@
+//===- attn-runtime-test.cpp - the runtime's checks, without a GPU --------===//
+//
+// Drives the runtime's manifest parser, PTX checks, argument checks and
+// launch plans (lib/Runtime/Manifest.h, Plan.h) on fake device pointers, and
+// attn_module_load up to the point where it needs the driver. Each case
+// prints one line, "<case>: <status>: <message>", or the launch it plans;
+// the .test files in this directory FileCheck them.
+//
+// Usage: attn-runtime-test manifest|ptx|forward|decode|load DIR|launch FILE
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-runtime/attn_runtime.h"
+
+#include "Error.h"
+#include "Manifest.h"
+#include "Plan.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
+
+using namespace attn::runtime;
+
+namespace {
+
+void report(const char *name, attn_status status) {
+  std::printf("%s: %s: %s\n", name, statusName(status),
+              status == ATTN_OK ? "" : attn_last_error());
+}
+
+//===----------------------------------------------------------------------===//
+// Manifests
+//===----------------------------------------------------------------------===//
+
+const char *kHeader = "attn-manifest 1\ntarget sm_90a\nptx kernels.ptx\n";
+
+const char *kFwd = "kernel k kind=forward dtype=bf16 head_dim=128 "
+                   "value_dim=128 causal=none block_q=128 block_kv=64 "
+                   "threads=256 smem=73728";
+
+/// The manifest of the forward and decode cases.
+const char *kModule =
+    "# kernels for the runtime tests\n"
+    "attn-manifest 1\n"
+    "target sm_90a\n"
+    "ptx kernels.ptx\n"
+    "kernel fwd_bf16_128_none kind=forward dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=none block_q=128 block_kv=64 threads=256 "
+    "smem=73728\n"
+    "kernel fwd_bf16_128_tl kind=forward dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=top_left block_q=128 block_kv=64 threads=256 "
+    "smem=73728\n"
+    "kernel fwd_bf16_128_br kind=forward dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=bottom_right block_q=128 block_kv=64 threads=256 "
+    "smem=73728\n"
+    "kernel fwd_f16_64_none kind=forward dtype=f16 head_dim=64 value_dim=64 "
+    "causal=none block_q=64 block_kv=64 threads=128 smem=32768\n"
+    "kernel dec_bf16_128_none kind=decode_partial dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=none rows=16 block_kv=64 threads=128 smem=36864\n"
+    "kernel dec_bf16_128_br kind=decode_partial dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=bottom_right rows=16 block_kv=64 threads=128 "
+    "smem=36864\n"
+    "kernel comb_bf16_128 kind=decode_combine dtype=bf16 value_dim=128 "
+    "rows=4 threads=128 smem=0\n";
+
+void parseCase(const char *name, const std::string &text) {
+  Manifest m;
+  report(name, parseManifest(text, "m.manifest", m));
+}
+
+int runManifest() {
+  std::string h = kHeader;
+  std::string fwd = kFwd;
+  parseCase("empty", "");
+  parseCase("comments-only", "# nothing here\n\n");
+  parseCase("no-header", "target sm_90a\n");
+  parseCase("version", "attn-manifest 2\n");
+  parseCase("version-syntax", "attn-manifest one\n");
+  parseCase("second-header", h + "attn-manifest 1\n");
+  parseCase("unknown-record", h + "kernels x\n");
+  parseCase("bad-target", "attn-manifest 1\ntarget gfx90a\n");
+  parseCase("second-target", "attn-manifest 1\ntarget sm_80\ntarget sm_90a\n");
+  parseCase("second-ptx", h + "ptx other.ptx\n");
+  parseCase("ptx-syntax", "attn-manifest 1\nptx a.ptx b.ptx\n");
+  parseCase("missing-target", "attn-manifest 1\nptx a.ptx\n" + fwd + "\n");
+  parseCase("missing-ptx", "attn-manifest 1\ntarget sm_80\n" + fwd + "\n");
+  parseCase("no-kernels", h);
+  parseCase("kernel-name", h + "kernel 9k kind=forward\n");
+  parseCase("kernel-no-name", h + "kernel\n");
+  parseCase("not-key-value", h + "kernel k kind\n");
+  parseCase("unknown-key", h + fwd + " foo=1\n");
+  parseCase("duplicate-key", h + fwd + " dtype=f16\n");
+  parseCase("missing-kind", h + "kernel k dtype=bf16\n");
+  parseCase("missing-key",
+            h + "kernel k kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+                "causal=none block_kv=64 threads=256 smem=0\n");
+  parseCase("missing-rows",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "threads=128 smem=0\n");
+  parseCase("bad-kind", h + "kernel k kind=backward\n");
+  parseCase("bad-dtype", h + "kernel k kind=forward dtype=fp8\n");
+  parseCase("bad-causal", h + "kernel k kind=forward causal=left\n");
+  parseCase("bad-int", h + "kernel k kind=forward threads=12x\n");
+  parseCase("negative-int", h + "kernel k kind=forward head_dim=-64\n");
+  parseCase("zero", h + "kernel k kind=forward block_kv=0\n");
+  parseCase("too-many-threads",
+            h + "kernel k kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+                "causal=none block_q=128 block_kv=64 threads=2048 smem=0\n");
+  parseCase("duplicate-name", h + fwd + "\n" + fwd + "\n");
+  parseCase("duplicate-config",
+            h + fwd + "\n" +
+                "kernel k2 kind=forward dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=32 "
+                "threads=128 smem=0\n");
+
+  // Comments, CRLF line ends, blank lines, tabs, extra known keys.
+  Manifest m;
+  std::string crlf;
+  for (char c : std::string(kModule)) {
+    if (c == '\n')
+      crlf += "\r\n\t \r\n";
+    else
+      crlf += c;
+  }
+  crlf += "kernel comb_f16_64 kind=decode_combine dtype=f16 value_dim=64 "
+          "head_dim=64 rows=4 threads=128 smem=0 # a comment\n";
+  report("valid", parseManifest(crlf, "m.manifest", m));
+  std::printf("valid: version=%d target=%s ptx=%s kernels=%zu\n", m.version,
+              m.target.c_str(), m.ptxFile.c_str(), m.kernels.size());
+  for (const KernelSpec &k : m.kernels)
+    std::printf(
+        "  line %d: %s %s %s d%lld/%lld causal=%s block_q=%lld "
+        "rows=%lld block_kv=%lld threads=%lld smem=%lld\n",
+        k.line, k.name.c_str(), kernelKindName(k.kind), dtypeName(k.dtype),
+        static_cast<long long>(k.headDim), static_cast<long long>(k.valueDim),
+        causalName(k.causal), static_cast<long long>(k.blockQ),
+        static_cast<long long>(k.rows), static_cast<long long>(k.blockKv),
+        static_cast<long long>(k.threads), static_cast<long long>(k.smem));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// PTX checks
+//===----------------------------------------------------------------------===//
+
+int runPtx() {
+  Manifest m;
+  if (parseManifest(std::string(kHeader) + kFwd + "\n", "m.manifest", m)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  const char *valid = "//\n.version 8.4\n.target sm_90a\n.address_size 64\n"
+                      "\n.visible .entry k(\n\t.param .u64 p0\n)\n{\n}\n";
+  report("ptx-valid", checkPtx(m, valid, "k.ptx"));
+  report("ptx-not-ptx", checkPtx(m, "hello\n", "k.ptx"));
+  report("ptx-target",
+         checkPtx(m, ".version 8.4\n.target sm_80\n.entry k(\n", "k.ptx"));
+  report("ptx-no-entry",
+         checkPtx(m, ".version 8.4\n.target sm_90a\n.entry k_v2(\n", "k.ptx"));
+  report("ptx-target-suffix",
+         checkPtx(m, ".target sm_90a, debug\n.entry k (\n", "k.ptx"));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward and decode plans
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kQ = 0x100000, kK = 0x200000, kV = 0x300000, kO = 0x400000,
+                   kLse = 0x500000, kWorkspace = 0x600000;
+
+/// A BHSD (contiguous) tensor of logical shape [b, h, s, d].
+attn_tensor bhsd(attn_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d,
+                 uint64_t data) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   dtype,
+                   4,
+                   {b, h, s, d},
+                   {h * s * d, s * d, d, 1}};
+  return t;
+}
+
+/// A BSHD tensor (memory [b, s, h, d]) in logical order [b, h, s, d].
+attn_tensor bshd(attn_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d,
+                 uint64_t data) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   dtype,
+                   4,
+                   {b, h, s, d},
+                   {s * h * d, d, h * d, 1}};
+  return t;
+}
+
+attn_tensor lseOf(int64_t b, int64_t h, int64_t s, uint64_t data) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   ATTN_F32,
+                   3,
+                   {b, h, s, 0},
+                   {h * s, s, 1, 0}};
+  return t;
+}
+
+/// Prints the memref descriptor that starts at args[at]; returns its end.
+size_t printMemref(const char *name, const std::vector<uint64_t> &args,
+                   size_t at, int rank) {
+  std::printf("  %s: ptr=0x%llx aligned=0x%llx offset=%lld sizes=[", name,
+              static_cast<unsigned long long>(args[at]),
+              static_cast<unsigned long long>(args[at + 1]),
+              static_cast<long long>(args[at + 2]));
+  for (int i = 0; i < rank; ++i)
+    std::printf("%s%lld", i ? ", " : "",
+                static_cast<long long>(args[at + 3 + i]));
+  std::printf("] strides=[");
+  for (int i = 0; i < rank; ++i)
+    std::printf("%s%lld", i ? ", " : "",
+                static_cast<long long>(args[at + 3 + rank + i]));
+  std::printf("]\n");
+  return at + 3 + 2 * rank;
+}
+
+float f32Word(uint64_t word) {
+  uint32_t bits = static_cast<uint32_t>(word);
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+void printLaunchHeader(const char *name, const Launch &l) {
+  std::printf("%s: kernel=%s grid=(%u, %u, %u) block=%u smem=%u params=%zu "
+              "abi=%zu\n",
+              name, l.kernel->name.c_str(), l.grid[0], l.grid[1], l.grid[2],
+              l.block, l.smem, l.args.size(),
+              abiParamSizes(l.kernel->kind).size());
+}
+
+void printForward(const char *name, const Launch &l) {
+  printLaunchHeader(name, l);
+  size_t at = 0;
+  at = printMemref("q", l.args, at, 4);
+  at = printMemref("k", l.args, at, 4);
+  at = printMemref("v", l.args, at, 4);
+  at = printMemref("o", l.args, at, 4);
+  at = printMemref("lse", l.args, at, 3);
+  std::printf("  scale_log2=%.6f window=%lld\n", f32Word(l.args[at]),
+              static_cast<long long>(l.args[at + 1]));
+}
+
+struct ForwardArgs {
+  attn_tensor q, k, v, o, lse;
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1};
+  bool withLse = true;
+
+  /// B=2, Hq=8, Hkv=2, Sq=77, Sk=1000, D=Dv=128, bf16, BHSD.
+  ForwardArgs() {
+    q = bhsd(ATTN_BF16, 2, 8, 77, 128, kQ);
+    k = bhsd(ATTN_BF16, 2, 2, 1000, 128, kK);
+    v = bhsd(ATTN_BF16, 2, 2, 1000, 128, kV);
+    o = bhsd(ATTN_BF16, 2, 8, 77, 128, kO);
+    lse = lseOf(2, 8, 77, kLse);
+  }
+  attn_status plan(const Manifest &m, Launch &l) const {
+    return planForward(m, &q, &k, &v, &o, withLse ? &lse : nullptr, &options,
+                       l);
+  }
+};
+
+void forwardCase(const Manifest &m, const char *name, const ForwardArgs &a) {
+  Launch l;
+  report(name, a.plan(m, l));
+}
+
+int runForward() {
+  Manifest m;
+  if (parseManifest(kModule, "m.manifest", m)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  {
+    ForwardArgs a;
+    Launch l;
+    report("bhsd", a.plan(m, l));
+    printForward("bhsd", l);
+  }
+  {
+    ForwardArgs a;
+    a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
+    a.k = bshd(ATTN_BF16, 2, 2, 1000, 128, kK);
+    a.v = bshd(ATTN_BF16, 2, 2, 1000, 128, kV);
+    a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
+    a.withLse = false;
+    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256};
+    Launch l;
+    report("bshd", a.plan(m, l));
+    printForward("bshd", l);
+  }
+  {
+    ForwardArgs a;
+    a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+    Launch l;
+    planForward(m, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, l);
+    std::printf("null-options: kernel=%s\n", l.kernel->name.c_str());
+    a.options = {-1.0f, ATTN_CAUSAL_TOP_LEFT, 0};
+    report("top-left-window-0", a.plan(m, l));
+    std::printf("top-left-window-0: kernel=%s window=%lld\n",
+                l.kernel->name.c_str(), static_cast<long long>(l.args.back()));
+  }
+  {
+    ForwardArgs a;
+    a.q = bhsd(ATTN_F16, 1, 4, 1, 64, kQ);
+    a.k = bhsd(ATTN_F16, 1, 1, 4097, 64, kK);
+    a.v = bhsd(ATTN_F16, 1, 1, 4097, 64, kV);
+    a.o = bhsd(ATTN_F16, 1, 4, 1, 64, kO);
+    a.lse = lseOf(1, 4, 1, kLse + 4);
+    Launch l;
+    report("f16-mqa", a.plan(m, l));
+    printLaunchHeader("f16-mqa", l);
+  }
+
+  // Null pointers.
+  {
+    Launch l;
+    ForwardArgs a;
+    report("null-q",
+           planForward(m, nullptr, &a.k, &a.v, &a.o, nullptr, nullptr, l));
+    report("null-o",
+           planForward(m, &a.q, &a.k, &a.v, nullptr, nullptr, nullptr, l));
+  }
+  ForwardArgs a;
+  a.k.data = nullptr;
+  forwardCase(m, "null-data", a);
+  attn_status s =
+      attn_forward(nullptr, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, nullptr);
+  report("null-module", s);
+
+  // Ranks, sizes, dtypes.
+  a = ForwardArgs();
+  a.q.rank = 3;
+  forwardCase(m, "rank-q", a);
+  a = ForwardArgs();
+  a.lse.rank = 4;
+  forwardCase(m, "rank-lse", a);
+  a = ForwardArgs();
+  a.k.shape[2] = 0;
+  a.v.shape[2] = 0;
+  forwardCase(m, "empty-sk", a);
+  a = ForwardArgs();
+  a.v.dtype = static_cast<attn_dtype>(7);
+  forwardCase(m, "dtype-enum", a);
+  a = ForwardArgs();
+  a.k.dtype = ATTN_F16;
+  forwardCase(m, "dtype-mixed", a);
+  a = ForwardArgs();
+  a.o.dtype = ATTN_F32;
+  forwardCase(m, "dtype-o", a);
+  a = ForwardArgs();
+  a.lse.dtype = ATTN_BF16;
+  forwardCase(m, "dtype-lse", a);
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_F32, 2, 8, 77, 128, kQ);
+  a.k = bhsd(ATTN_F32, 2, 2, 1000, 128, kK);
+  a.v = bhsd(ATTN_F32, 2, 2, 1000, 128, kV);
+  a.o = bhsd(ATTN_F32, 2, 8, 77, 128, kO);
+  forwardCase(m, "dtype-no-kernel", a);
+
+  // Shapes.
+  a = ForwardArgs();
+  a.k.shape[0] = 3;
+  forwardCase(m, "shape-batch", a);
+  a = ForwardArgs();
+  a.q.shape[1] = 7;
+  a.o.shape[1] = 7;
+  a.lse.shape[1] = 7;
+  forwardCase(m, "shape-gqa", a);
+  a = ForwardArgs();
+  a.k.shape[3] = 64;
+  forwardCase(m, "shape-head-dim", a);
+  a = ForwardArgs();
+  a.v.shape[2] = 999;
+  forwardCase(m, "shape-sk", a);
+  a = ForwardArgs();
+  a.v.shape[1] = 4;
+  forwardCase(m, "shape-hkv", a);
+  a = ForwardArgs();
+  a.o.shape[2] = 78;
+  forwardCase(m, "shape-o", a);
+  a = ForwardArgs();
+  a.lse.shape[2] = 1;
+  forwardCase(m, "shape-lse", a);
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_BF16, 2, 8, 77, 96, kQ);
+  a.k = bhsd(ATTN_BF16, 2, 2, 1000, 96, kK);
+  a.v = bhsd(ATTN_BF16, 2, 2, 1000, 96, kV);
+  a.o = bhsd(ATTN_BF16, 2, 8, 77, 96, kO);
+  forwardCase(m, "no-kernel-d96", a);
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_F16, 2, 8, 77, 64, kQ);
+  a.k = bhsd(ATTN_F16, 2, 2, 1000, 64, kK);
+  a.v = bhsd(ATTN_F16, 2, 2, 1000, 64, kV);
+  a.o = bhsd(ATTN_F16, 2, 8, 77, 64, kO);
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  forwardCase(m, "no-kernel-causal", a);
+  a = ForwardArgs();
+  a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] = a.lse.shape[0] =
+      70000;
+  forwardCase(m, "grid-limit", a);
+
+  // Strides and alignment.
+  a = ForwardArgs();
+  a.q.strides[3] = 2;
+  forwardCase(m, "stride-last", a);
+  a = ForwardArgs();
+  a.k.strides[2] = -128;
+  forwardCase(m, "stride-negative", a);
+  a = ForwardArgs();
+  a.o.strides[1] = 0;
+  forwardCase(m, "stride-o-zero", a);
+  a = ForwardArgs();
+  a.k.strides[0] = 0; // K/V broadcast over the batch is a valid read
+  a.v.strides[0] = 0;
+  forwardCase(m, "stride-k-broadcast", a);
+  a = ForwardArgs();
+  a.lse.strides[2] = 2;
+  forwardCase(m, "stride-lse", a);
+  a = ForwardArgs();
+  a.v.data = reinterpret_cast<void *>(kV + 2);
+  forwardCase(m, "align-pointer", a);
+  a = ForwardArgs();
+  a.q.strides[2] = 132; // 264 bytes
+  a.q.strides[1] = 132 * 77;
+  a.q.strides[0] = 132 * 77 * 8;
+  forwardCase(m, "align-row-stride", a);
+  a = ForwardArgs();
+  a.q.shape[2] = 1;
+  a.o.shape[2] = 1;
+  a.lse.shape[2] = 1;
+  a.q.strides[2] = 3; // never stepped over: size 1
+  forwardCase(m, "align-size-one-dim", a);
+  a = ForwardArgs();
+  a.lse.data = reinterpret_cast<void *>(kLse + 2);
+  forwardCase(m, "align-lse", a);
+
+  // Options.
+  a = ForwardArgs();
+  a.options.window = 128;
+  forwardCase(m, "window-without-causal", a);
+  a = ForwardArgs();
+  a.options.causal = static_cast<attn_causal>(7);
+  forwardCase(m, "causal-enum", a);
+  a = ForwardArgs();
+  a.options.scale = NAN;
+  forwardCase(m, "scale-nan", a);
+  a = ForwardArgs();
+  a.options.scale = INFINITY;
+  forwardCase(m, "scale-inf", a);
+  return 0;
+}
+
+void printDecode(const char *name, const DecodePlan &p) {
+  std::printf("%s: splits=%lld chunk=%lld workspace=%lld\n", name,
+              static_cast<long long>(p.numSplits),
+              static_cast<long long>(p.chunk),
+              static_cast<long long>(p.workspaceBytes));
+  printLaunchHeader(name, p.partial);
+  size_t at = 0;
+  at = printMemref("q", p.partial.args, at, 4);
+  at = printMemref("k", p.partial.args, at, 4);
+  at = printMemref("v", p.partial.args, at, 4);
+  at = printMemref("partial_o", p.partial.args, at, 5);
+  at = printMemref("partial_lse", p.partial.args, at, 4);
+  std::printf("  scale_log2=%.6f window=%lld chunk=%lld\n",
+              f32Word(p.partial.args[at]),
+              static_cast<long long>(p.partial.args[at + 1]),
+              static_cast<long long>(p.partial.args[at + 2]));
+  printLaunchHeader(name, p.combine);
+  at = 0;
+  at = printMemref("partial_o", p.combine.args, at, 5);
+  at = printMemref("partial_lse", p.combine.args, at, 4);
+  at = printMemref("o", p.combine.args, at, 4);
+  printMemref("lse", p.combine.args, at, 3);
+}
+
+struct DecodeArgs {
+  attn_tensor q, k, v, o, lse;
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1};
+  int64_t splits = 0;
+  uint64_t workspace = kWorkspace;
+  int64_t workspaceBytes = int64_t(1) << 30;
+
+  /// B, Hq=32, Hkv, Sq=1, Sk, D=Dv=128, bf16, BHSD.
+  DecodeArgs(int64_t b = 1, int64_t hkv = 8, int64_t sk = 131072) {
+    q = bhsd(ATTN_BF16, b, 32, 1, 128, kQ);
+    k = bhsd(ATTN_BF16, b, hkv, sk, 128, kK);
+    v = bhsd(ATTN_BF16, b, hkv, sk, 128, kV);
+    o = bhsd(ATTN_BF16, b, 32, 1, 128, kO);
+    lse = lseOf(b, 32, 1, kLse);
+  }
+  attn_status plan(const Manifest &m, DecodePlan &p) const {
+    return planDecode(m, 132, &q, &k, &v, &o, &lse, &options, splits,
+                      reinterpret_cast<void *>(workspace), workspaceBytes, p);
+  }
+};
+
+void decodeCase(const Manifest &m, const char *name, const DecodeArgs &a) {
+  DecodePlan p;
+  report(name, a.plan(m, p));
+}
+
+int runDecode() {
+  Manifest m;
+  if (parseManifest(kModule, "m.manifest", m)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  // The heuristic on 132 SMs, block_kv = 64: (B, Hkv, Sk).
+  const int64_t shapes[][3] = {{1, 8, 131072}, {8, 8, 131072}, {16, 8, 4096},
+                               {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
+                               {132, 1, 4096}, {1, 1, 1}};
+  for (const auto &s : shapes)
+    std::printf(
+        "default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
+        static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+        static_cast<long long>(s[2]),
+        static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
+  {
+    DecodeArgs a(1, 32, 1000);
+    for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
+      int64_t splits = -1;
+      attn_status s =
+          resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, requested, splits);
+      std::printf("resolve %lld: %s %lld\n", static_cast<long long>(requested),
+                  statusName(s), static_cast<long long>(splits));
+    }
+    std::printf("workspace 33 splits: %lld\n",
+                static_cast<long long>(decodeWorkspaceBytes(&a.q, &a.v, 33)));
+    int64_t bytes = decodeWorkspaceBytes(&a.q, &a.v, 0);
+    std::printf("workspace 0 splits: %lld: %s\n", static_cast<long long>(bytes),
+                attn_last_error());
+    a.q.rank = 2;
+    int64_t splits = -1;
+    report("resolve-bad",
+           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
+    a = DecodeArgs(1, 32, 1000);
+    a.k.dtype = ATTN_F16;
+    report("resolve-dtype",
+           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
+  }
+  {
+    DecodeArgs a(1, 8, 131072);
+    DecodePlan p;
+    report("gqa", a.plan(m, p));
+    printDecode("gqa", p);
+  }
+  {
+    DecodeArgs a(2, 8, 1000);
+    a.q = bshd(ATTN_BF16, 2, 32, 2, 128, kQ); // Sq = 2: 8 rows per KV head
+    a.o = bshd(ATTN_BF16, 2, 32, 2, 128, kO);
+    a.lse = lseOf(2, 32, 2, kLse);
+    a.splits = 7;
+    a.options = {0.0f, ATTN_CAUSAL_BOTTOM_RIGHT, 512};
+    DecodePlan p;
+    report("bshd-sq2", a.plan(m, p));
+    printDecode("bshd-sq2", p);
+  }
+  DecodeArgs a(1, 8, 1000);
+  a.splits = 1000000;
+  {
+    DecodePlan p;
+    report("clamped", a.plan(m, p));
+    std::printf("clamped: splits=%lld chunk=%lld\n",
+                static_cast<long long>(p.numSplits),
+                static_cast<long long>(p.chunk));
+  }
+  a = DecodeArgs();
+  a.workspace = 0;
+  decodeCase(m, "workspace-null", a);
+  a = DecodeArgs();
+  a.workspace = kWorkspace + 16;
+  decodeCase(m, "workspace-align", a);
+  a = DecodeArgs();
+  a.workspaceBytes = 4096;
+  decodeCase(m, "workspace-small", a);
+  a = DecodeArgs(1, 1, 4096); // 32 query rows per KV head > rows=16
+  decodeCase(m, "rows", a);
+  a = DecodeArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  decodeCase(m, "no-kernel-causal", a);
+  a = DecodeArgs();
+  a.q = bhsd(ATTN_F16, 1, 32, 1, 128, kQ);
+  a.k = bhsd(ATTN_F16, 1, 8, 4096, 128, kK);
+  a.v = bhsd(ATTN_F16, 1, 8, 4096, 128, kV);
+  a.o = bhsd(ATTN_F16, 1, 32, 1, 128, kO);
+  decodeCase(m, "dtype-no-kernel", a);
+  a = DecodeArgs();
+  a.o.shape[3] = 64;
+  decodeCase(m, "shape-o", a);
+  {
+    DecodeArgs b;
+    attn_status s =
+        attn_decode(nullptr, &b.q, &b.k, &b.v, &b.o, nullptr, nullptr, 0,
+                    reinterpret_cast<void *>(kWorkspace), 1 << 20, nullptr);
+    report("null-module", s);
+    int64_t splits = 0;
+    report("null-module-splits",
+           attn_decode_splits(nullptr, &b.q, &b.k, &b.v, nullptr, 0, &splits));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Module loading without a usable GPU
+//===----------------------------------------------------------------------===//
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+void loadCase(const char *name, const std::string &path) {
+  attn_module *module = reinterpret_cast<attn_module *>(0x1);
+  attn_status s = attn_module_load(path.c_str(), &module);
+  report(name, s);
+  if (module) {
+    std::printf("%s: module is not null after a failure\n", name);
+    attn_module_destroy(module);
+  }
+}
+
+int runLoad(const std::string &dir) {
+  std::string manifest = std::string(kHeader) + kFwd + "\n";
+  std::string ptx = ".version 8.4\n.target sm_90a\n.address_size 64\n"
+                    ".visible .entry k(\n)\n{\n\tret;\n}\n";
+  if (!writeFile(dir + "/no-ptx.manifest", manifest) ||
+      !writeFile(dir + "/bad.manifest", "attn-manifest 1\nfoo\n") ||
+      !writeFile(dir + "/ok.manifest", manifest) ||
+      !writeFile(dir + "/kernels.ptx", ptx) ||
+      !writeFile(dir + "/wrong.manifest",
+                 std::string(kHeader) +
+                     "kernel other kind=decode_combine dtype=bf16 "
+                     "value_dim=128 rows=4 threads=128 smem=0\n")) {
+    std::printf("cannot write to %s\n", dir.c_str());
+    return 1;
+  }
+  {
+    attn_module *module = nullptr;
+    report("null-path", attn_module_load(nullptr, &module));
+    report("null-out",
+           attn_module_load((dir + "/ok.manifest").c_str(), nullptr));
+  }
+  loadCase("missing-manifest", dir + "/none.manifest");
+  loadCase("bad-manifest", dir + "/bad.manifest");
+  // no-ptx.manifest names kernels.ptx next to it: remove it for this case.
+  std::string lone = dir + "/lone";
+  ::mkdir(lone.c_str(), 0755);
+  if (!writeFile(lone + "/no-ptx.manifest", manifest))
+    return 1;
+  loadCase("missing-ptx", lone + "/no-ptx.manifest");
+  loadCase("missing-entry", dir + "/wrong.manifest");
+  // Everything before the driver passes; then the driver, the device or the
+  // current context is missing (this program never creates one).
+  loadCase("no-context", dir + "/ok.manifest");
+  attn_module_destroy(nullptr);
+  std::printf("destroy-null: ok\n");
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Loading and launching through a driver (FakeCuda.c in the tests)
+//===----------------------------------------------------------------------===//
+
+int runLaunch(const std::string &manifest) {
+  attn_module *module = nullptr;
+  attn_status s = attn_module_load(manifest.c_str(), &module);
+  report("load", s);
+  if (s != ATTN_OK)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  {
+    ForwardArgs a;
+    report("forward", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                   &a.options, stream));
+    a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
+    a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
+    a.options.scale = 0.5f;
+    report("forward-bshd", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                        &a.options, nullptr));
+    a.k.data = reinterpret_cast<void *>(kK + 8);
+    report("forward-misaligned", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
+                                              nullptr, &a.options, nullptr));
+  }
+  {
+    DecodeArgs a(1, 8, 4096);
+    int64_t splits = 0;
+    report("splits",
+           attn_decode_splits(module, &a.q, &a.k, &a.v, nullptr, 0, &splits));
+    int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, splits);
+    std::printf("splits: %lld, workspace: %lld bytes\n",
+                static_cast<long long>(splits), static_cast<long long>(bytes));
+    report("decode",
+           attn_decode(module, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+    report("decode-small",
+           attn_decode(module, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes - 1,
+                       stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: %s manifest|ptx|forward|decode|load DIR|launch FILE\n",
+                 argv[0]);
+    return 2;
+  }
+  std::string what = argv[1];
+  if (what == "manifest")
+    return runManifest();
+  if (what == "ptx")
+    return runPtx();
+  if (what == "forward")
+    return runForward();
+  if (what == "decode")
+    return runDecode();
+  if (what == "load" && argc == 3)
+    return runLoad(argv[2]);
+  if (what == "launch" && argc == 3)
+    return runLaunch(argv[2]);
+  std::fprintf(stderr, "unknown or incomplete command '%s'\n", what.c_str());
+  return 2;
+}
