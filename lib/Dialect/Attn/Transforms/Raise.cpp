@@ -209,8 +209,8 @@ struct Contraction {
   Type accType;
 };
 
-/// Whether `v` is block argument `arg` of `body`, possibly through an
-/// arith.extf; sets `extended` accordingly.
+/// Whether `v` is block argument `arg`, possibly through an arith.extf;
+/// sets `extended` accordingly.
 bool isArgMaybeExtended(Value v, Value arg, bool &extended) {
   extended = false;
   if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
@@ -235,11 +235,9 @@ FailureOr<Contraction> matchLinalgContraction(linalg::LinalgOp op) {
     return failure();
   unsigned red =
       llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
-  AffineExpr redExpr = getAffineDimExpr(red, op.getContext());
   if (!maps[0].isFunctionOfDim(red) || !maps[1].isFunctionOfDim(red) ||
       maps[2].isFunctionOfDim(red))
     return failure();
-  (void)redExpr;
 
   Block *body = op.getBlock();
   if (!body || body->getNumArguments() != 3)
@@ -380,6 +378,8 @@ struct Expr {
   Value value;      // Scores, Tensor
   View view;        // Scores, Tensor
 };
+
+bool containsKind(const Expr *e, ExprKind kind);
 
 bool isConstF(const Expr *e, double v) {
   return e->kind == ExprKind::ConstF && e->f == v;
@@ -731,11 +731,6 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
 
   // A reduction: combine(acc, f) with f free of acc.
   const Expr *combine = *e;
-  std::function<bool(const Expr *)> usesAcc = [&](const Expr *x) {
-    if (x->kind == ExprKind::Acc)
-      return true;
-    return llvm::any_of(x->args, usesAcc);
-  };
   ExprKind kind;
   if (combine->kind == ExprKind::MaxF)
     kind = ExprKind::RowMax;
@@ -746,7 +741,7 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
   const Expr *a = combine->args[0], *b = combine->args[1];
   if (b->kind == ExprKind::Acc)
     std::swap(a, b);
-  if (a->kind != ExprKind::Acc || usesAcc(b))
+  if (a->kind != ExprKind::Acc || containsKind(b, ExprKind::Acc))
     return fail("a reduction over the key axis is neither a max nor a sum");
   FailureOr<View> initView = operandView(outMap);
   if (failed(initView))
@@ -1069,29 +1064,44 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
 // Matching the expression against softmax(scale * Q K^T + mask)
 //===----------------------------------------------------------------------===//
 
-bool exprEqual(const Expr *a, const Expr *b) {
-  if (a == b)
+/// Structural equality; `equal` memoises the pairs found equal so that
+/// expressions sharing subtrees compare in linear time.
+bool exprEqual(const Expr *a, const Expr *b,
+               llvm::DenseSet<std::pair<const Expr *, const Expr *>> &equal) {
+  if (a == b || equal.contains({a, b}))
     return true;
   if (a->kind != b->kind || a->type != b->type || a->f != b->f ||
       a->i != b->i || a->dim != b->dim || a->value != b->value ||
-      a->args.size() != b->args.size())
-    return false;
-  if (a->view.size() != b->view.size())
+      a->args.size() != b->args.size() || a->view.size() != b->view.size())
     return false;
   for (auto [x, y] : llvm::zip_equal(a->view, b->view))
     if (x != y)
       return false;
   for (auto [x, y] : llvm::zip_equal(a->args, b->args))
-    if (!exprEqual(x, y))
+    if (!exprEqual(x, y, equal))
       return false;
+  equal.insert({a, b});
   return true;
 }
 
+bool exprEqual(const Expr *a, const Expr *b) {
+  llvm::DenseSet<std::pair<const Expr *, const Expr *>> equal;
+  return exprEqual(a, b, equal);
+}
+
+/// Whether `e` has a node of `kind`, visiting each shared node once.
 bool containsKind(const Expr *e, ExprKind kind) {
-  if (e->kind == kind)
-    return true;
-  return llvm::any_of(e->args,
-                      [&](const Expr *a) { return containsKind(a, kind); });
+  llvm::SmallPtrSet<const Expr *, 16> seen;
+  SmallVector<const Expr *> worklist = {e};
+  while (!worklist.empty()) {
+    const Expr *x = worklist.pop_back_val();
+    if (x->kind == kind)
+      return true;
+    for (const Expr *a : x->args)
+      if (seen.insert(a).second)
+        worklist.push_back(a);
+  }
+  return false;
 }
 
 /// hidden(i, j) iff ai * i + aj * j + c > 0.
@@ -1139,12 +1149,14 @@ private:
   LogicalResult matchHide(const Expr *cond, bool hideWhenTrue,
                           const Expr *maskedValue, ScoreForm &form);
   FailureOr<Linear> linearize(const Expr *e);
+  FailureOr<Linear> linearizeUncached(const Expr *e);
   FailureOr<Linear> predicate(const Expr *e);
   bool containsScores(const Expr *e) {
     return containsKind(e, ExprKind::Scores);
   }
 
   const Space &space;
+  DenseMap<const Expr *, Linear> linearMemo;
 };
 
 /// Peels multiplications and divisions by positive constants off `e`.
@@ -1373,6 +1385,22 @@ LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
 }
 
 FailureOr<Linear> SoftmaxMatcher::linearize(const Expr *e) {
+  auto it = linearMemo.find(e);
+  if (it != linearMemo.end())
+    return it->second;
+  FailureOr<Linear> l = linearizeUncached(e);
+  if (failed(l))
+    return failure();
+  // Keep products of coefficients far from overflow.
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  if (std::abs(l->ai) > kLimit || std::abs(l->aj) > kLimit ||
+      std::abs(l->c) > kLimit)
+    return fail("the index mask uses out-of-range constants");
+  linearMemo[e] = *l;
+  return l;
+}
+
+FailureOr<Linear> SoftmaxMatcher::linearizeUncached(const Expr *e) {
   switch (e->kind) {
   case ExprKind::Index:
     if (e->dim == space.query)
@@ -1382,6 +1410,8 @@ FailureOr<Linear> SoftmaxMatcher::linearize(const Expr *e) {
     return fail("the index mask depends on other indices than the query and "
                 "key positions");
   case ExprKind::ConstI:
+    if (e->i > (int64_t(1) << 30) || e->i < -(int64_t(1) << 30))
+      return fail("the index mask uses out-of-range constants");
     return Linear{0, 0, e->i};
   case ExprKind::ConstF:
     if (e->f != std::floor(e->f) || std::fabs(e->f) > (1 << 24))
@@ -1402,7 +1432,8 @@ FailureOr<Linear> SoftmaxMatcher::linearize(const Expr *e) {
     const Expr *x = e->args[0], *k = e->args[1];
     if (x->kind == ExprKind::ConstI)
       std::swap(x, k);
-    if (k->kind != ExprKind::ConstI)
+    if (k->kind != ExprKind::ConstI || k->i > (int64_t(1) << 30) ||
+        k->i < -(int64_t(1) << 30))
       return fail("the index mask is not linear in the indices");
     FailureOr<Linear> a = linearize(x);
     if (failed(a))
