@@ -668,8 +668,13 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
     if (!scoreMode)
       return fail("a reduction computes a contraction operand");
     if (viewMentions(view, space.key))
-      return fail("the softmax reduces over a dimension other than the key "
-                  "axis the second contraction sums over");
+      return fail(op.getNumDpsInputs() == 1
+                      ? "the softmax reduces over a dimension other than the "
+                        "key axis the second contraction sums over"
+                      : "'" + op->getName().getStringRef() +
+                            "' reduces over another dimension than the key "
+                            "axis: not a contraction attn-raise recognises "
+                            "nor a softmax over the key axis");
     if (ranges[*reductionLoop] != space.size(space.key))
       return fail("a reduction does not cover the key axis");
     sigma[*reductionLoop] = Coord{{space.key, 1}};
