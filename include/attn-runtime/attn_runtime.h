@@ -114,8 +114,8 @@ attn_decode(attn_module *module, const attn_tensor *q, const attn_tensor *k,
             int64_t workspace_bytes, void *stream);
 
 /* Sets *splits to the split count attn_decode uses for these arguments and
- * `num_splits` (<= 0: the default, enough B * Hkv * splits CTAs for about
- * two waves of the device's SMs, 1 when B * Hkv alone fills it). Fails, as
+ * `num_splits` (<= 0: the default, enough B * Hkv * splits CTAs to fill
+ * whole waves of the device's SMs, 1 when B * Hkv alone fills it). Fails, as
  * attn_decode would, when q, k, v or the options are not a valid decode call
  * for the module. (attn_decode_workspace_size returns -1, with
  * attn_last_error() set, on bad arguments.) */

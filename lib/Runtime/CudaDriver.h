@@ -34,6 +34,7 @@ namespace attn::runtime {
   X(cuModuleGetFunction)                                                       \
   X(cuFuncGetAttribute)                                                        \
   X(cuFuncSetAttribute)                                                        \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuLaunchKernel)
 
 struct CudaDriver {

@@ -354,7 +354,8 @@ int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
                   int64_t numSplits) {
   int64_t tiles = ceilDiv(p.seqK, partial.blockKv);
   if (numSplits <= 0)
-    return defaultSplits(smCount, p.batch, p.headsKv, p.seqK, partial.blockKv);
+    return defaultSplits(smCount, partial.ctasPerSm, p.batch, p.headsKv,
+                         p.seqK, partial.blockKv);
   return numSplits < tiles ? numSplits : tiles;
 }
 
@@ -426,16 +427,31 @@ attn_status planForward(const Manifest &manifest, const attn_tensor *q,
   return ATTN_OK;
 }
 
-int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv, int64_t seqK,
-                      int64_t blockKv) {
+int64_t defaultSplits(int smCount, int64_t ctasPerSm, int64_t batch,
+                      int64_t headsKv, int64_t seqK, int64_t blockKv) {
   int64_t tiles = ceilDiv(seqK, blockKv > 0 ? blockKv : 1);
   int64_t ctas = batch * headsKv;
-  if (smCount <= 0 || ctas >= smCount)
+  if (smCount <= 0)
     return 1;
-  int64_t splits = ceilDiv(2 * static_cast<int64_t>(smCount), ctas);
-  if (splits > tiles)
-    splits = tiles;
-  return splits < 1 ? 1 : splits;
+  // Model the partial kernel's time as (waves of CTAs) x (key tiles per
+  // split + about two tiles of fixed cost per CTA), and take the cheapest
+  // split count: enough splits to fill the GPU, but no last wave that runs
+  // nearly empty (B = 8, Hkv = 8, 128k keys on 132 SMs: 4 splits fill one
+  // wave of 264 CTA slots; 5 would need a second).
+  // Unknown occupancy (a manifest checked without loading it) plans for two
+  // CTAs per SM, what attn's decode kernels reach on sm_80 and sm_90.
+  int64_t slots = static_cast<int64_t>(smCount) * (ctasPerSm > 0 ? ctasPerSm : 2);
+  int64_t best = 1, bestCost = -1;
+  for (int64_t n = 1; n <= tiles && n <= 4096; ++n) {
+    int64_t waves = ceilDiv(n * ctas, slots);
+    int64_t cost = waves * (ceilDiv(tiles, n) + 2);
+    // On a tie the larger count wins: shorter CTAs leave less tail.
+    if (bestCost < 0 || cost <= bestCost) {
+      best = n;
+      bestCost = cost;
+    }
+  }
+  return best;
 }
 
 attn_status resolveSplits(const Manifest &manifest, int smCount,

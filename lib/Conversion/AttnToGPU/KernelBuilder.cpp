@@ -102,6 +102,15 @@ std::string KernelSpec::unsupportedReason() const {
   if (valueDim % 16 || valueDim < 16 || valueDim > 256)
     return "value head dim Dv must be a multiple of 16 in [16, 256], got " +
            std::to_string(valueDim);
+  if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
+    return "decode kernels split each K/V tile between the warps: block-kv "
+           "must be a multiple of 16 x warps (" +
+           std::to_string(16 * warps) + "), got " + std::to_string(blockKV);
+  if (kind == KernelKind::DecodePartial &&
+      warps * 16 * valueDim * 4 + 2 * warps * 16 * 4 >
+          2 * blockKV * (headDim + 8) * 2 + 2 * blockKV * (valueDim + 8) * 2)
+    return "the decode kernel's cross-warp merge does not fit in its K/V "
+           "buffers; use fewer warps or a larger block-kv";
   if (kind != KernelKind::DecodeCombine && sharedMemoryBytes() > 227 * 1024)
     return "the tiles need " + std::to_string(sharedMemoryBytes()) +
            " bytes of shared memory, more than the 227 KiB a CTA can have";
@@ -255,7 +264,9 @@ public:
   AttentionKernel(OpBuilder &b, Location loc, const KernelSpec &spec)
       : e{b, loc}, spec(spec), decode(spec.kind == KernelKind::DecodePartial),
         d(spec.headDim), dv(spec.valueDim), bq(spec.rows()),
-        bkv(spec.blockKV), mTiles(spec.mTiles), elt(spec.elementType) {}
+        bkv(spec.blockKV), mTiles(spec.mTiles),
+        keySplit(decode ? spec.warps : 1), keysPerWarp(bkv / keySplit),
+        elt(spec.elementType) {}
 
   gpu::GPUFuncOp build();
 
@@ -264,6 +275,9 @@ private:
   const KernelSpec &spec;
   bool decode;
   int64_t d, dv, bq, bkv, mTiles;
+  /// Decode splits each K/V tile between the warps (they share the few
+  /// query rows); forward gives each warp its own rows and every key.
+  int64_t keySplit, keysPerWarp;
   Type elt;
 
   // Values of the prologue.
@@ -294,9 +308,22 @@ private:
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> c);
   Value packPair(Value lo, Value hi);
-  /// Writes O (or the partial O) and the LSE of m-tile `mt`.
+  /// First query row of this warp's m-tiles in the CTA.
+  Value warpRowBase() {
+    return keySplit > 1 ? e.c32(0) : e.mul(warp, e.c32(16 * mTiles));
+  }
+  /// First key of this warp's share of a tile.
+  Value warpKeyBase() {
+    return keySplit > 1 ? e.mul(warp, e.c32(keysPerWarp)) : e.c32(0);
+  }
+  /// Writes O (or the partial O) and the LSE of m-tile `mt`; `l0`, `l1` are
+  /// the full row sums (reduced over the quad).
   void emitEpilogue(int64_t mt, Value m0, Value m1, Value l0, Value l1,
                     ArrayRef<Value> acc);
+  /// Decode: merges the warps' partial softmax states of the same rows
+  /// through shared memory; warp 0 then holds the result. Returns
+  /// {m0, m1, l0, l1, acc...} with l reduced over the quad.
+  SmallVector<Value> mergeWarps(ValueRange state);
 };
 
 std::tuple<Value, Value, Value> AttentionKernel::rowCoords(Value r) {
@@ -316,6 +343,12 @@ void AttentionKernel::loadQ() {
   int64_t total = bq * chunksPerRow;
   for (int64_t k = 0; k < total; k += spec.threads()) {
     Value c = e.add(tid, e.c32(k));
+    // A small Q tile (decode) may have fewer 16-byte chunks than threads.
+    OpBuilder::InsertionGuard guard(e.b);
+    if (k + spec.threads() > total) {
+      auto inTile = scf::IfOp::create(e.b, e.loc, e.lt(c, e.c32(total)), false);
+      e.b.setInsertionPointToStart(inTile.thenBlock());
+    }
     Value r = e.div(c, e.c32(chunksPerRow));
     Value cc = e.rem(c, e.c32(chunksPerRow));
     auto [h, i, valid] = rowCoords(r);
@@ -417,13 +450,12 @@ Value AttentionKernel::packPair(Value lo, Value hi) {
 }
 
 Value AttentionKernel::threadRow(int64_t mt, int64_t half) {
-  return e.add(e.add(e.mul(warp, e.c32(16 * mTiles)), g),
-               e.c32(mt * 16 + half * 8));
+  return e.add(e.add(warpRowBase(), g), e.c32(mt * 16 + half * 8));
 }
 
 SmallVector<Value> AttentionKernel::qFragment(int64_t mt, int64_t kk) {
   // Rows (warp's m-tile) + lane % 16, columns kk * 16 + (lane / 16) * 8.
-  Value row = e.add(e.add(e.mul(warp, e.c32(16 * mTiles)), e.c32(mt * 16)),
+  Value row = e.add(e.add(warpRowBase(), e.c32(mt * 16)),
                     e.rem(lane, e.c32(16)));
   Value col = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)), e.c32(kk * 16));
   Value off = e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2));
@@ -433,7 +465,7 @@ SmallVector<Value> AttentionKernel::qFragment(int64_t mt, int64_t kk) {
 void AttentionKernel::emitEpilogue(int64_t mt, Value m0, Value m1, Value l0,
                                    Value l1, ArrayRef<Value> acc) {
   Value ms[2] = {m0, m1};
-  Value ls[2] = {e.quadReduce(l0, false), e.quadReduce(l1, false)};
+  Value ls[2] = {l0, l1};
   for (int64_t half = 0; half < 2; ++half) {
     auto [h, i, valid] = rowCoords(threadRow(mt, half));
     Value l = ls[half];
@@ -493,6 +525,80 @@ void AttentionKernel::emitEpilogue(int64_t mt, Value m0, Value m1, Value l0,
                         e.mul(e.toI64(ic), lseStrides[3])));
     LLVM::StoreOp::create(e.b, e.loc, lse, e.gep(lsePtr, e.f32(), off), 4);
   }
+}
+
+SmallVector<Value> AttentionKernel::mergeWarps(ValueRange state) {
+  // Shared-memory scratch over the K/V stages (the loop ended on a barrier):
+  // acc[w][row][col] f32, then m[w][row] and l[w][row].
+  int64_t rows = 16, warps = keySplit;
+  int64_t accBytes = warps * rows * dv * 4;
+  Value base = e.c32(qBytes);
+  auto accAt = [&](Value w, Value row, Value col) {
+    return smemAt(e.add(base, e.mul(e.add(e.mul(e.add(e.mul(w, e.c32(rows)), row),
+                                              e.c32(dv)),
+                                        col),
+                                  e.c32(4))));
+  };
+  auto statAt = [&](int64_t which, Value w, Value row) {
+    Value idx = e.add(e.mul(w, e.c32(rows)), row);
+    return smemAt(e.add(base, e.add(e.c32(accBytes + which * warps * rows * 4),
+                                    e.mul(idx, e.c32(4)))));
+  };
+  Type f32 = e.f32();
+  Value rowOf[2] = {g, e.add(g, e.c32(8))};
+  Value ls[2] = {e.quadReduce(state[2], false), e.quadReduce(state[3], false)};
+  for (int64_t idx = 0; idx < dv / 8 * 4; ++idx) {
+    int64_t nb = idx / 4, q = idx % 4;
+    Value col = e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2)));
+    LLVM::StoreOp::create(e.b, e.loc, state[4 + idx], accAt(warp, rowOf[q / 2], col), 4);
+  }
+  {
+    auto writer = scf::IfOp::create(e.b, e.loc, e.eq(t, e.c32(0)), false);
+    OpBuilder::InsertionGuard guard(e.b);
+    e.b.setInsertionPointToStart(writer.thenBlock());
+    for (int64_t half = 0; half < 2; ++half) {
+      LLVM::StoreOp::create(e.b, e.loc, state[half], statAt(0, warp, rowOf[half]), 4);
+      LLVM::StoreOp::create(e.b, e.loc, ls[half], statAt(1, warp, rowOf[half]), 4);
+    }
+  }
+  gpu::BarrierOp::create(e.b, e.loc);
+
+  // Every thread computes the merge for its own fragment positions (only
+  // warp 0's result is stored): M = max_w m_w, l = sum_w 2^(m_w - M) l_w,
+  // acc = sum_w 2^(m_w - M) acc_w.
+  SmallVector<Value> out(4 + dv / 8 * 4);
+  Value scales[2][8];
+  for (int64_t half = 0; half < 2; ++half) {
+    SmallVector<Value> ms;
+    Value mMax = e.negInf();
+    for (int64_t w = 0; w < warps; ++w) {
+      ms.push_back(LLVM::LoadOp::create(e.b, e.loc, f32,
+                                        statAt(0, e.c32(w), rowOf[half]), 4));
+      mMax = e.fmax(mMax, ms.back());
+    }
+    Value mSafe = e.select(e.feq(mMax, e.negInf()), e.cf(0.0), mMax);
+    Value l = e.cf(0.0);
+    for (int64_t w = 0; w < warps; ++w) {
+      scales[half][w] = e.exp2(e.fsub(ms[w], mSafe));
+      Value lw = LLVM::LoadOp::create(e.b, e.loc, f32,
+                                      statAt(1, e.c32(w), rowOf[half]), 4);
+      l = e.fadd(l, e.fmul(scales[half][w], lw));
+    }
+    out[half] = mMax;
+    out[2 + half] = l;
+  }
+  for (int64_t idx = 0; idx < dv / 8 * 4; ++idx) {
+    int64_t nb = idx / 4, q = idx % 4;
+    Value col = e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2)));
+    Value acc = e.cf(0.0);
+    for (int64_t w = 0; w < warps; ++w) {
+      Value v = LLVM::LoadOp::create(e.b, e.loc, f32,
+                                     accAt(e.c32(w), rowOf[q / 2], col), 4);
+      acc = e.fadd(acc, e.fmul(scales[q / 2][w], v));
+    }
+    out[4 + idx] = acc;
+  }
+  return out;
 }
 
 gpu::GPUFuncOp AttentionKernel::build() {
@@ -606,7 +712,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
 
   // Loop-carried per m-tile: max and sum of rows g and g + 8, then the
   // accumulator of O.
-  int64_t sElems = bkv / 8 * 4, oElems = dv / 8 * 4;
+  int64_t sElems = keysPerWarp / 8 * 4, oElems = dv / 8 * 4;
   int64_t carriedPerTile = 4 + oElems;
   SmallVector<Value> init;
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -642,8 +748,9 @@ gpu::GPUFuncOp AttentionKernel::build() {
     // S = Q K^T: K rows (keys) are the B operand's columns; one ldmatrix x4
     // gives b0, b1 of key blocks nb and nb + 1, used by every m-tile.
     SmallVector<Value> s(mTiles * sElems, e.cf(0.0));
-    Value kRow = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)),
-                       e.rem(lane, e.c32(8)));
+    Value kRow = e.add(e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)),
+                             e.rem(lane, e.c32(8))),
+                       warpKeyBase());
     Value kCol = e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8));
     for (int64_t kk = 0; kk < d / 16; ++kk) {
       SmallVector<SmallVector<Value>> aFrags;
@@ -651,7 +758,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
         aFrags.push_back(mTiles == 1
                              ? SmallVector<Value>(ArrayRef(qRegs).slice(kk * 4, 4))
                              : qFragment(mt, kk));
-      for (int64_t nb = 0; nb < bkv / 8; nb += 2) {
+      for (int64_t nb = 0; nb < keysPerWarp / 8; nb += 2) {
         Value row = e.add(kRow, e.c32(nb * 8));
         Value col = e.add(kCol, e.c32(kk * 16));
         Value off = e.add(kBase, e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2)));
@@ -673,6 +780,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
     // window's edge.
     Value start = e.add(kvLo, e.mul(tile, e.c32(bkv)));
     Value tileEnd = e.add(start, e.c32(bkv));
+    Value myStart = e.add(start, warpKeyBase());
     Value needMask = e.gt(tileEnd, kvEnd);
     if (spec.causal != CausalKind::None) {
       needMask = e.bor(needMask, e.gt(e.sub(tileEnd, one), e.add(minI, diagOffset)));
@@ -687,7 +795,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
       SmallVector<Value> ms;
       for (int64_t idx = 0; idx < static_cast<int64_t>(s.size()); ++idx) {
         int64_t mt = idx / sElems, nb = (idx % sElems) / 4, q = idx % 4;
-        Value j = e.add(start, e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2))));
+        Value j = e.add(myStart, e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2))));
         Value hidden = e.ge(j, kvEnd);
         if (spec.causal != CausalKind::None) {
           Value diag = e.add(rowI[mt * 2 + q / 2], diagOffset);
@@ -735,7 +843,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
       // P's accumulator layout is the A fragment layout of the second
       // product: key blocks 2kk and 2kk + 1 make k-step kk.
       SmallVector<Value> pFrag;
-      for (int64_t kk = 0; kk < bkv / 16; ++kk) {
+      for (int64_t kk = 0; kk < keysPerWarp / 16; ++kk) {
         int64_t lo = 2 * kk * 4, hi = (2 * kk + 1) * 4;
         pFrag.append({packPair(p[lo], p[lo + 1]), packPair(p[lo + 2], p[lo + 3]),
                       packPair(p[hi], p[hi + 1]), packPair(p[hi + 2], p[hi + 3])});
@@ -748,11 +856,12 @@ gpu::GPUFuncOp AttentionKernel::build() {
 
     // O += P V: V rows (keys) are read transposed by ldmatrix; one x4 load
     // serves every m-tile.
-    Value vRow = e.add(e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8)),
-                       e.rem(lane, e.c32(8)));
+    Value vRow = e.add(e.add(e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8)),
+                             e.rem(lane, e.c32(8))),
+                       warpKeyBase());
     Value vCol = e.mul(e.div(lane, e.c32(16)), e.c32(8));
     for (int64_t nb = 0; nb < dv / 8; nb += 2) {
-      for (int64_t kk = 0; kk < bkv / 16; ++kk) {
+      for (int64_t kk = 0; kk < keysPerWarp / 16; ++kk) {
         Value row = e.add(vRow, e.c32(kk * 16));
         Value col = e.add(vCol, e.c32(nb * 8));
         Value off = e.add(vBase, e.mul(e.add(e.mul(row, e.c32(dv + 8)), col), e.c32(2)));
@@ -779,10 +888,21 @@ gpu::GPUFuncOp AttentionKernel::build() {
     scf::YieldOp::create(b, e.loc, all);
   }
   ValueRange res = loop.getResults();
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    ValueRange mine = res.slice(mt * carriedPerTile, carriedPerTile);
-    emitEpilogue(mt, mine[0], mine[1], mine[2], mine[3],
-                 SmallVector<Value>(mine.begin() + 4, mine.end()));
+  if (keySplit > 1) {
+    // Only warp 0 holds the merged rows and writes them.
+    SmallVector<Value> merged = mergeWarps(res);
+    auto first = scf::IfOp::create(b, e.loc, e.eq(warp, zero), false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    emitEpilogue(0, merged[0], merged[1], merged[2], merged[3],
+                 ArrayRef(merged).drop_front(4));
+  } else {
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      ValueRange mine = res.slice(mt * carriedPerTile, carriedPerTile);
+      emitEpilogue(mt, mine[0], mine[1], e.quadReduce(mine[2], false),
+                   e.quadReduce(mine[3], false),
+                   SmallVector<Value>(mine.begin() + 4, mine.end()));
+    }
   }
   gpu::ReturnOp::create(b, e.loc);
   return func;

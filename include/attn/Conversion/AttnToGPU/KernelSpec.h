@@ -38,9 +38,18 @@ struct KernelSpec {
 
   int64_t threads() const { return warps * 32; }
   /// Query rows per CTA (forward, decode partial).
+  /// Query rows per CTA. Decode's warps share 16 rows (the query heads of
+  /// one KV head) and split each K/V tile between them.
   int64_t rows() const {
-    return kind == KernelKind::DecodeCombine ? threads() / (valueDim / 4)
-                                             : warps * 16 * mTiles;
+    switch (kind) {
+    case KernelKind::Forward:
+      return warps * 16 * mTiles;
+    case KernelKind::DecodePartial:
+      return 16;
+    case KernelKind::DecodeCombine:
+      return threads() / (valueDim / 4);
+    }
+    return 0;
   }
   /// Dynamic shared memory: the Q tile and two stages of K and V tiles, rows
   /// padded by 16 bytes so that ldmatrix reads no bank twice.
