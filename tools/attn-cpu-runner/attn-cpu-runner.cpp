@@ -11,6 +11,7 @@
 //   attn-cpu-runner file.mlir --entry=f --compare-pass=attn-raise
 //       Runs @f as written and after the extra pass, on the same random
 //       inputs, and compares the two (numerical equivalence of a rewrite).
+//       Only @f and the functions it calls are compiled.
 //
 // Every case prints one PASS/FAIL line with its errors; the exit code is
 // non-zero when any case fails.
@@ -27,6 +28,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -267,6 +269,30 @@ bool runCase(MLIRContext &ctx, const Case &c) {
   return ok;
 }
 
+/// Erases the functions that `entry` does not reach through symbol uses, so
+/// that file mode lowers and JIT-compiles only what it runs: a test file may
+/// hold other functions (negative cases, dynamic shapes) that need not lower.
+void keepOnlyReachable(ModuleOp module, func::FuncOp entry) {
+  llvm::SmallPtrSet<Operation *, 8> live;
+  SmallVector<Operation *> worklist = {entry};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!live.insert(op).second)
+      continue;
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op);
+    if (!uses)
+      continue;
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (Operation *callee = SymbolTable::lookupNearestSymbolFrom(
+              module, use.getSymbolRef()))
+        worklist.push_back(callee);
+  }
+  for (func::FuncOp f :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (!live.contains(f))
+      f.erase();
+}
+
 /// File mode: runs @entry with and without `comparePass` on the same inputs.
 bool runFile(MLIRContext &ctx) {
   llvm::SourceMgr sourceMgr;
@@ -292,6 +318,7 @@ bool runFile(MLIRContext &ctx) {
     return false;
   }
   std::string entry = func.getSymName().str();
+  keepOnlyReachable(*module, func);
 
   std::mt19937_64 rng(seedOpt);
   std::uniform_real_distribution<double> uni(-1.0, 1.0);

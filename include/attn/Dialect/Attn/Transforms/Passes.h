@@ -19,6 +19,10 @@ namespace attn {
 /// Patterns that rewrite attn ops into naive linalg on tensors.
 void populateAttnDecomposePatterns(RewritePatternSet &patterns);
 
+/// Patterns that fuse matmul -> softmax -> matmul chains in linalg and tosa
+/// IR into attn.attention.
+void populateAttnRaisePatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 

@@ -37,4 +37,56 @@ def AttnDecomposeAggregatesPass : Pass<"attn-decompose-aggregates"> {
                            "math::MathDialect", "tensor::TensorDialect"];
 }
 
+def AttnRaisePass : Pass<"attn-raise"> {
+  let summary = "Fuse matmul -> softmax -> matmul chains into attn.attention";
+  let description = [{
+    Finds attention spelled as two contractions around a softmax in linalg
+    (named `linalg.matmul`, `linalg.batch_matmul` with or without transposing
+    `indexing_maps`, contraction `linalg.generic`s, `linalg.softmax` or a
+    written-out max / exp / sum / divide) or tosa (`tosa.matmul`,
+    `tosa.reduce_max`, `tosa.exp`, `tosa.reduce_sum`, `tosa.reciprocal`, ...)
+    IR and replaces the chain with one `attn.attention` computing the same
+    values. It folds into the op what the chain computes around the
+    contractions:
+
+    - constant scales on Q, on K or on the scores into `scale`; an exp2
+      softmax with log2(e) folded into its argument is recognised too;
+    - an additive float mask added to the scaled scores, or a boolean mask
+      selected to -inf, into the `mask` operand;
+    - a mask computed from indices (`linalg.index` comparisons) that hides
+      the keys after a causal diagonal into `causal` (top-left or
+      bottom-right), never into a materialised mask;
+    - transposes of K, layouts (`[B, H, S, D]` or `[B, S, H, D]`) and
+      batch/head reshapes (`tensor.collapse_shape` / `expand_shape`,
+      `tosa.reshape`) into the operands' views; keys and values shared by
+      every query head (multi-query attention) into one K/V head;
+    - f16/bf16 operands extended to f32 for the contractions: with a final
+      truncation back to the narrow type the op works on the narrow
+      operands; without one it works in f32 so that the result is unchanged.
+
+    A chain is left alone, with its reason, when its softmax is not over the
+    key axis, its second contraction does not sum over that axis, its scores
+    or probabilities have another use, it spans several blocks, its shapes
+    are dynamic or zero-sized, or anything else differs from
+    `softmax(scale * Q K^T + mask) V`. With `report-unfused` the pass emits
+    `remark: attn-raise: not fused: <reason>` on every such chain.
+
+    The fused op yields 0 where the chain yields NaN (a query row whose
+    scores are all -inf); every other value agrees up to rounding.
+
+    Example: `attn-opt --attn-raise=report-unfused input.mlir`.
+  }];
+  let dependentDialects = ["attn::AttnDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark with the reason on every candidate chain left "
+           "unfused">
+  ];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Number of chains fused into attn.attention">,
+    Statistic<"numUnfused", "num-unfused", "Number of candidate chains left unfused">
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
