@@ -639,6 +639,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
   Value bx = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::x));
   Value by = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::y));
   Value bz = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::z));
+  Value one32 = e.c32(1);
 
   qPtr = e.globalBase(a[0], elt);
   kPtr = e.globalBase(a[1], elt);
@@ -663,7 +664,14 @@ gpu::GPUFuncOp AttentionKernel::build() {
   if (!decode) {
     head = by;
     kvHead = e.div(head, group);
-    q0 = e.mul(bx, e.c32(bq));
+    // Causal rows near the end see the most keys: hand those tiles out
+    // first so that the last wave is made of short ones.
+    Value tileIdx = bx;
+    if (spec.causal != CausalKind::None) {
+      Value tilesX = e.toI32(gpu::GridDimOp::create(b, e.loc, gpu::Dimension::x));
+      tileIdx = e.sub(e.sub(tilesX, one32), bx);
+    }
+    q0 = e.mul(tileIdx, e.c32(bq));
     kvStart = e.c32(0);
     kvEnd = keySeq;
     minI = q0;
