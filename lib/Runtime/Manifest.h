@@ -43,9 +43,6 @@ struct KernelSpec {
   int64_t threads = 0;
   int64_t smem = 0;
   int line = 0;
-  /// CTAs of this kernel that fit on one SM, from the driver's occupancy
-  /// calculator at load (0: not known, e.g. before loading).
-  int64_t ctasPerSm = 0;
 };
 
 struct ATTN_RUNTIME_API Manifest {

@@ -69,13 +69,12 @@ ATTN_RUNTIME_API attn_status planDecode(
     const attn_tensor *lse, const attn_options *options, int64_t numSplits,
     const void *workspace, int64_t workspaceBytes, DecodePlan &plan);
 
-/// The split count for B * Hkv CTAs per split on `smCount` SMs that hold
-/// `ctasPerSm` CTAs each: the count with the fewest (waves x tiles per
-/// split), at most one split per key tile, 1 when B * Hkv alone fills the
-/// GPU.
-ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t ctasPerSm,
-                                       int64_t batch, int64_t headsKv,
-                                       int64_t seqK, int64_t blockKv);
+/// The split count for B * Hkv CTAs per split on `smCount` SMs: the count
+/// with the fewest (CTAs on the busiest SM) x (tiles per split + 2), at most
+/// one split per key tile, 1 when B * Hkv alone fills the GPU.
+ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t batch,
+                                       int64_t headsKv, int64_t seqK,
+                                       int64_t blockKv);
 
 /// attn_decode_splits() for a module with `smCount` SMs: the split count a
 /// decode call with these inputs uses, or the error it would fail with.

@@ -190,7 +190,7 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
     return fail(ATTN_ERROR_CUDA, message);
   }
 
-  for (KernelSpec &k : m.manifest.kernels) {
+  for (const KernelSpec &k : m.manifest.kernels) {
     CUfunction function = nullptr;
     if (CUresult r =
             driver->cuModuleGetFunction(&function, m.module, k.name.c_str()))
@@ -213,11 +213,6 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
                                std::to_string(k.smem) + ")",
                            r);
     }
-    int ctas = 0;
-    if (driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            &ctas, function, static_cast<int>(k.threads),
-            static_cast<size_t>(k.smem)) == CUDA_SUCCESS)
-      k.ctasPerSm = ctas;
     int maxThreads = 0, regs = 0, local = 0, staticSmem = 0;
     driver->cuFuncGetAttribute(
         &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function);

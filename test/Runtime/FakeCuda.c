@@ -188,16 +188,6 @@ CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
   return CUDA_SUCCESS;
 }
 
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
-                                                     CUfunction function,
-                                                     int threads, size_t smem) {
-  (void)function;
-  (void)threads;
-  (void)smem;
-  *blocks = 2;
-  return CUDA_SUCCESS;
-}
-
 CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
                             int value) {
   FakeFunction *f = (FakeFunction *)function;

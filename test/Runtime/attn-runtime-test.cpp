@@ -525,7 +525,7 @@ int runDecode() {
         "default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
         static_cast<long long>(s[0]), static_cast<long long>(s[1]),
         static_cast<long long>(s[2]),
-        static_cast<long long>(defaultSplits(132, 2, s[0], s[1], s[2], 64)));
+        static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
   {
     DecodeArgs a(1, 32, 1000);
     for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
