@@ -436,8 +436,9 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
   // one after the other in effect. Model the partial kernel's time as (CTAs
   // on the busiest SM) x (key tiles per split + about two tiles of fixed
   // cost per CTA: Q load, pipeline fill, the warps' merge) and take the
-  // cheapest count. Measured on an H200 (132 SMs, B = 1, Hkv = 8, 16k keys):
-  // 16 splits, one CTA per SM, streamed 12% faster than 33 splits, two.
+  // cheapest count. Measured on an H200 (132 SMs, B = 1, Hkv = 8, 16k keys,
+  // bench/decode_splits.py): 16 splits, one CTA per SM, streamed 9% faster
+  // than 33 splits, two per SM.
   int64_t best = 1, bestCost = -1;
   for (int64_t n = 1; n <= tiles && n <= 4096; ++n) {
     int64_t perSm = ceilDiv(n * ctas, smCount);
