@@ -119,8 +119,8 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "Warps per CTA">,
     Option<"mTiles", "m-tiles", "int64_t", /*default=*/"2",
-           "16-row MMA tiles per warp in the forward kernel (decode uses 1: "
-           "its rows are the few query heads of one KV head)">
+           "16-row MMA tiles per warp in the forward kernel (decode, and "
+           "forward with a mask operand, use 1)">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

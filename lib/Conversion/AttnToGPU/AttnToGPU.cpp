@@ -58,9 +58,24 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
   } else {
     return op->emitOpError("has no GPU kernel");
   }
-  if (mask)
-    return op->emitOpError("has a mask operand; the GPU kernels generate "
-                           "causal and window masks only");
+  if (mask) {
+    Type maskElt = getElementTypeOrSelf(mask.getType());
+    if (spec.kind != KernelKind::Forward)
+      return op->emitOpError("has a mask operand; the GPU decode kernels "
+                             "generate causal and window masks only");
+    if (maskElt.isInteger(1))
+      spec.mask = MaskOperand::Boolean;
+    else if (maskElt == spec.elementType)
+      spec.mask = MaskOperand::Additive;
+    else
+      return op->emitOpError("has an additive mask of element type ")
+             << maskElt << "; the GPU kernels read additive masks in the "
+             << "operands' element type " << spec.elementType;
+  }
+  // Reading the mask operand in every tile needs registers that a second
+  // m-tile per warp would take (ptxas spills at D = 128 with two).
+  if (spec.mask != MaskOperand::None)
+    spec.mTiles = 1;
   if (spec.blockKV == 0)
     spec.blockKV = spec.kind == KernelKind::Forward && spec.mTiles == 2 &&
                            spec.headDim > 64

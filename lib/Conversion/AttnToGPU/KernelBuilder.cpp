@@ -70,6 +70,8 @@ std::string KernelSpec::name() const {
   os << "_dv" << valueDim;
   if (kind != KernelKind::DecodeCombine)
     os << "_" << stringifyCausalKind(causal).str();
+  if (mask != MaskOperand::None)
+    os << (mask == MaskOperand::Additive ? "_addmask" : "_boolmask");
   return os.str();
 }
 
@@ -85,6 +87,8 @@ std::string KernelSpec::manifestLine() const {
   os << " value_dim=" << valueDim;
   if (kind != KernelKind::DecodeCombine)
     os << " causal=" << stringifyCausalKind(causal).str();
+  if (mask != MaskOperand::None)
+    os << " mask=" << (mask == MaskOperand::Additive ? "add" : "bool");
   if (kind == KernelKind::Forward)
     os << " block_q=" << rows();
   else
@@ -287,7 +291,8 @@ private:
 
   // Values of the prologue.
   Value tid, lane, warp, g, t;
-  Value qPtr, kPtr, vPtr, oPtr, lsePtr;
+  Value qPtr, kPtr, vPtr, oPtr, lsePtr, maskPtr;
+  SmallVector<Value> maskStrides;
   SmallVector<Value> qSizes, qStrides, kSizes, kStrides, vSizes, vStrides,
       oSizes, oStrides, lseSizes, lseStrides;
   Value batch, head, kvHead, split, q0, group, querySeq, keySeq, diagOffset;
@@ -616,8 +621,12 @@ gpu::GPUFuncOp AttentionKernel::build() {
   SmallVector<Type> args = {memrefType(ctx, 4, elt), memrefType(ctx, 4, elt),
                             memrefType(ctx, 4, elt)};
   if (!decode) {
-    args.append({memrefType(ctx, 4, elt), memrefType(ctx, 3, f32), f32,
-                 e.i64()});
+    args.append({memrefType(ctx, 4, elt), memrefType(ctx, 3, f32)});
+    if (spec.mask == MaskOperand::Additive)
+      args.push_back(memrefType(ctx, 4, elt));
+    else if (spec.mask == MaskOperand::Boolean)
+      args.push_back(memrefType(ctx, 4, b.getI8Type()));
+    args.append({f32, e.i64()});
   } else {
     args.append({memrefType(ctx, 5, f32), memrefType(ctx, 4, f32), f32,
                  e.i64(), e.i64()});
@@ -651,8 +660,17 @@ gpu::GPUFuncOp AttentionKernel::build() {
   e.metadata(a[2], vSizes, vStrides);
   e.metadata(a[3], oSizes, oStrides);
   e.metadata(a[4], lseSizes, lseStrides);
-  scaleLog2 = a[5];
-  window = arith::TruncIOp::create(b, e.loc, e.i32(), a[6]);
+  unsigned next = 5;
+  if (spec.mask != MaskOperand::None) {
+    Value mask = a[next++];
+    maskPtr = e.globalBase(mask, spec.mask == MaskOperand::Additive
+                                     ? elt
+                                     : b.getI8Type());
+    SmallVector<Value> maskSizes;
+    e.metadata(mask, maskSizes, maskStrides);
+  }
+  scaleLog2 = a[next++];
+  window = arith::TruncIOp::create(b, e.loc, e.i32(), a[next++]);
   hasWindow = e.ge(window, e.c32(0));
 
   querySeq = qSizes[2];
@@ -679,7 +697,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
   } else {
     split = bx;
     kvHead = by;
-    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a[7]);
+    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a[next]);
     kvStart = e.mul(split, chunk);
     kvEnd = e.min(e.add(kvStart, chunk), keySeq);
     minI = e.c32(0);
@@ -809,6 +827,8 @@ gpu::GPUFuncOp AttentionKernel::build() {
     Value tileEnd = e.add(start, e.c32(bkv));
     Value myStart = e.add(start, warpKeyBase());
     Value needMask = e.gt(tileEnd, kvEnd);
+    if (spec.mask != MaskOperand::None)
+      needMask = e.cbool(true);
     if (spec.causal != CausalKind::None) {
       needMask = e.bor(needMask, e.gt(e.sub(tileEnd, one), e.add(minI, diagOffset)));
       Value windowEdge = e.sub(e.add(maxI, diagOffset), window);
@@ -819,6 +839,23 @@ gpu::GPUFuncOp AttentionKernel::build() {
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(masked.thenBlock());
+      // The mask operand's row offsets for this thread's rows, computed
+      // here rather than kept live through the loop (registers), and
+      // 1 / scale in the units of the unscaled scores.
+      SmallVector<Value> maskRowBase;
+      Value invScale;
+      if (spec.mask != MaskOperand::None) {
+        invScale = e.fdiv(e.cf(kLog2e), scaleLog2);
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t half = 0; half < 2; ++half) {
+            auto [h, i, valid] = rowCoords(threadRow(mt, half));
+            Value ic = e.min(i, e.sub(querySeq, one));
+            maskRowBase.push_back(
+                e.add(e.add(e.mul(e.toI64(batch), maskStrides[0]),
+                            e.mul(e.toI64(h), maskStrides[1])),
+                      e.mul(e.toI64(ic), maskStrides[2])));
+          }
+      }
       SmallVector<Value> ms;
       for (int64_t idx = 0; idx < static_cast<int64_t>(s.size()); ++idx) {
         int64_t mt = idx / sElems, nb = (idx % sElems) / 4, q = idx % 4;
@@ -829,7 +866,29 @@ gpu::GPUFuncOp AttentionKernel::build() {
           hidden = e.bor(hidden, e.gt(j, diag));
           hidden = e.bor(hidden, e.band(hasWindow, e.lt(j, e.sub(diag, window))));
         }
-        ms.push_back(e.select(hidden, e.negInf(), s[idx]));
+        Value x = s[idx];
+        if (spec.mask != MaskOperand::None) {
+          // Element (b, h, i, j) of the mask, clamped into range: rows past
+          // Sq and keys past the end are never stored or already hidden.
+          Value jc = e.min(j, e.sub(keySeq, one));
+          Value off = e.add(maskRowBase[mt * 2 + q / 2],
+                            e.mul(e.toI64(jc), maskStrides[3]));
+          if (spec.mask == MaskOperand::Additive) {
+            // S is unscaled here: add mask / scale, so that the scale
+            // applied in the exponent gives scale * S + mask.
+            Value m = LLVM::LoadOp::create(b, e.loc, elt,
+                                           e.gep(maskPtr, elt, off), 2);
+            x = LLVM::FMAOp::create(b, e.loc, arith::ExtFOp::create(b, e.loc, f32, m),
+                                    invScale, x);
+          } else {
+            Value m = LLVM::LoadOp::create(b, e.loc, b.getI8Type(),
+                                           e.gep(maskPtr, b.getI8Type(), off), 1);
+            Value drop = arith::CmpIOp::create(b, e.loc, arith::CmpIPredicate::eq, m,
+                                               arith::ConstantOp::create(b, e.loc, b.getI8IntegerAttr(0)));
+            hidden = e.bor(hidden, drop);
+          }
+        }
+        ms.push_back(e.select(hidden, e.negInf(), x));
       }
       scf::YieldOp::create(b, e.loc, ms);
       b.setInsertionPointToStart(masked.elseBlock());

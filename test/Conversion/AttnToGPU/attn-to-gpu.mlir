@@ -67,8 +67,29 @@ func.func @odd_head_dim(%q: tensor<1x1x8x40xf16>, %k: tensor<1x1x8x40xf16>, %v: 
 
 // -----
 
-func.func @mask_operand(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<8x8xi1>) -> tensor<1x1x8x64xf16> {
-  // expected-error @+1 {{'attn.attention' op has a mask operand; the GPU kernels generate causal and window masks only}}
+// A boolean mask operand: a fifth memref (bytes) before the scalars, read in
+// every tile; one m-tile per warp keeps the kernel inside its registers.
+// CHECK-LABEL: func @bool_mask
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_f16_d64_dv64_none_boolmask
+// CHECK: gpu.func @attn_fwd_f16_d64_dv64_none_boolmask({{.*}}, %{{.*}}: memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i8
+func.func @bool_mask(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<8x8xi1>) -> tensor<1x1x8x64xf16> {
   %o = attn.attention %q, %k, %v mask(%m : tensor<8x8xi1>) : tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x8x64xf16>
   return %o : tensor<1x1x8x64xf16>
+}
+
+// -----
+
+func.func @mask_type(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<8x8xf32>) -> tensor<1x1x8x64xf16> {
+  // expected-error @+1 {{'attn.attention' op has an additive mask of element type 'f32'; the GPU kernels read additive masks in the operands' element type 'f16'}}
+  %o = attn.attention %q, %k, %v mask(%m : tensor<8x8xf32>) : tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x8x64xf16>
+  return %o : tensor<1x1x8x64xf16>
+}
+
+// -----
+
+func.func @decode_mask(%q: tensor<1x4x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<1x8xi1>) -> tensor<2x1x4x1x64xf32> {
+  // expected-error @+1 {{'attn.attention_partial' op has a mask operand; the GPU decode kernels generate causal and window masks only}}
+  %po, %pl = attn.attention_partial %q, %k, %v mask(%m : tensor<1x8xi1>) {num_splits = 2 : i64} : tensor<1x4x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<2x1x4x1x64xf32>, tensor<2x1x4x1xf32>
+  return %po : tensor<2x1x4x1x64xf32>
 }

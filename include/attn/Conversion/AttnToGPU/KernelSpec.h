@@ -23,12 +23,17 @@ namespace attn {
 
 enum class KernelKind { Forward, DecodePartial, DecodeCombine };
 
+/// A mask given as an operand (forward kernels only): none, added to the
+/// scores, or boolean (keep where true).
+enum class MaskOperand { None, Additive, Boolean };
+
 struct KernelSpec {
   KernelKind kind = KernelKind::Forward;
   /// f16 or bf16: the tensor-core (mma.sync m16n8k16) kernels.
   Type elementType;
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
+  MaskOperand mask = MaskOperand::None;
   /// Warps per CTA; each owns 16 x mTiles query rows of the tile.
   int64_t warps = 4;
   /// 16-row MMA tiles per warp: more reuse every K/V fragment more often.
