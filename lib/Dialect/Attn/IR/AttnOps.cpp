@@ -278,7 +278,6 @@ LogicalResult AttentionPartialOp::verify() {
 
 LogicalResult CombineOp::verify() {
   auto poType = getPartialOutput().getType();
-  auto plType = getPartialLse().getType();
   Type f32 = Float32Type::get(getContext());
   if (poType.getRank() != 5 || poType.getElementType() != f32)
     return emitOpError() << "'partial_output' must be a rank-5 f32 tensor "
@@ -293,7 +292,6 @@ LogicalResult CombineOp::verify() {
                           po.drop_back(), f32,
                           "the leading dims of 'partial_output', f32")))
     return failure();
-  (void)plType;
   auto oType = getOutput().getType();
   if (!isSupportedElementType(oType.getElementType()))
     return emitOpError() << "'output' element type must be f16, bf16 or f32, "

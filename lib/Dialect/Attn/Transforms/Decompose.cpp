@@ -250,7 +250,7 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
   outSizes.push_back(b.getIndexAttr(d.valueDim));
 
   // Loop dims (n, b, h, i, j).
-  AffineExpr n, bt, h, i, j, e;
+  AffineExpr n, bt, h, i, j;
   bindDims(ctx, n, bt, h, i, j);
   AffineMap sMap = AffineMap::get(5, 0, {bt, h, i, j}, ctx);
   AffineMap statMap = AffineMap::get(5, 0, {n, bt, h, i}, ctx);
@@ -301,7 +301,6 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
                                 Value(arith::AddFOp::create(b, loc, a[3], pv)));
       });
 
-  (void)e;
   AffineMap id5 = b.getMultiDimIdentityMap(5);
   AffineMap rowOf5 = AffineMap::get(5, 0,
                                     {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
@@ -403,7 +402,7 @@ struct DecomposeCombine : OpRewritePattern<CombineOp> {
     ArrayRef<OpFoldResult> outSizes = ArrayRef(partSizes).drop_front();
 
     // Loop dims (b, h, i, n): the max and the sum of weights over splits.
-    AffineExpr bt, h, i, n, e;
+    AffineExpr bt, h, i, n;
     bindDims(ctx, bt, h, i, n);
     AffineMap lseMap = AffineMap::get(4, 0, {n, bt, h, i}, ctx);
     AffineMap rowMap = AffineMap::get(4, 0, {bt, h, i}, ctx);
@@ -448,7 +447,6 @@ struct DecomposeCombine : OpRewritePattern<CombineOp> {
           linalg::YieldOp::create(
               b, loc, Value(arith::AddFOp::create(b, loc, a[4], contrib)));
         });
-    (void)e;
     SmallVector<Value> results = {
         storeAs(b, loc, acc, op.getLayout(),
                 op.getOutput().getType().getElementType())};
