@@ -10,6 +10,7 @@ a call fails.
     module = attn_runtime.Module("out/attn.manifest")
     o = module.forward(q, k, v, causal=True)              # [B, H, S, D]
     o, lse = module.forward(q, k, v, layout="bshd", return_lse=True)
+    o = module.forward(q, k, v, mask=mask)                 # [Sq, Sk], bool...
     o = module.decode(q, k_cache, v_cache)                # split-KV decode
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
@@ -35,6 +36,7 @@ STATUS_NAMES = {
     8: "ATTN_ERROR_CUDA",
 }
 _DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2}
+ATTN_BOOL = 3  # boolean masks: 1 byte, nonzero = keep
 _CAUSAL_CODES = {"none": 0, "top_left": 1, "bottom_right": 2}
 
 
@@ -59,15 +61,18 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+_TENSOR_P = ctypes.POINTER(_Tensor)
+
+
 class _Options(ctypes.Structure):
     _fields_ = [
         ("scale", ctypes.c_float),
         ("causal", ctypes.c_int),
         ("window", ctypes.c_int64),
+        ("mask", _TENSOR_P),  # NULL: none
     ]
 
 
-_TENSOR_P = ctypes.POINTER(_Tensor)
 _OPTIONS_P = ctypes.POINTER(_Options)
 
 
@@ -187,6 +192,53 @@ def _describe(t, name, layout):
     return d
 
 
+def _describe_mask(mask, q, k, layout):
+    """The attn_tensor of a mask that broadcasts to the logical
+    [B, Hq, Sq, Sk] (numpy rules, right-aligned: [Sq, Sk], [B, 1, 1, Sk]...):
+    leading dims of size 1 are added by indexing (a view, never a copy), a
+    dim of size 1 goes out with stride 0. Shapes that do not broadcast are
+    left to the runtime, which says which dim is wrong."""
+    import torch
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError("mask must be a torch tensor (floating: added to the "
+                        "scores; torch.bool: True keeps a key), not %s"
+                        % type(mask).__name__)
+    if mask.device != q.device:
+        raise ValueError("mask is on %s, q on %s" % (mask.device, q.device))
+    if mask.dtype == torch.bool:
+        code = ATTN_BOOL  # torch.bool is one byte, 0 or 1
+    elif mask.is_floating_point():
+        if mask.dtype != q.dtype:
+            raise TypeError(
+                "an additive (floating) mask must have q's dtype %s, not %s: "
+                "use mask.to(q.dtype), or a torch.bool mask (True = keep)"
+                % (q.dtype, mask.dtype))
+        code = _DTYPE_CODES[_dtype_name(q.dtype)]
+    else:
+        raise TypeError("mask has dtype %s; attn takes a floating mask of q's "
+                        "dtype (added to the scores) or a torch.bool mask "
+                        "(True = keep)" % mask.dtype)
+    if mask.dim() > 4:
+        raise ValueError("mask has shape %s: at most 4 dims, broadcasting to "
+                         "[B, Hq, Sq, Sk] = %s" % (
+                             tuple(mask.shape),
+                             _full_mask_shape(q, k, layout)))
+    view = mask[(None,) * (4 - mask.dim())]
+    d = _Tensor()
+    d.data = view.data_ptr() or None
+    d.dtype = code
+    d.rank = 4
+    for i in range(4):
+        d.shape[i] = view.shape[i]
+        d.strides[i] = 0 if view.shape[i] == 1 else view.stride(i)
+    return d
+
+
+def _full_mask_shape(q, k, layout):
+    b, hq, sq, _ = _logical(list(q.shape), layout)
+    return [b, hq, sq, _logical(list(k.shape), layout)[2]]
+
+
 def _describe_lse(t):
     if not t.is_cuda or t.dim() != 3:
         raise ValueError("lse must be a 3-dim CUDA tensor [B, Hq, Sq]")
@@ -248,15 +300,18 @@ class Module:
             raise AttnError(status, self.last_error())
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
-                   causal="none"):
+                   causal="none", mask="none"):
         """Whether the manifest has a kernel of `kind` ('forward',
         'decode_partial', 'decode_combine') for these parameters (dtype as
-        'bf16'/'f16'/'f32' or a torch dtype)."""
+        'bf16'/'f16'/'f32' or a torch dtype; mask 'none', 'add' or 'bool').
+        """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
         causal = _causal_name(causal)
         for k in self.kernels:
             if k.get("kind") != kind or k.get("dtype") != dtype:
+                continue
+            if k.get("mask", "none") != mask:
                 continue
             if value_dim is not None and k.get("value_dim") != value_dim:
                 continue
@@ -299,18 +354,29 @@ class Module:
         return out, lse, out_desc, lse_desc
 
     def forward(self, q, k, v, *, causal=False, window=None, scale=None,
-                layout="bhsd", return_lse=False, out=None, lse=None):
+                layout="bhsd", return_lse=False, out=None, lse=None,
+                mask=None):
         """O = softmax(scale Q K^T + mask) V on the current stream.
 
         q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (or
         [B, S, H, D] each with layout='bshd'); causal: False, True (=
         'top_left', PyTorch's is_causal) or 'bottom_right'; window: keys
         before the causal diagonal a query may see (needs causal); scale:
-        None = 1/sqrt(D). Returns O in q's layout, and LSE [B, Hq, Sq] f32
-        when return_lse (or when `lse` is given)."""
+        None = 1/sqrt(D). mask: None, or a tensor that broadcasts to
+        [B, Hq, Sq, Sk] whatever the layout ([Sq, Sk], [B, 1, 1, Sk]...;
+        never copied): floating, of q's dtype, is added to the scaled
+        scores (-inf hides a key); torch.bool hides the keys where it is
+        False, like SDPA's attn_mask. It needs a forward kernel built for
+        that mask kind (manifest mask=add / mask=bool). A row that sees no
+        key gives O = 0 and LSE = -inf. Returns O in q's layout, and LSE
+        [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
                                               layout)
+        md = None
+        if mask is not None:
+            md = _describe_mask(mask, q, k, layout)
+            options.mask = ctypes.pointer(md)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_forward(

@@ -11,7 +11,8 @@
  * Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, Hq, Sq, Dv],
  * LSE [B, Hq, Sq] (f32), with strides in elements. PyTorch's BHSD and
  * FlashAttention's BSHD are both just strides; the last dim must be
- * contiguous (stride 1).
+ * contiguous (stride 1). An optional mask (attn_options.mask) is
+ * [B, Hq, Sq, Sk] in the same logical order, each dim the full size or 1.
  *===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTN_RUNTIME_H
@@ -45,7 +46,8 @@ typedef enum attn_status {
 typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_F16 = 1,
-  ATTN_BF16 = 2
+  ATTN_BF16 = 2,
+  ATTN_BOOL = 3 /* 1 byte, nonzero = true; boolean masks only */
 } attn_dtype;
 
 typedef enum attn_causal {
@@ -64,11 +66,26 @@ typedef struct attn_tensor {
 } attn_tensor;
 
 /* Attention options shared by forward and decode. A null `options` pointer
- * means the defaults {0, ATTN_CAUSAL_NONE, -1}. */
+ * means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL}; options initialised
+ * with fewer fields (or zeroed) have no mask.
+ *
+ * `mask` (attn_forward only; attn_decode rejects one) is a rank-4 tensor in
+ * logical order [B, Hq, Sq, Sk] whose dims are each the full size or 1 (1
+ * broadcasts over that dim; its stride is then ignored), strides in
+ * elements, none negative; no alignment or contiguity is required.
+ *   - additive: dtype = q's dtype; added to the scaled scores before the
+ *     softmax (-inf hides a key);
+ *   - boolean: dtype ATTN_BOOL, one byte per element, nonzero keeps the key
+ *     and zero hides it (PyTorch's boolean attn_mask).
+ * It combines with causal and window (a key must pass both). A query row
+ * that sees no key gets O = 0 and LSE = -inf. The module needs a forward
+ * kernel built for that mask kind (manifest mask=add or mask=bool),
+ * ATTN_ERROR_NO_KERNEL otherwise. */
 typedef struct attn_options {
   float scale;        /* <= 0: 1/sqrt(D) */
   attn_causal causal;
   int64_t window;     /* < 0: none; else needs a causal kind */
+  const attn_tensor *mask; /* NULL: none */
 } attn_options;
 
 typedef struct attn_module attn_module;
@@ -89,8 +106,8 @@ ATTN_RUNTIME_API void attn_module_destroy(attn_module *module);
  * successful call leaves it as it was. */
 ATTN_RUNTIME_API const char *attn_last_error(void);
 
-/* O = softmax(scale Q K^T + causal/window mask) V; writes LSE when `lse` is
- * non-null. */
+/* O = softmax(scale Q K^T + causal/window mask + options->mask) V; writes
+ * LSE when `lse` is non-null. */
 ATTN_RUNTIME_API attn_status
 attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
              const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,

@@ -57,6 +57,8 @@ const char *dtypeName(attn_dtype dtype) {
     return "f16";
   case ATTN_BF16:
     return "bf16";
+  case ATTN_BOOL:
+    return "bool";
   }
   return "?";
 }
@@ -68,6 +70,8 @@ size_t dtypeSize(attn_dtype dtype) {
   case ATTN_F16:
   case ATTN_BF16:
     return 2;
+  case ATTN_BOOL:
+    return 1;
   }
   return 0;
 }

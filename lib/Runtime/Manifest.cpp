@@ -21,11 +21,24 @@ const char *kernelKindName(KernelKind kind) {
   return "?";
 }
 
+const char *maskKindName(MaskKind mask) {
+  switch (mask) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Add:
+    return "add";
+  case MaskKind::Bool:
+    return "bool";
+  }
+  return "?";
+}
+
 const KernelSpec *Manifest::find(KernelKind kind, attn_dtype dtype,
                                  int64_t headDim, int64_t valueDim,
-                                 attn_causal causal) const {
+                                 attn_causal causal, MaskKind mask) const {
   for (const KernelSpec &k : kernels) {
-    if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim)
+    if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
+        k.mask != mask)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -38,6 +51,13 @@ const KernelSpec *Manifest::find(KernelKind kind, attn_dtype dtype,
 bool Manifest::hasDtype(KernelKind kind, attn_dtype dtype) const {
   for (const KernelSpec &k : kernels)
     if (k.kind == kind && k.dtype == dtype)
+      return true;
+  return false;
+}
+
+bool Manifest::hasMasks(KernelKind kind) const {
+  for (const KernelSpec &k : kernels)
+    if (k.kind == kind && k.mask != MaskKind::None)
       return true;
   return false;
 }
@@ -57,6 +77,10 @@ std::string Manifest::describe(KernelKind kind) const {
     out += " d" + std::to_string(k.headDim) + "/" + std::to_string(k.valueDim);
     out += " causal=";
     out += causalName(k.causal);
+    if (k.mask != MaskKind::None) {
+      out += " mask=";
+      out += maskKindName(k.mask);
+    }
   }
   return out.empty() ? "none" : out;
 }
@@ -196,9 +220,11 @@ attn_status Parser::parse(std::string_view text) {
           o.kind == k.kind && o.dtype == k.dtype && o.valueDim == k.valueDim;
       if (k.kind != KernelKind::DecodeCombine)
         same = same && o.headDim == k.headDim && o.causal == k.causal;
+      same = same && o.mask == k.mask;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
-                                 "dtype, head_dim, value_dim and causal as '" +
+                                 "dtype, head_dim, value_dim, causal and " +
+                                 "mask as '" +
                                  o.name + "' (line " + std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
@@ -268,12 +294,12 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   static const char *const keys[] = {
       "kind",    "dtype", "head_dim", "value_dim", "causal",
-      "block_q", "rows",  "block_kv", "threads",   "smem"};
+      "block_q", "rows",  "block_kv", "threads",   "smem", "mask"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
-                            &k.threads, &k.smem};
+                            &k.threads, &k.smem,   nullptr};
   for (size_t i = 2; i < t.size(); ++i) {
     size_t eq = t[i].find('=');
     if (eq == std::string_view::npos || eq == 0)
@@ -319,6 +345,15 @@ attn_status Parser::parseKernel(int line,
         k.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
       else
         return error(line, bad + " (none, top_left, bottom_right)");
+    } else if (key == "mask") {
+      if (value == "none")
+        k.mask = MaskKind::None;
+      else if (value == "add")
+        k.mask = MaskKind::Add;
+      else if (value == "bool")
+        k.mask = MaskKind::Bool;
+      else
+        return error(line, bad + " (none, add, bool)");
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -356,6 +391,11 @@ attn_status Parser::parseKernel(int line,
                                             kernelKindName(k.kind)
                                       : std::string()));
   }
+  // Only forward kernels take a mask; mask=none is harmless elsewhere.
+  if (k.mask != MaskKind::None && k.kind != KernelKind::Forward)
+    return error(line, where + "mask=" + maskKindName(k.mask) +
+                           " is for kind=forward only (this is kind=" +
+                           kernelKindName(k.kind) + ")");
   if (k.threads > 1024)
     return error(line, where + "threads=" + std::to_string(k.threads) +
                            " exceeds the CUDA limit of 1024");

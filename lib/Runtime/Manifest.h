@@ -29,6 +29,13 @@ enum class KernelKind { Forward, DecodePartial, DecodeCombine };
 /// "forward", "decode_partial", "decode_combine".
 ATTN_RUNTIME_API const char *kernelKindName(KernelKind kind);
 
+/// The manifest's `mask` key (forward kernels): the kernel takes no mask, an
+/// additive mask of its dtype, or a boolean (1-byte) mask.
+enum class MaskKind { None, Add, Bool };
+
+/// "none", "add", "bool".
+ATTN_RUNTIME_API const char *maskKindName(MaskKind mask);
+
 /// One `kernel` record. Fields a kind does not use stay 0.
 struct KernelSpec {
   std::string name;
@@ -37,6 +44,7 @@ struct KernelSpec {
   int64_t headDim = 0; // forward, decode_partial
   int64_t valueDim = 0;
   attn_causal causal = ATTN_CAUSAL_NONE; // forward, decode_partial
+  MaskKind mask = MaskKind::None;        // forward
   int64_t blockQ = 0;                    // forward
   int64_t rows = 0;                      // decode_partial, decode_combine
   int64_t blockKv = 0;                   // forward, decode_partial
@@ -52,12 +60,17 @@ struct ATTN_RUNTIME_API Manifest {
   std::vector<KernelSpec> kernels;
 
   /// The kernel of `kind` that fits; `headDim` and `causal` are ignored for
-  /// decode_combine. Null when none does.
+  /// decode_combine; `mask` must match (MaskKind::None for decode kinds).
+  /// Null when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
-                         int64_t valueDim, attn_causal causal) const;
+                         int64_t valueDim, attn_causal causal,
+                         MaskKind mask = MaskKind::None) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
-  /// "bf16 d128/128 causal=none, ..." for the kernels of `kind` (messages).
+  /// Whether any kernel of `kind` takes a mask.
+  bool hasMasks(KernelKind kind) const;
+  /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, ..."
+  /// for the kernels of `kind` (messages; mask=none is not written).
   std::string describe(KernelKind kind) const;
 };
 

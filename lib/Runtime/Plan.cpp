@@ -40,11 +40,11 @@ std::string stridesString(const attn_tensor &t) {
 }
 
 bool validDtype(attn_dtype d) {
-  return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16;
+  return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16 || d == ATTN_BOOL;
 }
 
 /// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
-/// names its logical dims for messages.
+/// names its logical dims for messages. Only masks may be ATTN_BOOL.
 attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                         int rank, const char *dims) {
   if (!t)
@@ -56,6 +56,11 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: %s has dtype %d, not an attn_dtype", api, name,
                  static_cast<int>(t->dtype));
+  if (t->dtype == ATTN_BOOL)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: %s has dtype bool; only a mask may be bool (q, k, v "
+                 "and o are f32, f16 or bf16, lse f32)",
+                 api, name);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
       return failf(ATTN_ERROR_SHAPE,
@@ -161,7 +166,7 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
     if (attn_status s = checkAlignment(api, names[i], *tensors[i]))
       return s;
 
-  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1};
+  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   const attn_options &opt = options ? *options : defaults;
   if (opt.causal != ATTN_CAUSAL_NONE && opt.causal != ATTN_CAUSAL_TOP_LEFT &&
       opt.causal != ATTN_CAUSAL_BOTTOM_RIGHT)
@@ -232,12 +237,66 @@ attn_status checkOutputs(const char *api, const attn_tensor *o,
   return ATTN_OK;
 }
 
+/// Checks options->mask of a forward call against the problem and records
+/// its kind in `p`: rank 4, each dim the full size of [B, Hq, Sq, Sk] or 1,
+/// a data pointer, q's dtype (additive) or ATTN_BOOL (boolean), no negative
+/// stride over a dim of size > 1. No alignment: kernels read it element by
+/// element.
+attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
+  p.mask = MaskKind::None;
+  if (!mask)
+    return ATTN_OK;
+  const char *dims = "B, Hq, Sq, Sk";
+  const char *dimNames[] = {"B", "Hq", "Sq", "Sk"};
+  const int64_t full[] = {p.batch, p.headsQ, p.seqQ, p.seqK};
+  if (mask->rank != 4)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: mask has rank %d, expected 4 (%s; a dim of size 1 "
+                 "broadcasts)",
+                 api, mask->rank, dims);
+  if (!validDtype(mask->dtype))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: mask has dtype %d, not an attn_dtype", api,
+                 static_cast<int>(mask->dtype));
+  for (int i = 0; i < 4; ++i)
+    if (mask->shape[i] != full[i] && mask->shape[i] != 1)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: mask has shape %s, expected each dim to be the full "
+                   "size of [%lld, %lld, %lld, %lld] (%s) or 1 (broadcast); "
+                   "dim %d (%s) is %lld",
+                   api, shapeString(*mask).c_str(),
+                   static_cast<long long>(full[0]),
+                   static_cast<long long>(full[1]),
+                   static_cast<long long>(full[2]),
+                   static_cast<long long>(full[3]), dims, i, dimNames[i],
+                   static_cast<long long>(mask->shape[i]));
+  if (!mask->data)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: mask->data is null", api);
+  if (mask->dtype == ATTN_BOOL)
+    p.mask = MaskKind::Bool;
+  else if (mask->dtype == p.dtype)
+    p.mask = MaskKind::Add;
+  else
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: mask has dtype %s, q has %s: an additive mask has q's "
+                 "dtype, a boolean mask ATTN_BOOL",
+                 api, dtypeName(mask->dtype), dtypeName(p.dtype));
+  for (int i = 0; i < 4; ++i)
+    if (mask->shape[i] > 1 && mask->strides[i] < 0)
+      return failf(ATTN_ERROR_STRIDE,
+                   "%s: mask has strides %s: negative strides are not "
+                   "supported",
+                   api, stridesString(*mask).c_str());
+  return ATTN_OK;
+}
+
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
 /// ATTN_ERROR_NO_KERNEL with the kernels the module does have.
 attn_status findKernel(const char *api, const Manifest &manifest,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  kernel = manifest.find(kind, p.dtype, p.headDim, p.valueDim, p.causal);
+  kernel =
+      manifest.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
   if (kernel)
     return ATTN_OK;
   if (!manifest.hasDtype(kind, p.dtype))
@@ -251,13 +310,18 @@ attn_status findKernel(const char *api, const Manifest &manifest,
                  "dv%lld (it has: %s)",
                  api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
                  manifest.describe(kind).c_str());
+  // The mask kind is named when the call has a mask or the module has
+  // masked kernels: either may be what is missing.
+  std::string mask;
+  if (p.mask != MaskKind::None || manifest.hasMasks(kind))
+    mask = std::string(" mask=") + maskKindName(p.mask);
   return failf(ATTN_ERROR_NO_KERNEL,
                "%s: the module has no %s kernel for %s d%lld/%lld "
-               "causal=%s (it has: %s)",
+               "causal=%s%s (it has: %s)",
                api, kernelKindName(kind), dtypeName(p.dtype),
                static_cast<long long>(p.headDim),
                static_cast<long long>(p.valueDim), causalName(p.causal),
-               manifest.describe(kind).c_str());
+               mask.c_str(), manifest.describe(kind).c_str());
 }
 
 void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,
@@ -301,6 +365,17 @@ void pushLse(std::vector<uint64_t> &args, const attn_tensor *lse,
     pushContiguous(args, 0, {p.batch, p.headsQ, p.seqQ});
 }
 
+/// The mask parameter: the full logical sizes [B, Hq, Sq, Sk], stride 0
+/// over the dims the mask broadcasts (size 1 in the caller's tensor).
+void pushMask(std::vector<uint64_t> &args, const attn_tensor &mask,
+              const Problem &p) {
+  const int64_t sizes[4] = {p.batch, p.headsQ, p.seqQ, p.seqK};
+  int64_t strides[4];
+  for (int i = 0; i < 4; ++i)
+    strides[i] = mask.shape[i] == 1 ? 0 : mask.strides[i];
+  pushMemref(args, reinterpret_cast<uint64_t>(mask.data), sizes, strides, 4);
+}
+
 void pushF32(std::vector<uint64_t> &args, float value) {
   uint32_t bits;
   static_assert(sizeof(bits) == sizeof(value), "f32 is 4 bytes");
@@ -333,6 +408,11 @@ attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
                               const KernelSpec *&combine) {
   if (attn_status s = checkInputs(api, q, k, v, options, p))
     return s;
+  if (options && options->mask)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->mask is set, but decode kernels take no mask; "
+                 "use attn_forward for a masked call",
+                 api);
   if (attn_status s =
           findKernel(api, manifest, KernelKind::DecodePartial, p, partial))
     return s;
@@ -365,7 +445,7 @@ int64_t workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim) {
 
 } // namespace
 
-std::vector<size_t> abiParamSizes(KernelKind kind) {
+std::vector<size_t> abiParamSizes(KernelKind kind, MaskKind mask) {
   auto memref = [](std::vector<size_t> &v, int rank) {
     v.insert(v.end(), 3 + 2 * rank, 8);
   };
@@ -375,6 +455,8 @@ std::vector<size_t> abiParamSizes(KernelKind kind) {
     for (int i = 0; i < 4; ++i)
       memref(sizes, 4); // q k v o
     memref(sizes, 3);   // lse
+    if (mask != MaskKind::None)
+      memref(sizes, 4); // mask
     sizes.push_back(4); // scale_log2
     sizes.push_back(8); // window
     break;
@@ -407,6 +489,9 @@ attn_status planForward(const Manifest &manifest, const attn_tensor *q,
     return s;
   if (attn_status s = checkOutputs(api, o, lse, p))
     return s;
+  const attn_tensor *mask = options ? options->mask : nullptr;
+  if (attn_status s = checkMask(api, mask, p))
+    return s;
   if (attn_status s =
           findKernel(api, manifest, KernelKind::Forward, p, launch.kernel))
     return s;
@@ -421,6 +506,8 @@ attn_status planForward(const Manifest &manifest, const attn_tensor *q,
   pushTensor(args, *v);
   pushTensor(args, *o);
   pushLse(args, lse, p);
+  if (launch.kernel->mask != MaskKind::None)
+    pushMask(args, *mask, p);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
   return ATTN_OK;

@@ -42,6 +42,7 @@ struct Problem {
   attn_dtype dtype = ATTN_F32;
   attn_causal causal = ATTN_CAUSAL_NONE;
   int64_t window = -1; // < 0: none
+  MaskKind mask = MaskKind::None; // from options->mask's dtype (forward)
   float scaleLog2 = 0; // scale * log2(e)
 };
 
@@ -52,10 +53,12 @@ struct DecodePlan {
   int64_t workspaceBytes = 0; // what the plan uses
 };
 
-/// The parameter sizes in bytes, in order, that the ABI gives `kind`.
-ATTN_RUNTIME_API std::vector<size_t> abiParamSizes(KernelKind kind);
+/// The parameter sizes in bytes, in order, that the ABI gives `kind` (with
+/// the mask descriptor after lse for a forward kernel with a mask).
+ATTN_RUNTIME_API std::vector<size_t>
+abiParamSizes(KernelKind kind, MaskKind mask = MaskKind::None);
 
-/// Checks a forward call and plans its launch.
+/// Checks a forward call (options->mask included) and plans its launch.
 ATTN_RUNTIME_API attn_status planForward(
     const Manifest &manifest, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,

@@ -84,7 +84,11 @@ attn_status checkParams(const CudaDriver &driver, const KernelSpec &kernel,
                         CUfunction function) {
   if (!driver.funcGetParamInfo)
     return ATTN_OK;
-  std::vector<size_t> expected = abiParamSizes(kernel.kind);
+  std::vector<size_t> expected = abiParamSizes(kernel.kind, kernel.mask);
+  // "kind=forward", or "kind=forward mask=add" for a kernel with a mask.
+  std::string abi = std::string("kind=") + kernelKindName(kernel.kind);
+  if (kernel.mask != MaskKind::None)
+    abi += std::string(" mask=") + maskKindName(kernel.mask);
   std::vector<size_t> sizes;
   CUresult end = CUDA_SUCCESS;
   while (sizes.size() <= expected.size()) {
@@ -103,17 +107,17 @@ attn_status checkParams(const CudaDriver &driver, const KernelSpec &kernel,
     if (sizes[i] != expected[i])
       return failf(ATTN_ERROR_MANIFEST,
                    "kernel '%s' (manifest line %d): parameter %zu has %zu "
-                   "bytes, the ABI of kind=%s says %zu (docs/KernelABI.md)",
-                   kernel.name.c_str(), kernel.line, i, sizes[i],
-                   kernelKindName(kernel.kind), expected[i]);
+                   "bytes, the ABI of %s says %zu (docs/KernelABI.md)",
+                   kernel.name.c_str(), kernel.line, i, sizes[i], abi.c_str(),
+                   expected[i]);
   if (count != expected.size())
     return failf(ATTN_ERROR_MANIFEST,
                  "kernel '%s' (manifest line %d) has %s%zu parameters, the "
-                 "ABI of kind=%s has %zu (docs/KernelABI.md)",
+                 "ABI of %s has %zu (docs/KernelABI.md)",
                  kernel.name.c_str(), kernel.line,
                  count > expected.size() ? "more than " : "",
                  count > expected.size() ? expected.size() : count,
-                 kernelKindName(kernel.kind), expected.size());
+                 abi.c_str(), expected.size());
   return ATTN_OK;
 }
 

@@ -2,7 +2,8 @@
 //
 // Simple, obviously correct kernels with the parameters, grids and semantics
 // of docs/KernelABI.md (memref descriptors expanded, scale_log2, window,
-// chunk), for every dtype, head dim 64 and 128, and causal kind. nvcc turns
+// chunk, the forward mask operand), for every dtype, head dim 64 and 128,
+// causal kind and forward mask kind (none, add, bool). nvcc turns
 // them into PTX and CMake writes their manifest (test/GPU/CMakeLists.txt,
 // target attn-reference-kernels), so the runtime, its Python binding, the
 // GPU tests and the benchmark can run end to end on a GPU without the
@@ -21,6 +22,7 @@ namespace {
 
 constexpr int kMaxPerLane = 8; // head dims up to 256
 constexpr float kLn2 = 0.693147180559945309f;
+constexpr float kLog2e = 1.442695040888963407f;
 
 __device__ float toFloat(float x) { return x; }
 __device__ float toFloat(__half x) { return __half2float(x); }
@@ -50,16 +52,32 @@ __device__ float warpSum(float x) {
 
 enum Causal { None = 0, TopLeft = 1, BottomRight = 2 };
 
+/// The forward mask operand (docs/KernelABI.md, "Masks given as tensors"):
+/// AddMask elements (the kernel's dtype) are added to the scaled scores,
+/// BoolMask bytes hide the key where they are zero.
+enum Mask { NoMask = 0, AddMask = 1, BoolMask = 2 };
+
 /// Online softmax over keys [lo, hi) of one (batch, KV head) for one query
-/// row held by a warp: m and l in base 2, acc unnormalised.
-template <typename T>
+/// row held by a warp: m and l in base 2, acc unnormalised. `maskRow` is the
+/// row's mask (M != NoMask), element j at maskRow[j * maskStride]; a key
+/// whose score is -inf is skipped.
+template <typename T, int M = NoMask, typename TM = uint8_t>
 __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
                           int64_t kh, const float (&q)[kMaxPerLane],
                           int64_t d, int64_t dv, float scaleLog2, int64_t lo,
                           int64_t hi, float &m, float &l,
-                          float (&acc)[kMaxPerLane]) {
+                          float (&acc)[kMaxPerLane],
+                          const TM *maskRow = nullptr,
+                          int64_t maskStride = 0) {
   int lane = threadIdx.x % 32;
   for (int64_t j = lo; j < hi; ++j) {
+    float bias = 0;
+    if constexpr (M == BoolMask) {
+      if (!maskRow[j * maskStride])
+        continue; // the same j on every lane: the warp stays converged
+    } else if constexpr (M == AddMask) {
+      bias = toFloat(maskRow[j * maskStride]) * kLog2e;
+    }
     const T *kj = k.data + b * k.strides[0] + kh * k.strides[1] +
                   j * k.strides[2];
     float partial = 0;
@@ -69,7 +87,9 @@ __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
       if (i < d)
         partial += q[t] * toFloat(kj[i]);
     }
-    float s = warpSum(partial) * scaleLog2;
+    float s = warpSum(partial) * scaleLog2 + bias;
+    if (M != NoMask && s == -INFINITY)
+      continue; // hidden; keeps m = -inf - -inf out of the update
     float mNew = fmaxf(m, s);
     float correction = exp2f(m - mNew); // m = -inf at first: 0
     float p = exp2f(s - mNew);
@@ -114,10 +134,10 @@ __device__ void loadQuery(const View<T, 4> &q, int64_t b, int64_t h, int64_t i,
   }
 }
 
-template <typename T, int C>
+template <typename T, int C, int M = NoMask, typename TM = uint8_t>
 __device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
                         View<T, 4> o, View<float, 3> lse, float scaleLog2,
-                        int64_t window) {
+                        int64_t window, View<TM, 4> mask = {}) {
   int warps = blockDim.x / 32;
   int64_t i = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
   int64_t h = blockIdx.y, b = blockIdx.z;
@@ -130,7 +150,14 @@ __device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
   int64_t lo, hi;
   visibleKeys<C>(i, sq, sk, window, lo, hi);
   float m = -INFINITY, l = 0;
-  attendRow(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc);
+  // The mask descriptor has the full sizes [B, Hq, Sq, Sk] and stride 0
+  // over the dims it broadcasts.
+  const TM *maskRow = M == NoMask
+                          ? nullptr
+                          : mask.data + b * mask.strides[0] +
+                                h * mask.strides[1] + i * mask.strides[2];
+  attendRow<T, M, TM>(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc,
+                      maskRow, mask.strides[3]);
   int lane = threadIdx.x % 32;
   T *oi = o.data + b * o.strides[0] + h * o.strides[1] + i * o.strides[2];
 #pragma unroll
@@ -266,6 +293,17 @@ __device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
                   ATTN_VIEW4(T, o), ATTN_VIEW3(float, lse), scaleLog2,         \
                   window);                                                     \
   }
+// A forward kernel with a mask: its descriptor follows lse (mask=add: the
+// kernel's dtype; mask=bool: one byte per element).
+#define ATTN_FORWARD_MASKED(T, TM, NAME, C, M)                                 \
+  extern "C" __global__ void NAME(                                             \
+      ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
+      ATTN_MEMREF4(T, o), ATTN_MEMREF3(float, lse), ATTN_MEMREF4(TM, mask),    \
+      float scaleLog2, int64_t window) {                                       \
+    forward<T, C, M, TM>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v), \
+                         ATTN_VIEW4(T, o), ATTN_VIEW3(float, lse), scaleLog2,  \
+                         window, ATTN_VIEW4(TM, mask));                        \
+  }
 #define ATTN_DECODE(T, NAME, C)                                                \
   extern "C" __global__ void NAME(                                             \
       ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
@@ -286,11 +324,19 @@ __device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
   }
 
 // The code reads D from the descriptors; each head dim has entries of its
-// own because the manifest names one entry per (kind, dtype, D, causal).
+// own because the manifest names one entry per (kind, dtype, D, causal,
+// mask).
+#define ATTN_MASKED(T, TY, D, CN, C)                                           \
+  ATTN_FORWARD_MASKED(T, T, ref_fwd_##TY##_d##D##_##CN##_add, C, AddMask)      \
+  ATTN_FORWARD_MASKED(T, uint8_t, ref_fwd_##TY##_d##D##_##CN##_bool, C,        \
+                      BoolMask)
 #define ATTN_ALL(T, TY, D)                                                     \
   ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_none, None)                            \
   ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_top_left, TopLeft)                     \
   ATTN_FORWARD(T, ref_fwd_##TY##_d##D##_bottom_right, BottomRight)             \
+  ATTN_MASKED(T, TY, D, none, None)                                            \
+  ATTN_MASKED(T, TY, D, top_left, TopLeft)                                     \
+  ATTN_MASKED(T, TY, D, bottom_right, BottomRight)                             \
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_none, None)                             \
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_top_left, TopLeft)                      \
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_bottom_right, BottomRight)              \

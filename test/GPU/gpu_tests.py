@@ -5,7 +5,13 @@ Runs the forward and split-KV decode kernels of a manifest on fresh random
 inputs and compares them with a float64 reference computed by torch on the
 GPU; then checks that bad arguments fail cleanly, with the right status,
 before anything is launched. Kinds the manifest lacks (a dtype, a head dim, a
-causal kind, decode) are reported as skipped, never as passed.
+causal kind, a mask kind, decode) are reported as skipped, never as passed.
+
+Masked forward cases (mask=add / mask=bool kernels) draw a mask of one of
+the shapes [B, Hq, Sq, Sk], [1, 1, Sq, Sk], [Sq, Sk], [B, 1, 1, Sk] (and a
+[Sq, Sk] slice of a wider tensor): additive masks are N(0, 1) with about a
+tenth -inf, boolean masks keep about 80% of the keys, and where the mask has
+an Sq dim some rows hide every key (O = 0, LSE = -inf there).
 
     python3 test/GPU/gpu_tests.py --manifest DIR/attn.manifest \\
         --lib build-rt/lib/libattn_runtime.so --out OUT/gpu_tests.json
@@ -48,15 +54,21 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 #===------------------------------------------------------------------------===#
 
 
-def reference(q, k, v, causal, window, scale):
+def reference(q, k, v, causal, window, scale, mask=None):
     """O [B, Hq, Sq, Dv] and LSE [B, Hq, Sq] in float64 from logical BHSD
     views. Chunks of query rows keep S within a few hundred MB, so a 128k
     KV cache fits; GQA groups the query heads of a KV head (head h reads KV
-    head h // (Hq / Hkv)) instead of repeating K and V."""
+    head h // (Hq / Hkv)) instead of repeating K and V.
+
+    `mask` broadcasts to [B, Hq, Sq, Sk]: a floating one is added to the
+    scaled scores, a boolean one hides the keys where it is False. A row
+    that sees no key (mask, causal or window) gets O = 0 and LSE = -inf."""
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[3]
     group = hq // hkv
     scale = 1.0 / math.sqrt(d) if scale is None else scale
+    if mask is not None:
+        mask = mask.expand(b, hq, sq, sk)  # a view: broadcast dims stride 0
     o = torch.empty((b, hq, sq, dv), dtype=torch.float64, device=q.device)
     lse = torch.empty((b, hq, sq), dtype=torch.float64, device=q.device)
     rows = max(1, (256 << 20) // (8 * hq * sk))
@@ -68,6 +80,13 @@ def reference(q, k, v, causal, window, scale):
             i1 = min(sq, i0 + rows)
             qb = q[bi, :, i0:i1].double().reshape(hkv, group, i1 - i0, d)
             s = torch.einsum("hgqd,hkd->hgqk", qb, kb) * scale
+            if mask is not None:
+                mb = mask[bi, :, i0:i1].reshape(hkv, group, i1 - i0, sk)
+                if mb.dtype == torch.bool:
+                    s.masked_fill_(~mb, float("-inf"))
+                else:
+                    s += mb.double()
+                del mb
             if causal != "none":
                 diag = torch.arange(i0, i1, device=q.device)
                 if causal == "bottom_right":
@@ -135,10 +154,12 @@ def compare(o, lse, ref_o, ref_lse, dtype):
 
 
 def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
-         layout="bhsd", lse=True, scale=None, splits=None, dv=None):
+         layout="bhsd", lse=True, scale=None, splits=None, dv=None,
+         mask="none", mask_shape=None):
     return dict(kind=kind, dtype=dtype, b=b, hq=hq, hkv=hkv, sq=sq, sk=sk,
                 d=d, dv=d if dv is None else dv, causal=causal, window=window,
-                layout=layout, lse=lse, scale=scale, splits=splits)
+                layout=layout, lse=lse, scale=scale, splits=splits, mask=mask,
+                mask_shape=mask_shape)
 
 
 def case_name(c):
@@ -149,6 +170,8 @@ def case_name(c):
         c["hq"], c["hkv"], c["sq"], c["sk"], c["causal"])
     if c["window"] is not None:
         name += " w=%d" % c["window"]
+    if c.get("mask", "none") != "none":
+        name += " mask=%s%s" % (c["mask"], c["mask_shape"])
     name += " " + c["layout"]
     if c["scale"] is not None:
         name += " scale=%g" % c["scale"]
@@ -208,6 +231,73 @@ def forward_cases(quick):
     return cases
 
 
+# Mask shapes: how each broadcasts to [B, Hq, Sq, Sk]. "[Sq,Sk]/pad" is a
+# [Sq, Sk] slice of a [Sq, Sk + 5] tensor: rows that are not contiguous.
+MASK_SHAPES = ("[B,Hq,Sq,Sk]", "[1,1,Sq,Sk]", "[Sq,Sk]", "[B,1,1,Sk]",
+               "[Sq,Sk]/pad")
+
+# (mask shape, Sq, Sk, causal, window, layout, Hq, Hkv) per mask kind,
+# dtype and head dim; B = 2.
+MASK_CASES = [
+    ("[B,Hq,Sq,Sk]", 77, 1000, "none", None, "bhsd", 4, 4),
+    ("[1,1,Sq,Sk]", 1000, 77, "none", None, "bshd", 4, 4),
+    ("[Sq,Sk]", 1000, 1000, "none", None, "bhsd", 4, 4),
+    ("[B,1,1,Sk]", 77, 77, "none", None, "bshd", 4, 4),
+    ("[Sq,Sk]/pad", 77, 1000, "none", None, "bhsd", 4, 4),
+    ("[Sq,Sk]", 1000, 1000, "top_left", None, "bhsd", 4, 4),
+    ("[B,Hq,Sq,Sk]", 77, 1000, "bottom_right", None, "bshd", 4, 4),
+    ("[B,1,1,Sk]", 1000, 77, "bottom_right", None, "bhsd", 4, 4),
+    ("[1,1,Sq,Sk]", 77, 77, "top_left", None, "bshd", 4, 4),
+    ("[Sq,Sk]", 1000, 1000, "bottom_right", 128, "bhsd", 4, 4),
+    ("[B,Hq,Sq,Sk]", 77, 1000, "none", None, "bhsd", 8, 2),  # GQA
+]
+
+
+def mask_cases(quick):
+    cases = []
+    for dtype in ("bf16", "f16"):
+        for d in (64, 128):
+            for kind in ("add", "bool"):
+                mine = [case("forward", dtype, 2, hq, hkv, sq, sk, d, causal,
+                             window=window, layout=layout, mask=kind,
+                             mask_shape=shape)
+                        for shape, sq, sk, causal, window, layout, hq, hkv
+                        in MASK_CASES]
+                if quick and not (dtype == "bf16" and d == 128):
+                    mine = mine[::3]
+                cases += mine
+    return cases
+
+
+def make_mask(c, gen):
+    """The mask of a case as the caller passes it, and its logical rank-4
+    view for the reference."""
+    b, hq, sq, sk = c["b"], c["hq"], c["sq"], c["sk"]
+    shape = {"[B,Hq,Sq,Sk]": (b, hq, sq, sk), "[1,1,Sq,Sk]": (1, 1, sq, sk),
+             "[Sq,Sk]": (sq, sk), "[B,1,1,Sk]": (b, 1, 1, sk),
+             "[Sq,Sk]/pad": (sq, sk + 5)}[c["mask_shape"]]
+    device = gen.device
+    u = torch.rand(shape, generator=gen, device=device)
+    # Rows that hide every key, where the mask has a query dim.
+    hide = None
+    if c["mask_shape"] != "[B,1,1,Sk]":
+        rows = torch.rand(shape[:-1], generator=gen, device=device)
+        hide = (rows < 0.05)[..., None]
+    if c["mask"] == "bool":
+        m = u < 0.8
+        if hide is not None:
+            m &= ~hide
+    else:
+        m = torch.randn(shape, generator=gen, device=device)
+        m = m.masked_fill(u < 0.1, float("-inf"))
+        if hide is not None:
+            m = m.masked_fill(hide, float("-inf"))
+        m = m.to(TORCH_DTYPE[c["dtype"]])
+    if c["mask_shape"] == "[Sq,Sk]/pad":
+        m = m[:, :sk]
+    return m, m[(None,) * (4 - m.dim())]
+
+
 # (B, Hkv, Sk, split counts) with Hq = 32, D = 128, Sq = 1.
 DECODE_SHAPES = [
     (1, 8, 1, [None]),
@@ -256,10 +346,13 @@ def decode_cases(quick):
 def skip_reason(module, c):
     """Why the manifest cannot run this case, or None."""
     kind = "forward" if c["kind"] == "forward" else "decode_partial"
-    kernel = module.has_kernel(kind, c["dtype"], c["d"], c["dv"], c["causal"])
+    mask = c.get("mask", "none")
+    kernel = module.has_kernel(kind, c["dtype"], c["d"], c["dv"], c["causal"],
+                               mask)
     if kernel is None:
-        return "no %s kernel for %s d%d/%d causal=%s" % (
-            kind, c["dtype"], c["d"], c["dv"], c["causal"])
+        return "no %s kernel for %s d%d/%d causal=%s%s" % (
+            kind, c["dtype"], c["d"], c["dv"], c["causal"],
+            "" if mask == "none" else " mask=" + mask)
     if c["kind"] == "decode":
         if module.has_kernel("decode_combine", c["dtype"], None, c["dv"]) \
                 is None:
@@ -300,8 +393,15 @@ def run_numeric(module, c, gen):
     kwargs = dict(causal=c["causal"], window=c["window"], scale=c["scale"],
                   layout=c["layout"], out=out, lse=lse)
     extra = {}
+    mask = mask4 = None
+    if c.get("mask", "none") != "none":
+        mask, mask4 = make_mask(c, gen)
+        hidden = torch.isneginf(mask4) if mask4.dtype != torch.bool \
+            else ~mask4
+        extra["mask_rows_hidden"] = int(hidden.all(dim=-1).sum())
     if c["kind"] == "forward":
-        call = lambda: module.forward(qu, ku, vu, **kwargs)  # noqa: E731
+        call = lambda: module.forward(qu, ku, vu, mask=mask,  # noqa: E731
+                                      **kwargs)
     else:
         used = module.decode_splits(qu, ku, vu, c["splits"],
                                     causal=c["causal"], window=c["window"],
@@ -319,7 +419,7 @@ def run_numeric(module, c, gen):
     torch.cuda.synchronize()
     out_logical = out.transpose(1, 2) if c["layout"] == "bshd" else out
     ref_o, ref_lse = reference(ql, kl, vl, c["causal"], c["window"],
-                               c["scale"])
+                               c["scale"], mask4)
     result = compare(out_logical, lse, ref_o, ref_lse, c["dtype"])
     if "detail" in extra:
         result["status"] = FAIL
@@ -349,8 +449,11 @@ def error_cases(module):
     if not forward:
         return [dict(kind="error", name="(all)",
                      skip="the manifest has no forward kernel")]
-    base = next((k for k in forward if k.get("dtype") == "bf16"
-                 and k.get("head_dim") == 128), forward[0])
+    # The calls below pass no mask (but the mask cases): an unmasked kernel.
+    unmasked = [k for k in forward if k.get("mask", "none") == "none"] \
+        or forward
+    base = next((k for k in unmasked if k.get("dtype") == "bf16"
+                 and k.get("head_dim") == 128), unmasked[0])
     dt = base["dtype"]
     d = base["head_dim"]
     dv = base["value_dim"]
@@ -452,6 +555,46 @@ def error_cases(module):
         return fwd(t(b, h, s, d).cpu(), t(b, h, s, d), t(b, h, s, dv),
                    out), out
     add("CPU tensor", "ValueError", cpu_tensor)
+
+    def mask_shape():
+        out = nan_out(b, h, s, dv)
+        mask = torch.zeros((s, s + 1), device="cuda", dtype=tdt)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   mask=mask), out
+    add("mask of shape [Sq, Sk + 1]", "ATTN_ERROR_SHAPE", mask_shape)
+
+    def mask_heads():
+        out = nan_out(b, h, s, dv)
+        mask = torch.ones((b, 2, s, s), device="cuda", dtype=torch.bool)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   mask=mask), out
+    add("bool mask of shape [B, 2, Sq, Sk] with Hq = 4", "ATTN_ERROR_SHAPE",
+        mask_heads)
+
+    def mask_dtype():
+        out = nan_out(b, h, s, dv)
+        other = torch.float32 if tdt != torch.float32 else torch.float16
+        mask = torch.zeros((s, s), device="cuda", dtype=other)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   mask=mask), out
+    add("additive mask dtype differs from q", "TypeError", mask_dtype)
+
+    def mask_int():
+        out = nan_out(b, h, s, dv)
+        mask = torch.zeros((s, s), device="cuda", dtype=torch.int32)
+        return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                   mask=mask), out
+    add("integer mask", "TypeError", mask_int)
+
+    for kind, make_dtype in (("add", tdt), ("bool", torch.bool)):
+        if module.has_kernel("forward", dt, d, dv, causal, kind) is None:
+            def no_mask_kernel(kind=kind, make_dtype=make_dtype):
+                out = nan_out(b, h, s, dv)
+                mask = torch.zeros((s, s), device="cuda", dtype=make_dtype)
+                return fwd(t(b, h, s, d), t(b, h, s, d), t(b, h, s, dv), out,
+                           mask=mask), out
+            add("mask=%s without a kernel" % kind, "ATTN_ERROR_NO_KERNEL",
+                no_mask_kernel)
 
     dec = module.has_kernel("decode_partial", dt, 128, 128, "none")
     if dec is not None and module.has_kernel("decode_combine", dt, None, 128):
@@ -585,8 +728,8 @@ def main():
     print("manifest: %s (%s, %d kernels)" % (args.manifest, module.target,
                                             len(module.kernels)))
 
-    cases = forward_cases(args.quick) + decode_cases(args.quick) + \
-        error_cases(module)
+    cases = forward_cases(args.quick) + mask_cases(args.quick) + \
+        decode_cases(args.quick) + error_cases(module)
     gen = torch.Generator(device="cuda")
     lost = None
     started = time.time()

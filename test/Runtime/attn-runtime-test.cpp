@@ -6,7 +6,8 @@
 // prints one line, "<case>: <status>: <message>", or the launch it plans;
 // the .test files in this directory FileCheck them.
 //
-// Usage: attn-runtime-test manifest|ptx|forward|decode|load DIR|launch FILE
+// Usage: attn-runtime-test manifest|ptx|forward|mask|decode|load DIR|
+//        launch FILE
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +118,49 @@ int runManifest() {
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "
                 "value_dim=128 causal=none block_q=64 block_kv=32 "
                 "threads=128 smem=0\n");
+
+  // The mask key (forward only; absent means none).
+  parseCase("bad-mask", h + fwd + " mask=causal\n");
+  parseCase("duplicate-mask-key", h + fwd + " mask=add mask=bool\n");
+  parseCase("mask-decode",
+            h + "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+                "smem=0 mask=add\n");
+  parseCase("mask-combine",
+            h + "kernel c mask=bool kind=decode_combine dtype=bf16 "
+                "value_dim=128 rows=4 threads=128 smem=0\n");
+  parseCase("duplicate-config-mask",
+            h + fwd + " mask=add\n" +
+                "kernel k2 kind=forward dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=32 "
+                "threads=128 smem=0 mask=add\n");
+  parseCase("duplicate-config-mask-none",
+            h + fwd + "\n" +
+                "kernel k2 kind=forward dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=32 "
+                "threads=128 smem=0 mask=none\n");
+  {
+    Manifest masks;
+    report("valid-masks",
+           parseManifest(h + fwd + "\n" + fwd.substr(0, 8) + "_add" +
+                             fwd.substr(8) + " mask=add\n" +
+                             fwd.substr(0, 8) + "_bool" + fwd.substr(8) +
+                             " mask=bool\n" +
+                             "kernel k_none mask=none kind=forward "
+                             "dtype=bf16 head_dim=128 value_dim=128 "
+                             "causal=top_left block_q=128 block_kv=64 "
+                             "threads=256 smem=0\n"
+                             "kernel c mask=none kind=decode_combine "
+                             "dtype=bf16 value_dim=128 rows=4 threads=128 "
+                             "smem=0\n",
+                         "m.manifest", masks));
+    for (const KernelSpec &k : masks.kernels)
+      std::printf("  line %d: %s %s causal=%s mask=%s\n", k.line,
+                  k.name.c_str(), kernelKindName(k.kind), causalName(k.causal),
+                  maskKindName(k.mask));
+    std::printf("valid-masks: forward: %s\n",
+                masks.describe(KernelKind::Forward).c_str());
+  }
 
   // Comments, CRLF line ends, blank lines, tabs, extra known keys.
   Manifest m;
@@ -235,7 +279,7 @@ void printLaunchHeader(const char *name, const Launch &l) {
               "abi=%zu\n",
               name, l.kernel->name.c_str(), l.grid[0], l.grid[1], l.grid[2],
               l.block, l.smem, l.args.size(),
-              abiParamSizes(l.kernel->kind).size());
+              abiParamSizes(l.kernel->kind, l.kernel->mask).size());
 }
 
 void printForward(const char *name, const Launch &l) {
@@ -246,13 +290,15 @@ void printForward(const char *name, const Launch &l) {
   at = printMemref("v", l.args, at, 4);
   at = printMemref("o", l.args, at, 4);
   at = printMemref("lse", l.args, at, 3);
+  if (l.kernel->mask != MaskKind::None)
+    at = printMemref("mask", l.args, at, 4);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(l.args[at]),
               static_cast<long long>(l.args[at + 1]));
 }
 
 struct ForwardArgs {
   attn_tensor q, k, v, o, lse;
-  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1};
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   bool withLse = true;
 
   /// B=2, Hq=8, Hkv=2, Sq=77, Sk=1000, D=Dv=128, bf16, BHSD.
@@ -293,7 +339,7 @@ int runForward() {
     a.v = bshd(ATTN_BF16, 2, 2, 1000, 128, kV);
     a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
     a.withLse = false;
-    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256};
+    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256, nullptr};
     Launch l;
     report("bshd", a.plan(m, l));
     printForward("bshd", l);
@@ -304,7 +350,7 @@ int runForward() {
     Launch l;
     planForward(m, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, l);
     std::printf("null-options: kernel=%s\n", l.kernel->name.c_str());
-    a.options = {-1.0f, ATTN_CAUSAL_TOP_LEFT, 0};
+    a.options = {-1.0f, ATTN_CAUSAL_TOP_LEFT, 0, nullptr};
     report("top-left-window-0", a.plan(m, l));
     std::printf("top-left-window-0: kernel=%s window=%lld\n",
                 l.kernel->name.c_str(), static_cast<long long>(l.args.back()));
@@ -486,7 +532,7 @@ void printDecode(const char *name, const DecodePlan &p) {
 
 struct DecodeArgs {
   attn_tensor q, k, v, o, lse;
-  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1};
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   int64_t splits = 0;
   uint64_t workspace = kWorkspace;
   int64_t workspaceBytes = int64_t(1) << 30;
@@ -561,7 +607,7 @@ int runDecode() {
     a.o = bshd(ATTN_BF16, 2, 32, 2, 128, kO);
     a.lse = lseOf(2, 32, 2, kLse);
     a.splits = 7;
-    a.options = {0.0f, ATTN_CAUSAL_BOTTOM_RIGHT, 512};
+    a.options = {0.0f, ATTN_CAUSAL_BOTTOM_RIGHT, 512, nullptr};
     DecodePlan p;
     report("bshd-sq2", a.plan(m, p));
     printDecode("bshd-sq2", p);
@@ -607,6 +653,205 @@ int runDecode() {
     int64_t splits = 0;
     report("null-module-splits",
            attn_decode_splits(nullptr, &b.q, &b.k, &b.v, nullptr, 0, &splits));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward plans with masks
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kMask = 0x700000;
+
+/// kModule plus forward kernels that take a mask; bf16 d64 has masked
+/// kernels only.
+std::string maskModule() {
+  return std::string(kModule) +
+         "kernel fwd_bf16_128_none_add kind=forward dtype=bf16 head_dim=128 "
+         "value_dim=128 causal=none mask=add block_q=128 block_kv=64 "
+         "threads=256 smem=73728\n"
+         "kernel fwd_bf16_128_none_bool kind=forward dtype=bf16 head_dim=128 "
+         "value_dim=128 causal=none mask=bool block_q=128 block_kv=64 "
+         "threads=256 smem=73728\n"
+         "kernel fwd_bf16_128_br_add kind=forward dtype=bf16 head_dim=128 "
+         "value_dim=128 causal=bottom_right mask=add block_q=128 block_kv=64 "
+         "threads=256 smem=73728\n"
+         "kernel fwd_bf16_64_none_bool kind=forward dtype=bf16 head_dim=64 "
+         "value_dim=64 causal=none mask=bool block_q=64 block_kv=64 "
+         "threads=128 smem=32768\n";
+}
+
+/// A mask of logical shape [b, h, sq, sk], contiguous over the sizes given
+/// (a dim of size 1 gets the stride a contiguous tensor would give it).
+attn_tensor maskOf(attn_dtype dtype, int64_t b, int64_t h, int64_t sq,
+                   int64_t sk, uint64_t data = kMask) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   dtype,
+                   4,
+                   {b, h, sq, sk},
+                   {h * sq * sk, sq * sk, sk, 1}};
+  return t;
+}
+
+void maskCase(const Manifest &m, const char *name, const ForwardArgs &a,
+              bool print = false) {
+  Launch l;
+  attn_status s = a.plan(m, l);
+  report(name, s);
+  if (s == ATTN_OK && print)
+    printForward(name, l);
+  else if (s == ATTN_OK)
+    std::printf("%s: kernel=%s params=%zu\n", name, l.kernel->name.c_str(),
+                l.args.size());
+}
+
+int runMask() {
+  Manifest m;
+  if (parseManifest(maskModule(), "m.manifest", m)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
+  ForwardArgs a;
+  attn_tensor mask = maskOf(ATTN_BF16, 2, 8, 77, 1000);
+  a.options.mask = &mask;
+  maskCase(m, "add-full", a, true);
+
+  // PyTorch's expand of a [Sq, Sk] mask: stride 0 over B and Hq.
+  mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+  mask.strides[0] = mask.strides[1] = 0;
+  a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  a.options.window = 100;
+  a.withLse = false;
+  maskCase(m, "add-sq-sk-br", a, true);
+
+  // [B, 1, 1, Sk] boolean with the strides of a contiguous tensor: the
+  // broadcast dims go out with stride 0.
+  a = ForwardArgs();
+  mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+  a.options.mask = &mask;
+  maskCase(m, "bool-b11k", a, true);
+
+  // A mask expanded to the full size (stride 0 over full dims) is a read
+  // like any other; an odd address and odd strides need no alignment.
+  mask = maskOf(ATTN_BOOL, 2, 8, 77, 1000, kMask + 1);
+  mask.strides[0] = 0;
+  mask.strides[1] = 0;
+  mask.strides[2] = 1001;
+  maskCase(m, "bool-expanded-unaligned", a, true);
+
+  // Negative strides over size-1 dims are never used: passed as 0.
+  mask = maskOf(ATTN_BOOL, 1, 1, 77, 1000);
+  mask.strides[0] = -5;
+  mask.strides[1] = -7;
+  maskCase(m, "bool-negative-broadcast-stride", a, true);
+
+  // A column mask [B, Hq, Sq, 1] and a single element.
+  mask = maskOf(ATTN_BF16, 2, 8, 77, 1);
+  a.options.mask = &mask;
+  maskCase(m, "add-column", a, true);
+  mask = maskOf(ATTN_BF16, 1, 1, 1, 1);
+  maskCase(m, "add-scalar", a);
+
+  // Without a mask the unmasked kernel runs, with the 55 words it had:
+  // null options, options without the mask field, options zeroed with
+  // memset and then given their fields (window 0 is a window, so a zeroed
+  // struct with causal none was an error before masks too).
+  {
+    a = ForwardArgs();
+    Launch l;
+    report("null-options", planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                       nullptr, l));
+    std::printf("null-options: kernel=%s params=%zu\n",
+                l.kernel->name.c_str(), l.args.size());
+    attn_options three = {0.0f, ATTN_CAUSAL_NONE, -1};
+    report("three-fields",
+           planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse, &three, l));
+    std::printf("three-fields: kernel=%s params=%zu\n",
+                l.kernel->name.c_str(), l.args.size());
+    attn_options zero;
+    std::memset(&zero, 0, sizeof(zero));
+    zero.window = -1;
+    report("zeroed", planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse, &zero, l));
+    std::printf("zeroed: kernel=%s params=%zu\n", l.kernel->name.c_str(),
+                l.args.size());
+  }
+
+  // Kernel selection by mask kind, and what is missing when none fits.
+  a = ForwardArgs();
+  mask = maskOf(ATTN_BOOL, 2, 8, 77, 1000);
+  a.options.mask = &mask;
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  maskCase(m, "no-kernel-bool-top-left", a);
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_BF16, 2, 8, 77, 64, kQ);
+  a.k = bhsd(ATTN_BF16, 2, 2, 1000, 64, kK);
+  a.v = bhsd(ATTN_BF16, 2, 2, 1000, 64, kV);
+  a.o = bhsd(ATTN_BF16, 2, 8, 77, 64, kO);
+  maskCase(m, "no-kernel-d64-unmasked", a);
+  mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+  a.options.mask = &mask;
+  maskCase(m, "no-kernel-d64-add", a);
+  mask = maskOf(ATTN_BOOL, 1, 1, 77, 1000);
+  maskCase(m, "d64-bool", a);
+  {
+    // A module without masked kernels names the missing mask kind too.
+    Manifest plain;
+    parseManifest(kModule, "m.manifest", plain);
+    a = ForwardArgs();
+    mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    a.options.mask = &mask;
+    maskCase(plain, "no-masked-kernels", a);
+  }
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_F16, 1, 4, 1, 64, kQ);
+  a.k = bhsd(ATTN_F16, 1, 1, 4097, 64, kK);
+  a.v = bhsd(ATTN_F16, 1, 1, 4097, 64, kV);
+  a.o = bhsd(ATTN_F16, 1, 4, 1, 64, kO);
+  a.withLse = false;
+  mask = maskOf(ATTN_F16, 1, 4, 1, 4097);
+  a.options.mask = &mask;
+  maskCase(m, "no-kernel-f16-add", a);
+
+  // Argument errors.
+  auto withMask = [&](const attn_tensor &t) {
+    ForwardArgs b;
+    mask = t;
+    b.options.mask = &mask;
+    return b;
+  };
+  attn_tensor t = maskOf(ATTN_BF16, 77, 1000, 1, 1);
+  t.rank = 2;
+  maskCase(m, "mask-rank", withMask(t));
+  maskCase(m, "mask-shape-sk", withMask(maskOf(ATTN_BF16, 2, 8, 77, 999)));
+  maskCase(m, "mask-shape-hkv", withMask(maskOf(ATTN_BF16, 2, 2, 77, 1000)));
+  maskCase(m, "mask-shape-zero", withMask(maskOf(ATTN_BF16, 2, 8, 0, 1000)));
+  t = maskOf(ATTN_BF16, 2, 8, 77, 1000);
+  t.dtype = static_cast<attn_dtype>(9);
+  maskCase(m, "mask-dtype-enum", withMask(t));
+  maskCase(m, "mask-dtype", withMask(maskOf(ATTN_F16, 2, 8, 77, 1000)));
+  maskCase(m, "mask-dtype-f32", withMask(maskOf(ATTN_F32, 1, 1, 77, 1000)));
+  maskCase(m, "mask-null-data",
+           withMask(maskOf(ATTN_BOOL, 2, 8, 77, 1000, 0)));
+  t = maskOf(ATTN_BOOL, 2, 8, 77, 1000);
+  t.strides[2] = -1000;
+  maskCase(m, "mask-stride-negative", withMask(t));
+  a = ForwardArgs();
+  a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = ATTN_BOOL;
+  maskCase(m, "q-bool", a);
+  a = ForwardArgs();
+  a.lse.dtype = ATTN_BOOL;
+  maskCase(m, "lse-bool", a);
+  {
+    // Decode takes no mask.
+    DecodeArgs d;
+    attn_tensor dm = maskOf(ATTN_BF16, 1, 32, 1, 131072);
+    d.options.mask = &dm;
+    DecodePlan p;
+    report("decode-mask", d.plan(m, p));
+    int64_t splits = 0;
+    report("decode-splits-mask", resolveSplits(m, 132, &d.q, &d.k, &d.v,
+                                               &d.options, 0, splits));
   }
   return 0;
 }
@@ -694,6 +939,23 @@ int runLaunch(const std::string &manifest) {
                                               nullptr, &a.options, nullptr));
   }
   {
+    // fwd_add and fwd_bool take the mask after lse. An additive [Sq, Sk]
+    // mask as PyTorch expands it (stride 0 over B and Hq), then a boolean
+    // [B, 1, 1, Sk] one at an odd address.
+    ForwardArgs a;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    mask.strides[0] = mask.strides[1] = 0;
+    a.options.mask = &mask;
+    report("forward-add", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                       &a.options, stream));
+    mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000, kMask + 3);
+    report("forward-bool", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
+                                        nullptr, &a.options, stream));
+    mask = maskOf(ATTN_BOOL, 2, 1, 77, 999);
+    report("forward-bool-shape", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
+                                              nullptr, &a.options, stream));
+  }
+  {
     DecodeArgs a(1, 8, 4096);
     int64_t splits = 0;
     report("splits",
@@ -719,7 +981,8 @@ int runLaunch(const std::string &manifest) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s manifest|ptx|forward|decode|load DIR|launch FILE\n",
+                 "usage: %s manifest|ptx|forward|mask|decode|load DIR|"
+                 "launch FILE\n",
                  argv[0]);
     return 2;
   }
@@ -730,6 +993,8 @@ int main(int argc, char **argv) {
     return runPtx();
   if (what == "forward")
     return runForward();
+  if (what == "mask")
+    return runMask();
   if (what == "decode")
     return runDecode();
   if (what == "load" && argc == 3)
