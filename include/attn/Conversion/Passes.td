@@ -116,11 +116,13 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "Keys per K/V tile, a multiple of 16; 0 picks 32 for forward "
            "kernels with two m-tiles and D > 64 (register budget), else 64">,
-    Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Warps per CTA">,
-    Option<"mTiles", "m-tiles", "int64_t", /*default=*/"2",
-           "16-row MMA tiles per warp in the forward kernel (decode, and "
-           "forward with a mask operand, use 1)">
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Warps per CTA; 0 picks 8 for causal forward kernels with D > 64 "
+           "and no mask operand, else 4">,
+    Option<"mTiles", "m-tiles", "int64_t", /*default=*/"0",
+           "16-row MMA tiles per warp in forward kernels; 0 picks 1 for "
+           "causal kernels with D > 64, else 2 (decode, and forward with a "
+           "mask operand, always use 1)">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

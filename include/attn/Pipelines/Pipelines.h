@@ -21,11 +21,13 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("Keys per K/V tile (0: chosen from the head dim)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> warps{
-      *this, "warps", llvm::cl::desc("Warps per CTA"), llvm::cl::init(4)};
+      *this, "warps", llvm::cl::desc("Warps per CTA (0: chosen per kernel)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> mTiles{
       *this, "m-tiles",
-      llvm::cl::desc("16-row MMA tiles per warp (forward kernels)"),
-      llvm::cl::init(2)};
+      llvm::cl::desc("16-row MMA tiles per warp, forward kernels (0: chosen "
+                     "per kernel)"),
+      llvm::cl::init(0)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to
