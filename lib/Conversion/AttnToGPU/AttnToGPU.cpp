@@ -42,9 +42,15 @@ void chooseTiling(KernelSpec &spec, int64_t warps, int64_t mTiles,
   spec.warps = warps ? warps
                : wideCausal && spec.mask == MaskOperand::None ? 8
                                                               : 4;
-  spec.blockKV = blockKV ? blockKV
-                 : forward && spec.mTiles == 2 && spec.headDim > 64 ? 32
-                                                                    : 64;
+  if (blockKV) {
+    spec.blockKV = blockKV;
+    return;
+  }
+  spec.blockKV = forward && spec.mTiles == 2 && spec.headDim > 64 ? 32 : 64;
+  // Large head dims: smaller key tiles until the stages fit a CTA.
+  while (spec.blockKV > 16 && spec.sharedMemoryBytes() > kMaxSharedMemory &&
+         spec.kind != KernelKind::DecodePartial)
+    spec.blockKV /= 2;
 }
 
 /// The kernel spec of an attn op, or an error on the op.

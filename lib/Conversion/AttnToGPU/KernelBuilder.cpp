@@ -120,7 +120,7 @@ std::string KernelSpec::unsupportedReason() const {
               kStages * blockKV * (valueDim + 8) * 2)
     return "the decode kernel's cross-warp merge does not fit in its K/V "
            "buffers; use fewer warps or a larger block-kv";
-  if (kind != KernelKind::DecodeCombine && sharedMemoryBytes() > 227 * 1024)
+  if (kind != KernelKind::DecodeCombine && sharedMemoryBytes() > kMaxSharedMemory)
     return "the tiles need " + std::to_string(sharedMemoryBytes()) +
            " bytes of shared memory, more than the 227 KiB a CTA can have";
   return "";
@@ -384,10 +384,18 @@ void AttentionKernel::loadKV(Value tile, Value stage) {
     int64_t total = bkv * chunksPerRow;
     for (int64_t k = 0; k < total; k += spec.threads()) {
       Value c = e.add(tid, e.c32(k));
+      // With head dims that are not multiples of 64 the tile may have fewer
+      // 16-byte chunks than the last round of threads.
+      OpBuilder::InsertionGuard guard(e.b);
+      if (k + spec.threads() > total) {
+        auto inTile =
+            scf::IfOp::create(e.b, e.loc, e.lt(c, e.c32(total)), false);
+        e.b.setInsertionPointToStart(inTile.thenBlock());
+      }
       Value r = e.div(c, e.c32(chunksPerRow));
       Value cc = e.rem(c, e.c32(chunksPerRow));
       Value j = e.add(start, r);
-      Value valid = e.band(e.lt(j, kvEnd), e.lt(r, e.c32(bkv)));
+      Value valid = e.lt(j, kvEnd);
       Value jc = e.select(valid, j, e.c32(0));
       Value off = e.add(
           e.add(e.mul(e.toI64(batch), strides[0]),
@@ -1027,7 +1035,10 @@ gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
   Value row = e.add(e.mul(bx, e.c32(spec.rows())), e.div(tid, e.c32(lanesPerRow)));
   Value col = e.mul(e.rem(tid, e.c32(lanesPerRow)), e.c32(4));
   Value total = e.mul(e.mul(batch, heads), seq);
-  auto inRange = scf::IfOp::create(b, loc, e.lt(row, total), false);
+  // When Dv / 4 does not divide the CTA, the last threads have no row.
+  Value used = e.lt(tid, e.c32(spec.rows() * lanesPerRow));
+  auto inRange =
+      scf::IfOp::create(b, loc, e.band(used, e.lt(row, total)), false);
   b.setInsertionPointToStart(inRange.thenBlock());
   Value i = e.rem(row, seq);
   Value h = e.rem(e.div(row, seq), heads);

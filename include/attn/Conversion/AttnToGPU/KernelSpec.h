@@ -23,6 +23,9 @@ namespace attn {
 
 enum class KernelKind { Forward, DecodePartial, DecodeCombine };
 
+/// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
+constexpr int64_t kMaxSharedMemory = 227 * 1024;
+
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
 enum class MaskOperand { None, Additive, Boolean };
