@@ -28,9 +28,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
-using utils::IteratorType;
-static constexpr IteratorType par = IteratorType::parallel;
-static constexpr IteratorType red = IteratorType::reduction;
 
 namespace {
 /// The operands of attn.attention_grad as buffers.
@@ -155,14 +152,9 @@ static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   MLIRContext *ctx = b.getContext();
-  IndexMath ix{b, loc};
-  SmallVector<Value> ivs =
-      beginForall(b, loc,
-                  {p.batch, ix.c(p.dims.queryHeads),
-                   ix.ceilDiv(p.querySeq, ix.c(blockQ))});
-  Value batch = ivs[0], head = ivs[1];
-  Value q0 = ix.mul(ivs[2], ix.c(blockQ));
-  Value rows = ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0));
+  RowTile tile = beginQueryTileForall(b, loc, p, blockQ);
+  Value batch = tile.batch, head = tile.head, q0 = tile.rowBegin,
+        rows = tile.rows;
   Value dRows = statRows(b, loc, rowDot, batch, head, q0, rows);
   fill(b, loc, dRows, 0.0);
   AffineExpr r, e;
@@ -271,13 +263,8 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
-  SmallVector<Value> ivs = beginForall(
-      b, loc,
-      {p.batch, ix.c(d.queryHeads), ix.ceilDiv(p.querySeq, ix.c(br))});
-  Value batch = ivs[0], head = ivs[1];
-  Value q0 = ix.mul(ivs[2], ix.c(br));
-  RowTile rows{batch, head, q0, ix.min(ix.c(br), ix.sub(p.querySeq, q0)),
-               /*packed=*/false};
+  RowTile rows = beginQueryTileForall(b, loc, p, br);
+  Value batch = rows.batch, head = rows.head, q0 = rows.rowBegin;
 
   GradTiles t = allocGradTiles(b, loc, p, config);
   Value dQ = allocTile(b, loc, {br, d.headDim}, b.getF32Type());
@@ -306,14 +293,9 @@ static void storeAccumulatedQueryGrads(OpBuilder &b, Location loc,
                                        const Problem &p, int64_t blockQ,
                                        Value dqAcc, Value gradQuery) {
   OpBuilder::InsertionGuard guard(b);
-  IndexMath ix{b, loc};
-  SmallVector<Value> ivs =
-      beginForall(b, loc,
-                  {p.batch, ix.c(p.dims.queryHeads),
-                   ix.ceilDiv(p.querySeq, ix.c(blockQ))});
-  Value batch = ivs[0], head = ivs[1];
-  Value q0 = ix.mul(ivs[2], ix.c(blockQ));
-  Value rows = ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0));
+  RowTile tile = beginQueryTileForall(b, loc, p, blockQ);
+  Value batch = tile.batch, head = tile.head, q0 = tile.rowBegin,
+        rows = tile.rows;
   storeConverted(
       b, loc, seqRows(b, loc, dqAcc, Layout::BHSD, batch, head, q0, rows),
       seqRows(b, loc, gradQuery, p.layout, batch, head, q0, rows));

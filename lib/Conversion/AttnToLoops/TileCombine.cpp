@@ -117,10 +117,6 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op) {
           lse, ValueRange{bi, h, i});
   }
 
-  SmallVector<Value> results = {
-      toTensorResult(b, loc, op.getOutput().getType(), out)};
-  if (lse)
-    results.push_back(toTensorResult(b, loc, op.getLse().getType(), lse));
-  rewriter.replaceOp(op, results);
+  replaceWithOutputAndLse(rewriter, loc, op, out, lse);
   return success();
 }

@@ -12,8 +12,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
-using utils::IteratorType;
-static constexpr IteratorType par = IteratorType::parallel;
 
 //===----------------------------------------------------------------------===//
 // Scalars
@@ -142,34 +140,36 @@ static OpFoldResult foldSize(Value v) {
   return v;
 }
 
-Value tile::seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
-                    Value batch, Value head, Value seqBegin, Value rows) {
-  auto type = cast<MemRefType>(buffer.getType());
-  int64_t last = type.getDimSize(3);
+/// Rows [seqBegin, seqBegin + rows) of one (batch, head) of a [B, H, S, X]
+/// buffer stored in `layout`, reduced to `resultShape` (rows x X, or X).
+static Value seqSlice(OpBuilder &b, Location loc, Value buffer, Layout layout,
+                      Value batch, Value head, OpFoldResult seqBegin,
+                      OpFoldResult rows, ArrayRef<int64_t> resultShape) {
+  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
   offsets[0] = batch;
   offsets[getHeadsDim(layout)] = head;
-  offsets[getSeqDim(layout)] = foldSize(seqBegin);
-  sizes[getSeqDim(layout)] = foldSize(rows);
+  offsets[getSeqDim(layout)] = seqBegin;
+  sizes[getSeqDim(layout)] = rows;
   sizes[3] = b.getIndexAttr(last);
+  return rankReducedSubview(b, loc, buffer, offsets, sizes, resultShape);
+}
+
+Value tile::seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
+                    Value batch, Value head, Value seqBegin, Value rows) {
+  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
   std::optional<int64_t> staticRows = getConstantIntValue(rows);
-  return rankReducedSubview(
-      b, loc, buffer, offsets, sizes,
-      {staticRows ? *staticRows : ShapedType::kDynamic, last});
+  return seqSlice(b, loc, buffer, layout, batch, head, foldSize(seqBegin),
+                  foldSize(rows),
+                  {staticRows ? *staticRows : ShapedType::kDynamic, last});
 }
 
 Value tile::seqRow(OpBuilder &b, Location loc, Value buffer, Layout layout,
                    Value batch, Value head, Value pos) {
-  auto type = cast<MemRefType>(buffer.getType());
-  int64_t last = type.getDimSize(3);
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
-  offsets[0] = batch;
-  offsets[getHeadsDim(layout)] = head;
-  offsets[getSeqDim(layout)] = pos;
-  sizes[3] = b.getIndexAttr(last);
-  return rankReducedSubview(b, loc, buffer, offsets, sizes, {last});
+  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
+  return seqSlice(b, loc, buffer, layout, batch, head, pos, b.getIndexAttr(1),
+                  {last});
 }
 
 Value tile::statRows(OpBuilder &b, Location loc, Value buffer, Value batch,
@@ -253,7 +253,7 @@ void tile::contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
                     Value rhs, AffineMap rhsMap, Value out, AffineMap outMap,
                     std::optional<double> scale) {
   generic(b, loc, {lhs, rhs}, out, {lhsMap, rhsMap, outMap},
-          {par, par, IteratorType::reduction},
+          {par, par, red},
           [&](OpBuilder &b, Location loc, ValueRange a) {
             Value x = toF32(b, loc, a[0]);
             if (scale)
@@ -282,6 +282,18 @@ SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
   return llvm::to_vector(forall.getInductionVars());
 }
 
+RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc,
+                                   const Problem &p, int64_t blockQ) {
+  IndexMath ix{b, loc};
+  SmallVector<Value> ivs = beginForall(
+      b, loc,
+      {p.batch, ix.c(p.dims.queryHeads), ix.ceilDiv(p.querySeq, ix.c(blockQ))});
+  Value q0 = ix.mul(ivs[2], ix.c(blockQ));
+  return RowTile{ivs[0], ivs[1], q0,
+                 ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)),
+                 /*packed=*/false};
+}
+
 //===----------------------------------------------------------------------===//
 // The attention problem
 //===----------------------------------------------------------------------===//
@@ -289,12 +301,7 @@ SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
 template <typename OpTy>
 Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op) {
   Problem p;
-  p.layout = op.getLayout();
-  p.causal = op.getCausal();
-  p.window = op.getWindow();
-  p.dims = getAttentionDims(p.layout, op.getQuery().getType(),
-                            op.getKey().getType(), op.getValue().getType());
-  p.scale = getEffectiveScale(op.getScale(), p.dims.headDim);
+  static_cast<AttentionConfig &>(p) = getAttentionConfig(op);
   p.elementType = op.getQuery().getType().getElementType();
   p.query = toReadOnlyBuffer(b, loc, op.getQuery());
   p.key = toReadOnlyBuffer(b, loc, op.getKey());

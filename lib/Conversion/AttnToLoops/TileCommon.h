@@ -12,11 +12,17 @@
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace attn {
 namespace tile {
+
+using utils::IteratorType;
+constexpr IteratorType par = IteratorType::parallel;
+constexpr IteratorType red = IteratorType::reduction;
 
 //===----------------------------------------------------------------------===//
 // Scalars
@@ -70,6 +76,20 @@ Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
 /// Hands a result buffer back to the tensor world.
 Value toTensorResult(OpBuilder &b, Location loc, RankedTensorType type,
                      Value buffer);
+
+/// Replaces an op with an output and an optional LSE result (attention,
+/// combine) by the tensors of the buffers `out` and `lse` (null when the op
+/// has no LSE).
+template <typename OpTy>
+void replaceWithOutputAndLse(RewriterBase &rewriter, Location loc, OpTy op,
+                             Value out, Value lse) {
+  SmallVector<Value> results = {
+      toTensorResult(rewriter, loc, op.getOutput().getType(), out)};
+  if (lse)
+    results.push_back(
+        toTensorResult(rewriter, loc, op.getLse().getType(), lse));
+  rewriter.replaceOp(op, results);
+}
 
 /// A static tile buffer in `memorySpace` (null: the default space).
 Value allocTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
@@ -134,13 +154,8 @@ SmallVector<Value> beginForall(OpBuilder &b, Location loc,
 //===----------------------------------------------------------------------===//
 
 /// The operands and attributes of an attention op, read through buffers.
-struct Problem {
+struct Problem : AttentionConfig {
   Value query, key, value, mask;
-  Layout layout;
-  CausalKind causal;
-  std::optional<int64_t> window;
-  double scale;
-  AttentionDims dims;
   Type elementType;
   bool boolMask = false;
   /// Runtime sizes.
@@ -174,6 +189,11 @@ struct RowTile {
   /// The smallest and largest query position among the valid rows.
   std::pair<Value, Value> queryRange(IndexMath &ix, const Problem &p) const;
 };
+
+/// Opens an scf.forall over (batch, query head, query tile of `blockQ` rows)
+/// at the builder's insertion point and returns the body's plain row tile.
+RowTile beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
+                             int64_t blockQ);
 
 /// The keys `[begin, end)` that some query in `[iLo, iHi]` may see under the
 /// causal kind and window (all of `[0, Sk)` without them).

@@ -17,9 +17,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
-using utils::IteratorType;
-static constexpr IteratorType par = IteratorType::parallel;
-static constexpr IteratorType red = IteratorType::reduction;
 
 namespace {
 /// The buffers of one query tile. Q, K and V live in the configured memory
@@ -179,12 +176,8 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
 
   {
     OpBuilder::InsertionGuard guard(b);
-    SmallVector<Value> ivs = beginForall(
-        b, loc, {p.batch, hq, ix.ceilDiv(p.querySeq, ix.c(br))});
-    Value batch = ivs[0], head = ivs[1];
-    Value q0 = ix.mul(ivs[2], ix.c(br));
-    RowTile rows{batch, head, q0, ix.min(ix.c(br), ix.sub(p.querySeq, q0)),
-                 /*packed=*/false};
+    RowTile rows = beginQueryTileForall(b, loc, p, br);
+    Value batch = rows.batch, head = rows.head, q0 = rows.rowBegin;
     ForwardTiles t = allocForwardTiles(b, loc, p, config);
     loadRows(b, loc,
              seqRows(b, loc, p.query, p.layout, batch, head, q0, rows.rows),
@@ -223,11 +216,7 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
     }
   }
 
-  SmallVector<Value> results = {
-      toTensorResult(b, loc, op.getOutput().getType(), out)};
-  if (lse)
-    results.push_back(toTensorResult(b, loc, op.getLse().getType(), lse));
-  rewriter.replaceOp(op, results);
+  replaceWithOutputAndLse(rewriter, loc, op, out, lse);
   return success();
 }
 

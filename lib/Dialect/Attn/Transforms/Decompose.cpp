@@ -38,29 +38,19 @@ constexpr IteratorType red = IteratorType::reduction;
 
 /// The operands and attributes shared by the attention ops, with the runtime
 /// sizes the decomposition needs.
-struct Problem {
+struct Problem : AttentionConfig {
   Value query, key, value, mask;
-  Layout layout;
-  CausalKind causal;
-  std::optional<int64_t> window;
-  double scale;
-  AttentionDims dims;
   OpFoldResult batch, querySeq, keySeq;
 };
 
 template <typename OpTy>
 Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
   Problem p;
+  static_cast<AttentionConfig &>(p) = getAttentionConfig(op);
   p.query = op.getQuery();
   p.key = op.getKey();
   p.value = op.getValue();
   p.mask = op.getMask();
-  p.layout = op.getLayout();
-  p.causal = op.getCausal();
-  p.window = op.getWindow();
-  p.dims = getAttentionDims(p.layout, op.getQuery().getType(),
-                            op.getKey().getType(), op.getValue().getType());
-  p.scale = getEffectiveScale(op.getScale(), p.dims.headDim);
   p.batch = tensor::getMixedSize(b, loc, p.query, 0);
   p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
   p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));

@@ -50,6 +50,28 @@ SmallVector<int64_t> getStoredShape(Layout layout, int64_t batch,
 /// The softmax scale of an op: its `scale` attribute, or 1/sqrt(D).
 double getEffectiveScale(std::optional<llvm::APFloat> scale, int64_t headDim);
 
+/// What the attributes and operand types of attention, attention_partial and
+/// attention_grad say about the computation, read once for every lowering.
+struct AttentionConfig {
+  Layout layout;
+  CausalKind causal;
+  std::optional<int64_t> window;
+  double scale;
+  AttentionDims dims;
+};
+
+template <typename OpTy>
+AttentionConfig getAttentionConfig(OpTy op) {
+  AttentionConfig c;
+  c.layout = op.getLayout();
+  c.causal = op.getCausal();
+  c.window = op.getWindow();
+  c.dims = getAttentionDims(c.layout, op.getQuery().getType(),
+                            op.getKey().getType(), op.getValue().getType());
+  c.scale = getEffectiveScale(op.getScale(), c.dims.headDim);
+  return c;
+}
+
 } // namespace attn
 } // namespace mlir
 
