@@ -37,6 +37,7 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
     tileOptions.smemBudget = options.smemBudget;
     tileOptions.memorySpace = "default";
     pm.addPass(createAttnTilePass(tileOptions));
+    pm.addPass(createAttnLowerTilesPass());
   }
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
   // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
@@ -53,6 +54,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   // layouts so that C callers and mlir-runner can pass plain buffers.
   bufferization::OneShotBufferizePassOptions bufferizeOptions;
   bufferizeOptions.bufferizeFunctionBoundaries = true;
+  // The tile form carries its register tiles (softmax state, accumulator)
+  // through the key/value loop; each step computes new ones.
+  bufferizeOptions.allowReturnAllocsFromLoops = true;
   bufferizeOptions.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));

@@ -481,9 +481,11 @@ std::vector<std::string> Case::resultNames() const {
 
 void Case::tolerance(size_t i, double &atol, double &rtol) const {
   std::string name = resultNames()[i];
-  bool f32Result = name == "LSE" || name == "partial O" || name == "partial LSE";
+  bool f32Result = name == "LSE" || name == "partial LSE";
   // Machine epsilon of the result type: its rounding dominates, f32
-  // accumulation over a few hundred keys adds little.
+  // accumulation over a few hundred keys adds little. The partial O is f32
+  // but P enters P V in the element type (as on tensor cores), so it takes
+  // the element type's tolerance.
   double eps = f32Result || dtype == DType::F32 ? 1.0 / (1 << 23)
                : dtype == DType::F16            ? 1.0 / (1 << 10)
                                                 : 1.0 / (1 << 7);

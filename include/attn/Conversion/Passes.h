@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -19,6 +20,7 @@ namespace mlir {
 namespace attn {
 
 // attn-tile's declarations come with AttnToLoops.h.
+#define GEN_PASS_DECL_ATTNLOWERTILESPASS
 #define GEN_PASS_DECL_ATTNTOGPUPASS
 #include "attn/Conversion/Passes.h.inc"
 

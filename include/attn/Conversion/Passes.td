@@ -8,28 +8,33 @@ include "mlir/Pass/PassBase.td"
 def AttnTilePass : Pass<"attn-tile"> {
   let summary = "Lower attn ops to tiled online-softmax loops (FlashAttention-2)";
   let description = [{
-    Rewrites every attn op into explicit tiled loops on buffers, the form
-    that both the GPU lowering and the CPU path consume. Tensor operands are
-    read through `bufferization.to_buffer ... read_only`; results are fresh
+    Writes the FlashAttention algorithm for every attn op, once for every
+    target: the tile form (docs/Overview.md). Tensor operands are read
+    through `bufferization.to_buffer ... read_only`; results are fresh
     `memref.alloc`s handed back with `bufferization.to_tensor ... restrict`,
     so that one-shot-bufferize still runs on what surrounds the ops.
 
-    - `attn.attention`: `scf.forall` over (batch, query head, query tile)
-      around an `scf.for` over key/value tiles. The Q, K and V tiles are
-      copied into buffers in `memory-space` (GPU workgroup memory by
-      default). The running max m, running sum l and the unnormalised f32
-      accumulator are carried from one key/value tile to the next in
-      buffers allocated once per query tile; the score tile S/P is one
-      `block-q x block-kv` f32 buffer. Each step rescales by
-      exp(m_old - m_new); O = acc / l once after the loop and
-      LSE = m + log l. Key/value tiles that no query of the tile can see
-      (causal diagonal, sliding window) are outside the loop bounds; only
-      tiles that cross a boundary (or the ragged end) evaluate the mask.
-    - `attn.attention_partial`: `scf.forall` over (split, batch, key/value
-      head, row tile), where a row tile packs the `Hq / Hkv` query heads of
-      one key/value head (times Sq) so that they share the K/V tiles; the
-      key loop is clipped to the split's chunk of `ceil(Sk / num_splits)`
-      keys. An empty or fully masked split writes O = 0 and LSE = -inf.
+    - `attn.attention`: `scf.forall` over (batch, query head, query tile),
+      carrying the op's `#attn.schedule`, around an `scf.for` over the
+      key/value tiles that the tile's queries can see (causal diagonal,
+      sliding window). The Q tile and a ring of `stages` K and V tiles are
+      memory tiles in `memory-space` (GPU workgroup memory by default),
+      filled by `attn.tile.load`; tile `t + stages - 1` is loaded while tile
+      `t` is used. The scores, the running max m and sum l and the
+      unnormalised accumulator are register tiles (tensors) carried by the
+      loop and computed by `attn.tile.matmul`, `attn.tile.reduce` and
+      `attn.tile.map`: S = Q K^T unscaled, m in log2 units of the scaled
+      scores (m_new = max(m, scale log2(e) rowmax S)), P = exp2(scale
+      log2(e) S - m_new), rescale by exp2(m - m_new), O = acc / l once after
+      the loop (`attn.tile.store`), LSE = ln(2) (m + log2 l). Only tiles
+      that cross the causal diagonal, the window edge or the key end
+      evaluate the index masks; a mask operand is read in the score map.
+    - `attn.attention_partial`: the same loop nest per (split, batch,
+      key/value head, row tile), a row tile packing the `Hq / Hkv` query
+      heads of one key/value head (times Sq) so that they share the K/V
+      tiles; the key loop is clipped to the split's chunk of
+      `ceil(Sk / num_splits)` keys. An empty or fully masked split writes
+      O = 0 and LSE = -inf.
     - `attn.combine`: `scf.forall` over (batch, head, query) merging the
       splits by their LSE.
     - `attn.attention_grad`: an `scf.forall` over query rows computing
@@ -39,21 +44,23 @@ def AttnTilePass : Pass<"attn-tile"> {
       tile's dK and dV on chip; and, with `deterministic` (the default), an
       `scf.forall` over (batch, head, query tile) that recomputes P and dS
       for dQ, so every sum has a fixed order. Without it, the second loop
-      nest adds dQ into an f32 buffer with `memref.atomic_rmw`.
+      nest adds dQ into an f32 buffer with `memref.atomic_rmw`. (Gradients
+      are still written as linalg on buffers, not in the tile form.)
 
     No buffer of `Sq x Sk` elements exists in the output.
 
-    `block-q` and `block-kv` of 0 pick the tile sizes from the head dim,
-    the element type and `smem-budget`, the bytes of workgroup memory the
-    Q/K/V (and, for gradients, dO) tiles of one loop nest may take; the
-    default query tile is also shrunk to the query rows of a static shape.
-    Explicit sizes that exceed the budget are an error. `report` attaches a
-    remark to every op with the chosen tile sizes, the workgroup memory
-    they need and, for static shapes, the HBM bytes and matmul FLOPs of the
-    tiling next to those of standard attention, which materialises S and P
-    (in the element type) in HBM.
+    The schedule comes from one cost model (TileSchedule.cpp), the defaults
+    of the GPU kernels: `block-q`, `block-kv`, `stages` and `warps` of 0
+    choose; explicit values win. `smem-budget` is the shared memory the
+    tiles of one loop nest may take (227 KiB, a CTA's limit on sm_80 and
+    sm_90, by default); automatic key/value tiles shrink to fit it, explicit
+    tiles that exceed it are an error. `report` attaches a remark to every
+    op with its schedule, the shared memory it takes and, for static
+    shapes, the HBM bytes and matmul FLOPs of the tiling next to those of
+    standard attention, which materialises S and P (in the element type) in
+    HBM.
 
-    `memory-space` is the memory space attribute of the tile buffers, in
+    `memory-space` is the memory space attribute of the memory tiles, in
     MLIR syntax (`#gpu.address_space<workgroup>`, `3`); `default` (or an
     empty string) uses the default memory space, which the CPU pipeline
     does.
@@ -62,10 +69,14 @@ def AttnTilePass : Pass<"attn-tile"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per tile (0: chosen from the head dim and smem-budget)">,
+           "Query rows per tile (0: the cost model's choice)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
-           "Keys per tile (0: chosen from the head dim and smem-budget)">,
-    Option<"smemBudget", "smem-budget", "int64_t", /*default=*/"49152",
+           "Keys per tile (0: the cost model's choice)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Key/value tiles in flight (0: the cost model's choice, 3)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Warps of one CTA on a GPU (0: the cost model's choice)">,
+    Option<"smemBudget", "smem-budget", "int64_t", /*default=*/"232448",
            "Bytes of workgroup memory the tiles of one loop nest may use">,
     Option<"memorySpace", "memory-space", "std::string",
            /*default=*/"\"#gpu.address_space<workgroup>\"",
@@ -81,7 +92,7 @@ def AttnTilePass : Pass<"attn-tile"> {
   let dependentDialects = [
     "arith::ArithDialect", "bufferization::BufferizationDialect",
     "gpu::GPUDialect", "linalg::LinalgDialect", "math::MathDialect",
-    "memref::MemRefDialect", "scf::SCFDialect"
+    "memref::MemRefDialect", "scf::SCFDialect", "tensor::TensorDialect"
   ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Number of attn ops lowered to tiled loops">,
@@ -89,6 +100,23 @@ def AttnTilePass : Pass<"attn-tile"> {
     Statistic<"maxBlockKV", "block-kv", "Largest key/value tile chosen">,
     Statistic<"maxWorkgroupBytes", "workgroup-bytes",
               "Largest workgroup memory footprint of one loop nest, in bytes">
+  ];
+}
+
+def AttnLowerTilesPass : Pass<"attn-lower-tiles"> {
+  let summary = "Lower attn-tile's tile ops to linalg on tensors and loops (CPU)";
+  let description = [{
+    The CPU lowering of the tile form: `attn.tile.matmul`, `attn.tile.map`
+    and `attn.tile.reduce` become `linalg.generic`s on tensors (memory tiles
+    read through `bufferization.to_tensor ... restrict`), `attn.tile.load`
+    and `attn.tile.store` loops over the rows with the row region inlined.
+    `attn-to-llvm` runs it after `attn-tile`; one-shot-bufferize then turns
+    the register tiles into buffers.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "bufferization::BufferizationDialect",
+    "linalg::LinalgDialect", "memref::MemRefDialect", "scf::SCFDialect",
+    "tensor::TensorDialect"
   ];
 }
 

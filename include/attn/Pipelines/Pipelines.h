@@ -52,7 +52,7 @@ struct AttnToLLVMPipelineOptions
       *this, "smem-budget",
       llvm::cl::desc("attn-tile workgroup memory budget in bytes; it picks "
                      "the automatic tiles as on a GPU"),
-      llvm::cl::init(49152)};
+      llvm::cl::init(232448)};
   PassOptions::Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Lower attn ops with attn-decompose (the naive "

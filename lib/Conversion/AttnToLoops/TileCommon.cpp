@@ -395,6 +395,67 @@ static Value loadMask(OpBuilder &b, Location loc, const Problem &p,
   return memref::LoadOp::create(b, loc, p.mask, indices);
 }
 
+Value tile::keyVisible(IndexMath &ix, const Problem &p, Value i, Value j,
+                       Value jEnd) {
+  Value visible = ix.cmp(arith::CmpIPredicate::slt, j, jEnd);
+  if (p.causal == CausalKind::None)
+    return visible;
+  Value diag = ix.add(i, p.diagOffset);
+  visible = ix.andI(visible, ix.cmp(arith::CmpIPredicate::sle, j, diag));
+  if (p.window)
+    visible = ix.andI(visible, ix.cmp(arith::CmpIPredicate::sge, j,
+                                      ix.sub(diag, ix.c(*p.window))));
+  return visible;
+}
+
+Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
+                                const RowTile &rows, Value j0,
+                                int64_t blockKV, Value jEnd) {
+  // Every key of the tile is visible to every query of it when it ends
+  // before jEnd, lies at or below the causal diagonal of its first query
+  // and inside the window of its last one.
+  Value jLast = ix.add(j0, ix.c(blockKV - 1));
+  Value inside = ix.cmp(arith::CmpIPredicate::slt, jLast, jEnd);
+  if (p.causal != CausalKind::None) {
+    auto [iLo, iHi] = rows.queryRange(ix, p);
+    inside = ix.andI(inside, ix.cmp(arith::CmpIPredicate::sle, jLast,
+                                    ix.add(iLo, p.diagOffset)));
+    if (p.window)
+      inside = ix.andI(
+          inside, ix.cmp(arith::CmpIPredicate::sge, j0,
+                         ix.sub(ix.add(iHi, p.diagOffset), ix.c(*p.window))));
+  }
+  return ix.cmp(arith::CmpIPredicate::eq, inside,
+                arith::ConstantIntOp::create(ix.b, ix.loc, 0, 1));
+}
+
+Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
+                      const RowTile &rows, Value score, Value r, Value j,
+                      Value jEnd, bool indexMasks, double maskScale) {
+  if (!p.mask && !indexMasks)
+    return score;
+  IndexMath ix{b, loc};
+  auto [h, i] = rows.coords(ix, p, r);
+  if (p.mask) {
+    // Padding keys past Sk read the last key's mask; the index masks hide
+    // them.
+    Value jLoad = ix.min(j, ix.sub(p.keySeq, ix.c(1)));
+    Value m = loadMask(b, loc, p, {rows.batch, h, i, jLoad});
+    if (p.boolMask) {
+      score = arith::SelectOp::create(b, loc, m, score, negInf(b, loc));
+    } else {
+      Value add = toF32(b, loc, m);
+      if (maskScale != 1.0)
+        add = arith::MulFOp::create(b, loc, add, constF32(b, loc, maskScale));
+      score = arith::AddFOp::create(b, loc, score, add);
+    }
+  }
+  if (indexMasks)
+    score = arith::SelectOp::create(b, loc, keyVisible(ix, p, i, j, jEnd),
+                                    score, negInf(b, loc));
+  return score;
+}
+
 /// scale * S (+ mask) in place on the score tile, with -inf at keys the
 /// index masks hide when `indexMasks` is set.
 static void scoreEpilogue(OpBuilder &b, Location loc, const Problem &p,
@@ -406,40 +467,10 @@ static void scoreEpilogue(OpBuilder &b, Location loc, const Problem &p,
             IndexMath ix{b, loc};
             Value score = arith::MulFOp::create(b, loc, a[0],
                                                 constF32(b, loc, p.scale));
-            if (!p.mask && !indexMasks) {
-              linalg::YieldOp::create(b, loc, score);
-              return;
-            }
             Value j = ix.add(j0, linalg::IndexOp::create(b, loc, 1));
-            Value h, i;
-            if (p.mask || p.causal != CausalKind::None)
-              std::tie(h, i) =
-                  rows.coords(ix, p, linalg::IndexOp::create(b, loc, 0));
-            if (p.mask) {
-              // Padding keys past Sk read the last key's mask; their score
-              // is replaced by -inf below.
-              Value jLoad = ix.min(j, ix.sub(p.keySeq, ix.c(1)));
-              Value m = loadMask(b, loc, p, {rows.batch, h, i, jLoad});
-              if (p.boolMask)
-                score = arith::SelectOp::create(b, loc, m, score,
-                                                negInf(b, loc));
-              else
-                score = arith::AddFOp::create(b, loc, score, toF32(b, loc, m));
-            }
-            if (indexMasks) {
-              Value visible = ix.cmp(arith::CmpIPredicate::slt, j, jEnd);
-              if (p.causal != CausalKind::None) {
-                Value diag = ix.add(i, p.diagOffset);
-                visible = ix.andI(visible,
-                                  ix.cmp(arith::CmpIPredicate::sle, j, diag));
-                if (p.window)
-                  visible = ix.andI(
-                      visible, ix.cmp(arith::CmpIPredicate::sge, j,
-                                      ix.sub(diag, ix.c(*p.window))));
-              }
-              score = arith::SelectOp::create(b, loc, visible, score,
-                                              negInf(b, loc));
-            }
+            score = maskScore(b, loc, p, rows, score,
+                              linalg::IndexOp::create(b, loc, 0), j, jEnd,
+                              indexMasks);
             linalg::YieldOp::create(b, loc, score);
           });
 }
@@ -455,22 +486,11 @@ void tile::buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
            AffineMap::get(3, 0, {c, k}, ctx), s,
            AffineMap::get(3, 0, {r, c}, ctx));
 
-  // The tile needs the index masks unless every key of it is visible to
-  // every query of it: it ends before jEnd, lies at or below the causal
-  // diagonal of its first query and inside the window of its last one.
   IndexMath ix{b, loc};
   int64_t blockKV = cast<MemRefType>(s.getType()).getDimSize(1);
-  Value jLast = ix.add(j0, ix.c(blockKV - 1));
-  Value inside = ix.cmp(arith::CmpIPredicate::slt, jLast, jEnd);
-  if (p.causal != CausalKind::None) {
-    auto [iLo, iHi] = rows.queryRange(ix, p);
-    inside = ix.andI(inside, ix.cmp(arith::CmpIPredicate::sle, jLast,
-                                    ix.add(iLo, p.diagOffset)));
-    if (p.window)
-      inside = ix.andI(
-          inside, ix.cmp(arith::CmpIPredicate::sge, j0,
-                         ix.sub(ix.add(iHi, p.diagOffset), ix.c(*p.window))));
-  }
+  Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
+  Value inside = ix.cmp(arith::CmpIPredicate::eq, needMasks,
+                        arith::ConstantIntOp::create(b, loc, 0, 1));
   if (std::optional<int64_t> folded = getConstantIntValue(inside)) {
     scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/!*folded);
     return;

@@ -204,6 +204,24 @@ std::pair<Value, Value> visibleKeys(IndexMath &ix, const Problem &p, Value iLo,
 std::pair<Value, Value> visibleQueries(IndexMath &ix, const Problem &p,
                                        Value jLo, Value jHi);
 
+/// Whether query `i` sees key `j` under the causal kind and window, keys at
+/// or past `jEnd` being hidden too.
+Value keyVisible(IndexMath &ix, const Problem &p, Value i, Value j,
+                 Value jEnd);
+
+/// Whether some key of the tile `[j0, j0 + blockKV)` is hidden from some
+/// query of `rows` by `keyVisible` (an i1, folded for static shapes): only
+/// such tiles evaluate the index masks.
+Value tileNeedsIndexMasks(IndexMath &ix, const Problem &p, const RowTile &rows,
+                          Value j0, int64_t blockKV, Value jEnd);
+
+/// `score` of tile row `r` and key `j` with the mask operand applied (added,
+/// times `maskScale`, or selected) and, with `indexMasks`, -inf where
+/// `keyVisible` says the key is hidden.
+Value maskScore(OpBuilder &b, Location loc, const Problem &p,
+                const RowTile &rows, Value score, Value r, Value j, Value jEnd,
+                bool indexMasks, double maskScale = 1.0);
+
 /// Fills the f32 score tile `s` (`[Br, Bc]`) with scale * Q K^T + mask for
 /// keys `[j0, j0 + Bc)`. Keys at or past `jEnd`, and keys hidden from a
 /// query by the causal kind or the window, get -inf; those index masks are

@@ -11,155 +11,309 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
+static constexpr double kLog2e = 1.4426950408889634;
+static constexpr double kLn2 = 0.6931471805599453;
+
+
+//===----------------------------------------------------------------------===//
+// Emitting tile ops
+//===----------------------------------------------------------------------===//
+
+using RowIndices = function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                                   Value)>;
+
+/// Fills the single-block region of a tile.load / tile.store with
+/// `indices(row)`.
+static void buildRowRegion(OpBuilder &b, Location loc, Region &region,
+                           RowIndices indices) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&region, {}, {b.getIndexType()}, {loc});
+  TileYieldOp::create(b, loc, indices(b, loc, block->getArgument(0)));
+}
+
+static void tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
+                     Value rows, RowIndices indices) {
+  auto op = TileLoadOp::create(b, loc, source, tile, rows);
+  buildRowRegion(b, loc, op.getIndices(), indices);
+}
+
+static void tileStore(OpBuilder &b, Location loc, Value tile, Value dest,
+                      Value rows, RowIndices indices) {
+  auto op = TileStoreOp::create(b, loc, tile, dest, rows);
+  buildRowRegion(b, loc, op.getIndices(), indices);
+}
+
+/// A tile.map to `type` whose element is `fn(indices, elements)`.
+static Value tileMap(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn) {
+  auto op = TileMapOp::create(b, loc, type, inputs);
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> argTypes(type.getRank(), b.getIndexType());
+  for (Value input : inputs)
+    argTypes.push_back(getElementTypeOrSelf(input.getType()));
+  SmallVector<Location> locs(argTypes.size(), loc);
+  Block *block = b.createBlock(&op.getBody(), {}, argTypes, locs);
+  ValueRange args = block->getArguments();
+  TileYieldOp::create(b, loc,
+                      fn(b, loc, args.take_front(type.getRank()),
+                         args.drop_front(type.getRank())));
+  return op.getResult();
+}
+
+static Value tileReduce(OpBuilder &b, Location loc, TileReduceKind kind,
+                        Value input, Value init) {
+  return TileReduceOp::create(b, loc, init.getType(), kind, input, init);
+}
+
+static Value splat(OpBuilder &b, Location loc, RankedTensorType type,
+                   double v) {
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+}
+
+/// The stored indices of (batch, head, seq) in `layout`.
+static SmallVector<Value> storedIndices(Layout layout, Value batch, Value head,
+                                        Value seq) {
+  if (layout == Layout::BHSD)
+    return {batch, head, seq};
+  return {batch, seq, head};
+}
+
+/// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
+/// `[rows, X]` tile.
+static Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage) {
+  auto type = cast<MemRefType>(ring.getType());
+  SmallVector<OpFoldResult> offsets = {stage, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(1)),
+                                     b.getIndexAttr(type.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto resultType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+      {type.getDimSize(1), type.getDimSize(2)}, type, offsets, sizes, strides));
+  return memref::SubViewOp::create(b, loc, resultType, ring, offsets, sizes,
+                                   strides);
+}
+
+//===----------------------------------------------------------------------===//
+// The loop nest of one query tile
+//===----------------------------------------------------------------------===//
 
 namespace {
-/// The buffers of one query tile. Q, K and V live in the configured memory
-/// space (workgroup memory on GPUs); the rest is f32 state that a GPU keeps
-/// in registers.
-struct ForwardTiles {
-  Value q, k, v;
-  /// Scores S, then probabilities P, of the current key/value tile.
-  Value s;
-  /// Running max, running sum and unnormalised output of each query row.
+/// The softmax state of a query tile: running max m (log2 units of the
+/// scaled scores), running sum l, unnormalised output acc (register tiles).
+struct SoftmaxState {
   Value m, l, acc;
-  /// Per key/value tile: the new max and the rescale factor exp(m - m_new).
-  Value mNew, alpha;
 };
 } // namespace
 
-/// Allocates the tiles at the top of the loop nest's body and starts the
-/// softmax state at m = -inf, l = 0, acc = 0.
-static ForwardTiles allocForwardTiles(OpBuilder &b, Location loc,
-                                      const Problem &p,
-                                      const AttnTileConfig &config) {
-  int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
+/// Loads the Q tile and runs the online softmax over the key/value tiles of
+/// keys [jBegin, jEnd) of key/value head `kvHead`, `stages` tiles in flight.
+static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
+                                   const Problem &p, const RowTile &rows,
+                                   Value kvHead, Value jBegin, Value jEnd,
+                                   const AttnTileConfig &config) {
+  const AttnTileSizes &t = config.sizes;
+  int64_t br = t.blockQ, bc = t.blockKV, stages = t.stages;
   int64_t d = p.dims.headDim, dv = p.dims.valueDim;
   Type f32 = b.getF32Type();
-  ForwardTiles t;
-  t.q = allocTile(b, loc, {br, d}, p.elementType, config.memorySpace);
-  t.k = allocTile(b, loc, {bc, d}, p.elementType, config.memorySpace);
-  t.v = allocTile(b, loc, {bc, dv}, p.elementType, config.memorySpace);
-  t.s = allocTile(b, loc, {br, bc}, f32);
-  t.m = allocTile(b, loc, {br}, f32);
-  t.l = allocTile(b, loc, {br}, f32);
-  t.acc = allocTile(b, loc, {br, dv}, f32);
-  t.mNew = allocTile(b, loc, {br}, f32);
-  t.alpha = allocTile(b, loc, {br}, f32);
-  fill(b, loc, t.m, -std::numeric_limits<double>::infinity());
-  fill(b, loc, t.l, 0.0);
-  fill(b, loc, t.acc, 0.0);
-  return t;
-}
-
-/// Folds the probabilities of the score tile into the running state
-/// (FlashAttention-2 order): m_new = max(m, rowmax S), alpha =
-/// exp(m - m_new), P = exp(S - m_new), l = alpha l + rowsum P,
-/// acc = alpha acc + P V.
-static void onlineSoftmaxStep(OpBuilder &b, Location loc,
-                              const ForwardTiles &t) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, c, e;
-  bindDims(ctx, r, c);
-  AffineMap rc = AffineMap::get(2, 0, {r, c}, ctx);
-  AffineMap rOf2 = AffineMap::get(2, 0, {r}, ctx);
-  AffineMap id1 = b.getMultiDimIdentityMap(1);
-
-  linalg::CopyOp::create(b, loc, ValueRange{t.m}, ValueRange{t.mNew});
-  generic(b, loc, t.s, t.mNew, {rc, rOf2}, {par, red},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            linalg::YieldOp::create(
-                b, loc, Value(arith::MaximumFOp::create(b, loc, a[1], a[0])));
-          });
-
-  // A row that has seen no visible key yet has m = -inf and l = acc = 0:
-  // alpha = 0 keeps it that way without computing exp(-inf - -inf).
-  generic(b, loc, t.mNew, ValueRange{t.m, t.alpha}, {id1, id1, id1}, {par},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            Value mNew = a[0], mOld = a[1];
-            Value fresh = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, mOld, negInf(b, loc));
-            Value alpha = math::ExpOp::create(
-                b, loc, arith::SubFOp::create(b, loc, mOld, mNew));
-            alpha = arith::SelectOp::create(b, loc, fresh,
-                                            constF32(b, loc, 0.0), alpha);
-            linalg::YieldOp::create(b, loc, ValueRange{mNew, alpha});
-          });
-
-  generic(b, loc, t.m, t.s, {rOf2, rc}, {par, par},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            Value shifted =
-                arith::SubFOp::create(b, loc, a[1], safeMax(b, loc, a[0]));
-            linalg::YieldOp::create(
-                b, loc, Value(math::ExpOp::create(b, loc, shifted)));
-          });
-
-  auto scaleBy = [](OpBuilder &b, Location loc, ValueRange a) {
-    linalg::YieldOp::create(b, loc,
-                            Value(arith::MulFOp::create(b, loc, a[1], a[0])));
-  };
-  generic(b, loc, t.alpha, t.l, {id1, id1}, {par}, scaleBy);
-  generic(b, loc, t.s, t.l, {rc, rOf2}, {par, red},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            linalg::YieldOp::create(
-                b, loc, Value(arith::AddFOp::create(b, loc, a[1], a[0])));
-          });
-  generic(b, loc, t.alpha, t.acc, {rOf2, b.getMultiDimIdentityMap(2)},
-          {par, par}, scaleBy);
-  // Loop dims (r, e, j): acc[r, e] += P[r, j] V[j, e].
-  AffineExpr j;
-  bindDims(ctx, r, e, j);
-  contract(b, loc, t.s, AffineMap::get(3, 0, {r, j}, ctx), t.v,
-           AffineMap::get(3, 0, {j, e}, ctx), t.acc,
-           AffineMap::get(3, 0, {r, e}, ctx));
-}
-
-/// The sequential loop over the key/value tiles of keys [jBegin, jEnd) of
-/// key/value head `kvHead`: keys outside are never read, and the last tile
-/// copies only the keys before jEnd (the rest of it is zero and masked).
-static void buildKeyValueLoop(OpBuilder &b, Location loc, const Problem &p,
-                              const ForwardTiles &t, const RowTile &rows,
-                              Value kvHead, Value jBegin, Value jEnd,
-                              int64_t blockKV) {
-  OpBuilder::InsertionGuard guard(b);
   IndexMath ix{b, loc};
-  Value j0 = beginFor(b, loc, jBegin, jEnd, ix.c(blockKV));
-  Value cols = ix.min(ix.c(blockKV), ix.sub(jEnd, j0));
-  loadRows(b, loc,
-           seqRows(b, loc, p.key, p.layout, rows.batch, kvHead, j0, cols), t.k,
-           cols, 0.0);
-  loadRows(b, loc,
-           seqRows(b, loc, p.value, p.layout, rows.batch, kvHead, j0, cols),
-           t.v, cols, 0.0);
-  buildScoreTile(b, loc, p, rows, t.q, t.k, t.s, j0, jEnd);
-  onlineSoftmaxStep(b, loc, t);
+
+  Value qTile = allocTile(b, loc, {br, d}, p.elementType, config.memorySpace);
+  Value kRing =
+      allocTile(b, loc, {stages, bc, d}, p.elementType, config.memorySpace);
+  Value vRing =
+      allocTile(b, loc, {stages, bc, dv}, p.elementType, config.memorySpace);
+  tileLoad(b, loc, p.query, qTile, rows.rows,
+           [&](OpBuilder &b, Location loc, Value r) {
+             IndexMath ix{b, loc};
+             auto [head, pos] = rows.coords(ix, p, r);
+             return storedIndices(p.layout, rows.batch, head, pos);
+           });
+
+  // Key/value tile `n` covers keys [jBegin + n bc, +bc) clipped at jEnd and
+  // goes to stage n mod stages; the loads of tile n + stages - 1 overlap
+  // the work on tile n.
+  Value numTiles =
+      ix.ceilDiv(ix.max(ix.sub(jEnd, jBegin), ix.c(0)), ix.c(bc));
+  auto loadKeyValueTile = [&](Value n) {
+    OpBuilder::InsertionGuard guard(b);
+    auto inRange = scf::IfOp::create(
+        b, loc, ix.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    IndexMath ix{b, loc};
+    Value j0 = ix.add(jBegin, ix.mul(n, ix.c(bc)));
+    Value cols = ix.min(ix.c(bc), ix.sub(jEnd, j0));
+    Value stage = ix.rem(n, ix.c(stages));
+    auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
+      IndexMath ix{b, loc};
+      return storedIndices(p.layout, rows.batch, kvHead, ix.add(j0, r));
+    };
+    tileLoad(b, loc, p.key, ringStage(b, loc, kRing, stage), cols, keyRow);
+    tileLoad(b, loc, p.value, ringStage(b, loc, vRing, stage), cols, keyRow);
+  };
+  for (int64_t n = 0; n + 1 < stages; ++n)
+    loadKeyValueTile(ix.c(n));
+
+  auto rowType = RankedTensorType::get({br}, f32);
+  auto scoreType = RankedTensorType::get({br, bc}, f32);
+  auto accType = RankedTensorType::get({br, dv}, f32);
+  double scaleLog2 = p.scale * kLog2e;
+  auto loop = scf::ForOp::create(
+      b, loc, ix.c(0), numTiles, ix.c(1),
+      ValueRange{splat(b, loc, rowType, -INFINITY), splat(b, loc, rowType, 0.0),
+                 splat(b, loc, accType, 0.0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value n = loop.getInductionVar();
+  Value m = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1],
+        acc = loop.getRegionIterArgs()[2];
+  loadKeyValueTile(ix.add(n, ix.c(stages - 1)));
+  Value stage = ix.rem(n, ix.c(stages));
+  Value j0 = ix.add(jBegin, ix.mul(n, ix.c(bc)));
+
+  // S = Q K^T, unscaled: the max commutes with the positive scale and
+  // exp2(scale log2(e) s - m) is one FMA.
+  Value s = TileMatmulOp::create(b, loc, scoreType, qTile,
+                                 ringStage(b, loc, kRing, stage),
+                                 splat(b, loc, scoreType, 0.0),
+                                 /*transpose_rhs=*/b.getUnitAttr())
+                .getResult();
+
+  // Masks: the mask operand on every tile (added in units of the unscaled
+  // scores), the index masks only on tiles that cross the diagonal, the
+  // window's edge or the key end.
+  auto masked = [&](OpBuilder &b, Location loc, bool indexMasks) -> Value {
+    if (!p.mask && !indexMasks)
+      return s;
+    return tileMap(b, loc, scoreType, s,
+                   [&](OpBuilder &b, Location loc, ValueRange idx,
+                       ValueRange x) {
+                     IndexMath ix{b, loc};
+                     return maskScore(b, loc, p, rows, x[0], idx[0],
+                                      ix.add(j0, idx[1]), jEnd, indexMasks,
+                                      1.0 / p.scale);
+                   });
+  };
+  Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
+  if (std::optional<int64_t> folded = getConstantIntValue(needMasks)) {
+    s = masked(b, loc, *folded != 0);
+  } else {
+    auto ifOp = scf::IfOp::create(
+        b, loc, needMasks,
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, masked(b, loc, true));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, masked(b, loc, false));
+        });
+    s = ifOp.getResult(0);
+  }
+
+  // Online softmax in log2 units (FlashAttention-2 order).
+  Value rowMax = tileReduce(b, loc, TileReduceKind::Max, s,
+                            splat(b, loc, rowType, -INFINITY));
+  Value mNew = tileMap(b, loc, rowType, {m, rowMax},
+                       [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                         Value scaled = arith::MulFOp::create(
+                             b, loc, x[1], constF32(b, loc, scaleLog2));
+                         return Value(arith::MaximumFOp::create(b, loc, x[0], scaled));
+                       });
+  // A row that has seen no visible key keeps m = -inf: its P and alpha are
+  // exp2(-inf) = 0, never exp2(-inf - -inf).
+  Value p2 = tileMap(b, loc, scoreType, {s, mNew},
+                     [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                       Value negM = arith::NegFOp::create(
+                           b, loc, safeMax(b, loc, x[1]));
+                       Value arg = math::FmaOp::create(
+                           b, loc, x[0], constF32(b, loc, scaleLog2), negM);
+                       return Value(math::Exp2Op::create(b, loc, arg));
+                     });
+  Value alpha = tileMap(b, loc, rowType, {m, mNew},
+                        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                          Value diff = arith::SubFOp::create(
+                              b, loc, x[0], safeMax(b, loc, x[1]));
+                          return Value(math::Exp2Op::create(b, loc, diff));
+                        });
+  Value rowSum = tileReduce(b, loc, TileReduceKind::Add, p2,
+                            splat(b, loc, rowType, 0.0));
+  Value lNew = tileMap(b, loc, rowType, {l, alpha, rowSum},
+                       [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                         Value scaled = arith::MulFOp::create(b, loc, x[0], x[1]);
+                         return Value(arith::AddFOp::create(b, loc, scaled, x[2]));
+                       });
+  Value accScaled = tileMap(b, loc, accType, {acc, alpha},
+                            [&](OpBuilder &b, Location loc, ValueRange,
+                                ValueRange x) {
+                              return Value(arith::MulFOp::create(b, loc, x[0], x[1]));
+                            });
+  // P enters the second product in the element type, as the A operand of
+  // the tensor cores.
+  Value pOperand = p2;
+  if (p.elementType != f32)
+    pOperand = tileMap(b, loc, RankedTensorType::get({br, bc}, p.elementType),
+                       p2,
+                       [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                         return fromF32(b, loc, x[0], p.elementType);
+                       });
+  Value accNew = TileMatmulOp::create(b, loc, accType, pOperand,
+                                      ringStage(b, loc, vRing, stage),
+                                      accScaled, /*transpose_rhs=*/UnitAttr())
+                     .getResult();
+  scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
-/// O = acc / l, or 0 on a row that saw no key.
-static Value normalised(OpBuilder &b, Location loc, Value acc, Value l) {
-  Value zero = constF32(b, loc, 0.0);
-  Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-  Value o = arith::DivFOp::create(b, loc, acc, l);
-  return arith::SelectOp::create(b, loc, empty, zero, o);
+/// O = acc / l in `type`'s element type, 0 on a row that saw no key.
+static Value normalisedTile(OpBuilder &b, Location loc,
+                            const SoftmaxState &st, RankedTensorType type) {
+  return tileMap(b, loc, type, {st.acc, st.l},
+                 [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                   Value zero = constF32(b, loc, 0.0);
+                   Value empty = arith::CmpFOp::create(
+                       b, loc, arith::CmpFPredicate::OEQ, x[1], zero);
+                   Value o = arith::DivFOp::create(b, loc, x[0], x[1]);
+                   o = arith::SelectOp::create(b, loc, empty, zero, o);
+                   return fromF32(b, loc, o, type.getElementType());
+                 });
 }
 
-/// LSE = m + log l: -inf on a row that saw no key (l = 0, m = -inf).
-static Value logSumExp(OpBuilder &b, Location loc, Value m, Value l) {
-  return arith::AddFOp::create(b, loc, safeMax(b, loc, m),
-                               math::LogOp::create(b, loc, l));
+/// LSE = ln(2) (m + log2 l), natural-log based; -inf on a row that saw no
+/// key (l = 0, m = -inf).
+static Value lseTile(OpBuilder &b, Location loc, const SoftmaxState &st) {
+  return tileMap(b, loc, cast<RankedTensorType>(st.l.getType()), {st.m, st.l},
+                 [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                   Value empty = arith::CmpFOp::create(
+                       b, loc, arith::CmpFPredicate::OEQ, x[1],
+                       constF32(b, loc, 0.0));
+                   Value log2Sum = arith::AddFOp::create(
+                       b, loc, safeMax(b, loc, x[0]),
+                       math::Log2Op::create(b, loc, x[1]));
+                   Value lse = arith::MulFOp::create(b, loc, log2Sum,
+                                                     constF32(b, loc, kLn2));
+                   return Value(arith::SelectOp::create(b, loc, empty,
+                                                        negInf(b, loc), lse));
+                 });
+}
+
+/// Marks the loop nest around the insertion point with the schedule.
+static void setSchedule(OpBuilder &b, const AttnTileConfig &config) {
+  Operation *forall = b.getInsertionBlock()->getParentOp();
+  forall->setAttr("attn.schedule", config.sizes.getAttr(b.getContext()));
 }
 
 LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
   Problem p = getProblem(b, loc, op);
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
@@ -177,43 +331,29 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
   {
     OpBuilder::InsertionGuard guard(b);
     RowTile rows = beginQueryTileForall(b, loc, p, br);
-    Value batch = rows.batch, head = rows.head, q0 = rows.rowBegin;
-    ForwardTiles t = allocForwardTiles(b, loc, p, config);
-    loadRows(b, loc,
-             seqRows(b, loc, p.query, p.layout, batch, head, q0, rows.rows),
-             t.q, rows.rows, 0.0);
-
+    setSchedule(b, config);
     auto [iLo, iHi] = rows.queryRange(ix, p);
     auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
-    Value kvHead = ix.div(head, ix.c(d.groupSize()));
-    buildKeyValueLoop(b, loc, p, t, rows, kvHead, jBegin, jEnd,
-                      config.sizes.blockKV);
-
-    AffineExpr r, e;
-    bindDims(ctx, r, e);
-    AffineMap id2 = b.getMultiDimIdentityMap(2);
-    generic(b, loc,
-            {leadingRows(b, loc, t.acc, rows.rows),
-             leadingRows(b, loc, t.l, rows.rows)},
-            seqRows(b, loc, out, p.layout, batch, head, q0, rows.rows),
-            {id2, AffineMap::get(2, 0, {r}, ctx), id2}, {par, par},
-            [&](OpBuilder &b, Location loc, ValueRange a) {
-              linalg::YieldOp::create(
-                  b, loc,
-                  fromF32(b, loc, normalised(b, loc, a[0], a[1]),
-                          p.elementType));
-            });
-    if (lse) {
-      AffineMap id1 = b.getMultiDimIdentityMap(1);
-      generic(b, loc,
-              {leadingRows(b, loc, t.m, rows.rows),
-               leadingRows(b, loc, t.l, rows.rows)},
-              statRows(b, loc, lse, batch, head, q0, rows.rows),
-              {id1, id1, id1}, {par},
-              [](OpBuilder &b, Location loc, ValueRange a) {
-                linalg::YieldOp::create(b, loc, logSumExp(b, loc, a[0], a[1]));
-              });
-    }
+    Value kvHead = ix.div(rows.head, ix.c(d.groupSize()));
+    SoftmaxState st =
+        buildQueryTile(b, loc, p, rows, kvHead, jBegin, jEnd, config);
+    auto outRow = [&](OpBuilder &b, Location loc, Value r) {
+      IndexMath ix{b, loc};
+      return storedIndices(p.layout, rows.batch, rows.head,
+                           ix.add(rows.rowBegin, r));
+    };
+    tileStore(b, loc,
+              normalisedTile(b, loc, st,
+                             RankedTensorType::get({br, d.valueDim},
+                                                   p.elementType)),
+              out, rows.rows, outRow);
+    if (lse)
+      tileStore(b, loc, lseTile(b, loc, st), lse, rows.rows,
+                [&](OpBuilder &b, Location loc, Value r) {
+                  IndexMath ix{b, loc};
+                  return SmallVector<Value>{rows.batch, rows.head,
+                                            ix.add(rows.rowBegin, r)};
+                });
   }
 
   replaceWithOutputAndLse(rewriter, loc, op, out, lse);
@@ -252,17 +392,7 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     Value r0 = ix.mul(ivs[3], ix.c(br));
     RowTile rows{batch, ix.mul(kvHead, group), r0,
                  ix.min(ix.c(br), ix.sub(packedRows, r0)), /*packed=*/true};
-    ForwardTiles t = allocForwardTiles(b, loc, p, config);
-    {
-      OpBuilder::InsertionGuard rowGuard(b);
-      Value r = beginFor(b, loc, ix.c(0), rows.rows, ix.c(1));
-      auto [head, pos] = rows.coords(ix, p, r);
-      linalg::CopyOp::create(
-          b, loc,
-          ValueRange{seqRow(b, loc, p.query, p.layout, batch, head, pos)},
-          ValueRange{tileRow(b, loc, t.q, r)});
-    }
-    fill(b, loc, trailingRows(b, loc, t.q, rows.rows), 0.0);
+    setSchedule(b, config);
 
     // Split s holds keys [s * chunk, (s + 1) * chunk), chunk = ceil(Sk / N);
     // a split past Sk is empty and its loop runs no iteration.
@@ -271,33 +401,22 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     Value splitEnd = ix.min(p.keySeq, ix.add(splitBegin, chunk));
     auto [iLo, iHi] = rows.queryRange(ix, p);
     auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
-    buildKeyValueLoop(b, loc, p, t, rows, kvHead, ix.max(jBegin, splitBegin),
-                      ix.min(jEnd, splitEnd), config.sizes.blockKV);
+    SoftmaxState st = buildQueryTile(b, loc, p, rows, kvHead,
+                                     ix.max(jBegin, splitBegin),
+                                     ix.min(jEnd, splitEnd), config);
 
-    // Written row by row: consecutive tile rows may belong to different
-    // heads.
-    Value r = beginFor(b, loc, ix.c(0), rows.rows, ix.c(1));
-    auto [head, pos] = rows.coords(ix, p, r);
-    Value l = memref::LoadOp::create(b, loc, t.l, r);
-    Value m = memref::LoadOp::create(b, loc, t.m, r);
-    SmallVector<OpFoldResult> offsets = {split, batch, head, pos,
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
-    sizes.push_back(b.getIndexAttr(d.valueDim));
-    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
-    auto partsType = cast<MemRefType>(parts.getType());
-    Value partRow = memref::SubViewOp::create(
-        b, loc,
-        memref::SubViewOp::inferRankReducedResultType(
-            {d.valueDim}, partsType, offsets, sizes, strides),
-        parts, offsets, sizes, strides);
-    AffineMap id1 = b.getMultiDimIdentityMap(1);
-    generic(b, loc, tileRow(b, loc, t.acc, r), partRow, {id1, id1}, {par},
-            [&](OpBuilder &b, Location loc, ValueRange a) {
-              linalg::YieldOp::create(b, loc, normalised(b, loc, a[0], l));
-            });
-    memref::StoreOp::create(b, loc, logSumExp(b, loc, m, l), lses,
-                            ValueRange{split, batch, head, pos});
+    // Consecutive tile rows may belong to different query heads.
+    auto partRow = [&](OpBuilder &b, Location loc, Value r) {
+      IndexMath ix{b, loc};
+      auto [head, pos] = rows.coords(ix, p, r);
+      return SmallVector<Value>{split, batch, head, pos};
+    };
+    tileStore(b, loc,
+              normalisedTile(b, loc, st,
+                             RankedTensorType::get({br, d.valueDim},
+                                                   b.getF32Type())),
+              parts, rows.rows, partRow);
+    tileStore(b, loc, lseTile(b, loc, st), lses, rows.rows, partRow);
   }
 
   rewriter.replaceOp(

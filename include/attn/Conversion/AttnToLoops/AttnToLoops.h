@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -19,28 +20,40 @@ namespace attn {
 #define GEN_PASS_DECL_ATTNTILEPASS
 #include "attn/Conversion/Passes.h.inc"
 
-/// How one attn op is tiled.
+/// How one attn op is tiled: its schedule (docs/Overview.md, "The tile
+/// form"). attn-tile carries it on the loop nest it writes as an
+/// `#attn.schedule` attribute.
 struct AttnTileSizes {
   /// Query rows per tile (for split-KV: packed (query head, query) rows).
   int64_t blockQ = 0;
   /// Keys per tile.
   int64_t blockKV = 0;
-  /// Bytes of workgroup memory the tiles of one loop nest take.
+  /// Key/value tiles in flight: the ring of memory tiles.
+  int64_t stages = 1;
+  /// Warps of one CTA on a GPU.
+  int64_t warps = 4;
+  /// Bytes of workgroup (shared) memory the tiles of one loop nest take.
   int64_t workgroupBytes = 0;
+
+  ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
 
-/// The bytes of workgroup memory that tiles of `blockQ` x `blockKV` take for
-/// `op` (Q, K, V tiles; for attn.attention_grad also the dO tile).
-int64_t getAttnTileWorkgroupBytes(Operation *op, int64_t blockQ,
-                                  int64_t blockKV);
+/// What the user asked for; 0 means "choose".
+struct AttnTileRequest {
+  int64_t blockQ = 0, blockKV = 0, stages = 0, warps = 0;
+  /// Bytes of workgroup memory the tiles may take.
+  int64_t smemBudget = 232448;
+};
 
-/// Picks the tile sizes of an attn op: the requested ones where non-zero
-/// (checked against `smemBudget`), otherwise defaults from the head dim, the
-/// element type, the budget and (for static shapes) the sequence lengths.
+/// The bytes of workgroup memory that `sizes` take for `op`.
+int64_t getAttnTileWorkgroupBytes(Operation *op, const AttnTileSizes &sizes);
+
+/// The one cost model: picks the schedule of an attn op, the requested
+/// values where non-zero (checked against the budget), otherwise the
+/// defaults of the GPU kernels (lib/Conversion/AttnToLoops/TileSchedule.cpp).
 /// Emits an error on `op` and fails when the tiles cannot fit the budget.
-FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op, int64_t blockQ,
-                                             int64_t blockKV,
-                                             int64_t smemBudget);
+FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
+                                             const AttnTileRequest &request);
 
 /// Everything the tiled lowering of one op needs besides the op.
 struct AttnTileConfig {

@@ -40,4 +40,39 @@ def Attn_LayoutAttr : EnumAttr<Attn_Dialect, Attn_Layout, "layout"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+
+def Attn_TileReduceKind : I32EnumAttr<"TileReduceKind", "row reduction of a tile", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"Add", 1, "add">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_TileReduceKindAttr
+    : EnumAttr<Attn_Dialect, Attn_TileReduceKind, "tile_reduce"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_ScheduleAttr : AttrDef<Attn_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "how one tiled attn loop nest maps onto a GPU";
+  let description = [{
+    Chosen once per op by attn-tile's cost model and carried on the loop
+    nest it writes, so that every lowering and the kernel manifest read the
+    same numbers: `block_q` rows per query tile (one CTA), `block_kv` keys
+    per key/value tile, `stages` key/value tiles in flight (the ring of
+    memory tiles), `warps` per CTA, and the bytes of shared memory the tiles
+    take on the GPU (`shared_bytes`, rows padded by 16 bytes).
+
+    `#attn.schedule<block_q = 128, block_kv = 32, stages = 3, warps = 4, shared_bytes = 87040>`
+  }];
+  let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
+                        "int64_t":$stages, "int64_t":$warps,
+                        "int64_t":$sharedBytes);
+  let assemblyFormat = [{
+    `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `stages` `=`
+    $stages `,` `warps` `=` $warps `,` `shared_bytes` `=` $sharedBytes `>`
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

@@ -181,4 +181,6 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "attn/Dialect/Attn/IR/AttnTileOps.td"
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,178 @@
+//===- AttnTileOps.td - the tile form of attn-tile ---------*- tablegen -*-===//
+//
+// The ops in which attn-tile writes the FlashAttention algorithm once for
+// every target. Register tiles are static-shaped tensors (f32 scores and
+// softmax statistics, or the element type for P); shared-memory tiles are
+// static-shaped memrefs. A lowering maps each op onto a target (the CPU:
+// linalg on tensors and loops; a GPU: warps and MMA fragments); none of
+// them decides anything about the algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNTILEOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNTILEOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+def Attn_RegisterTile : RankedTensorOf<[AnyFloat]>;
+def Attn_MemoryTile : MemRefRankOf<[AnyFloat], [2]>;
+
+def Attn_TileYieldOp : Attn_Op<"tile.yield", [Pure, Terminator,
+    ParentOneOf<["TileLoadOp", "TileMapOp", "TileStoreOp"]>]> {
+  let summary = "ends the region of a tile op";
+  let description = [{
+    Yields the values of a `tile.map` element, or the indices that a
+    `tile.load` / `tile.store` row addresses.
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ValueRange()); }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def Attn_TileLoadOp : Attn_Op<"tile.load", [
+    SingleBlockImplicitTerminator<"TileYieldOp">]> {
+  let summary = "copies rows of a global buffer into a memory tile";
+  let description = [{
+    Copies `rows` rows into the leading rows of the rank-2 `tile` and fills
+    the rest of the tile with zeros. The region maps a tile row `r`
+    (`0 <= r < rows`) to the indices of the source row: it yields one index
+    for every dimension of `source` but the last, and the row is
+    `source[i0, ..., iN-2, 0 : X]`, X being the tile's row length (the
+    source's last dimension). The region addresses any row, so one op covers
+    consecutive queries of one head, the packed query heads of a split-KV
+    group and, later, rows reached through a page table.
+
+    A target may copy asynchronously (cp.async, TMA); the tile form reads a
+    tile only after the copy that wrote it, and only one copy writes a
+    pipeline stage at a time.
+
+    ```mlir
+    attn.tile.load %q into %qs rows %n : memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>>
+        into memref<64x64xf16, #gpu.address_space<workgroup>> {
+    ^bb0(%r: index):
+      %i = arith.addi %q0, %r : index
+      attn.tile.yield %b, %h, %i : index, index, index
+    }
+    ```
+  }];
+  let arguments = (ins Arg<AnyStridedMemRef, "", [MemRead]>:$source,
+                   Arg<Attn_MemoryTile, "", [MemWrite]>:$tile, Index:$rows);
+  let regions = (region SizedRegion<1>:$indices);
+  let assemblyFormat = [{
+    $source `into` $tile `rows` $rows `:` type($source) `into` type($tile)
+    $indices attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TileMatmulOp : Attn_Op<"tile.matmul", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "accumulates the product of two tiles in an f32 register tile";
+  let description = [{
+    `result = acc + lhs * rhs` (or `lhs * rhs^T` with `transpose_rhs`) on
+    `[M, K] x [K, N]` (`[N, K]` transposed), products and sums in f32.
+    `lhs` is a memory tile or a register tile (P, as the A operand of the
+    second product); `rhs` is a memory tile; `acc` and the result are f32
+    register tiles `[M, N]`.
+
+    ```mlir
+    %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs}
+        : memref<64x64xf16, 3>, memref<32x64xf16, 3>, tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$lhs, Attn_MemoryTile:$rhs,
+                   Attn_RegisterTile:$acc, UnitAttr:$transpose_rhs);
+  let results = (outs Attn_RegisterTile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TileMapOp : Attn_Op<"tile.map", [
+    SingleBlockImplicitTerminator<"TileYieldOp">, RecursiveMemoryEffects]> {
+  let summary = "applies a scalar function to every element of register tiles";
+  let description = [{
+    The result is a register tile `[R, C]` or a row tile `[R]`. Each input
+    has the result's shape or, for a `[R, C]` result, is a row tile `[R]`
+    broadcast along the row. The region's arguments are the element's row
+    index, its column index (`[R, C]` results only) and one element of each
+    input; it yields the result element. A region may read memory (a mask
+    operand) but not write it.
+
+    ```mlir
+    %p = attn.tile.map ins(%s, %m : tensor<64x32xf32>, tensor<64xf32>)
+        -> tensor<64x32xf32> {
+    ^bb0(%r: index, %c: index, %x: f32, %mx: f32):
+      %d = arith.subf %x, %mx : f32
+      %e = math.exp2 %d : f32
+      attn.tile.yield %e : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Attn_RegisterTile>:$inputs);
+  let results = (outs Attn_RegisterTile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` type($result) $body
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TileReduceOp : Attn_Op<"tile.reduce", [Pure,
+    AllTypesMatch<["init", "result"]>]> {
+  let summary = "reduces each row of a register tile";
+  let description = [{
+    `result[r] = init[r] <kind> input[r, 0] <kind> ... <kind> input[r, C-1]`
+    with `kind` `max` (arith.maximumf: NaN propagates, -inf is neutral) or
+    `add`.
+
+    ```mlir
+    %mx = attn.tile.reduce <max> %s, %init : tensor<64x32xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_TileReduceKindAttr:$kind, Attn_RegisterTile:$input,
+                   Attn_RegisterTile:$init);
+  let results = (outs Attn_RegisterTile:$result);
+  let assemblyFormat = [{
+    $kind $input `,` $init attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TileStoreOp : Attn_Op<"tile.store", [
+    SingleBlockImplicitTerminator<"TileYieldOp">]> {
+  let summary = "writes the leading rows of a register tile to a buffer";
+  let description = [{
+    Writes rows `0 <= r < rows` of `tile` to `dest`; the region maps row `r`
+    to the indices of its destination, as in `tile.load`: for a `[R, X]`
+    tile it yields one index for every dimension of `dest` but the last and
+    the row lands in `dest[i0, ..., iN-2, 0 : X]`; for a row tile `[R]` it
+    yields every index of the element `r` lands in. The tile and `dest` have
+    one element type.
+
+    ```mlir
+    attn.tile.store %o into %out rows %n : tensor<64x64xf16>
+        into memref<?x?x?x64xf16> {
+    ^bb0(%r: index):
+      %i = arith.addi %q0, %r : index
+      attn.tile.yield %b, %h, %i : index, index, index
+    }
+    ```
+  }];
+  let arguments = (ins Attn_RegisterTile:$tile,
+                   Arg<AnyStridedMemRef, "", [MemWrite]>:$dest, Index:$rows);
+  let regions = (region SizedRegion<1>:$indices);
+  let assemblyFormat = [{
+    $tile `into` $dest `rows` $rows `:` type($tile) `into` type($dest)
+    $indices attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNTILEOPS_TD

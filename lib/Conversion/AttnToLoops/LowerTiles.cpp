@@ -1,0 +1,212 @@
+//===- LowerTiles.cpp - the tile form on the CPU ---------------------------===//
+//
+// The CPU lowering of attn-tile's tile ops: register tiles stay tensors and
+// their ops become linalg.generics on tensors (one-shot-bufferize turns
+// them into buffers later); row loads and stores become loops over the
+// rows with the row region inlined. Nothing here knows about attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileCommon.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNLOWERTILESPASS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::tile;
+
+/// Clones the ops of a single-block region before the insertion point, its
+/// arguments replaced by `args`; returns the values the region yields.
+static SmallVector<Value> inlineRegion(OpBuilder &b, Region &region,
+                                       ValueRange args) {
+  Block &block = region.front();
+  IRMapping map;
+  map.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, map);
+  auto yield = cast<TileYieldOp>(block.getTerminator());
+  return llvm::map_to_vector(yield.getValues(),
+                             [&](Value v) { return map.lookupOrDefault(v); });
+}
+
+/// The rank-1 view `buffer[indices..., 0 : X]` of a row.
+static Value rowView(OpBuilder &b, Location loc, Value buffer,
+                     ValueRange indices) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(indices.begin(), indices.end());
+  offsets.push_back(b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes(rank - 1, b.getIndexAttr(1));
+  OpFoldResult last =
+      type.isDynamicDim(rank - 1)
+          ? OpFoldResult(
+                memref::DimOp::create(b, loc, buffer, rank - 1).getResult())
+          : OpFoldResult(b.getIndexAttr(type.getDimSize(rank - 1)));
+  sizes.push_back(last);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  auto resultType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+      {type.getDimSize(rank - 1)}, type, offsets, sizes, strides));
+  return memref::SubViewOp::create(b, loc, resultType, buffer, offsets, sizes,
+                                   strides);
+}
+
+static void lowerLoad(RewriterBase &rewriter, TileLoadOp op) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  IndexMath ix{b, loc};
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value r = beginFor(b, loc, ix.c(0), op.getRows(), ix.c(1));
+    SmallVector<Value> indices = inlineRegion(b, op.getIndices(), r);
+    linalg::CopyOp::create(
+        b, loc, ValueRange{rowView(b, loc, op.getSource(), indices)},
+        ValueRange{tileRow(b, loc, op.getTile(), r)});
+  }
+  // Rows past `rows` are zero, so that full-tile arithmetic reads defined
+  // values. A loop rather than a view of the tail: the tail is empty when
+  // the rows fold to the tile's size.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    int64_t tileRows = op.getTile().getType().getDimSize(0);
+    Value r = beginFor(b, loc, op.getRows(), ix.c(tileRows), ix.c(1));
+    fill(b, loc, tileRow(b, loc, op.getTile(), r), 0.0);
+  }
+  rewriter.eraseOp(op);
+}
+
+static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  IndexMath ix{b, loc};
+  Value tile = toReadOnlyBuffer(b, loc, op.getTile());
+  Value r = beginFor(b, loc, ix.c(0), op.getRows(), ix.c(1));
+  SmallVector<Value> indices = inlineRegion(b, op.getIndices(), r);
+  if (op.getTile().getType().getRank() == 1) {
+    Value v = memref::LoadOp::create(b, loc, tile, r);
+    memref::StoreOp::create(b, loc, v, op.getDest(), indices);
+  } else {
+    linalg::CopyOp::create(b, loc, ValueRange{tileRow(b, loc, tile, r)},
+                           ValueRange{rowView(b, loc, op.getDest(), indices)});
+  }
+  rewriter.eraseOp(op);
+}
+
+/// A memory tile as a tensor, read in place.
+static Value asTensor(OpBuilder &b, Location loc, Value tile) {
+  auto type = dyn_cast<MemRefType>(tile.getType());
+  if (!type)
+    return tile;
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
+      tile, /*restrict=*/true);
+}
+
+static void lowerMatmul(RewriterBase &rewriter, TileMatmulOp op) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr r, c, k;
+  bindDims(ctx, r, c, k);
+  AffineMap rhsMap = op.getTransposeRhs() ? AffineMap::get(3, 0, {c, k}, ctx)
+                                          : AffineMap::get(3, 0, {k, c}, ctx);
+  auto generic = linalg::GenericOp::create(
+      b, loc, op.getAcc().getType(),
+      ValueRange{asTensor(b, loc, op.getLhs()), asTensor(b, loc, op.getRhs())},
+      ValueRange{op.getAcc()},
+      ArrayRef<AffineMap>{AffineMap::get(3, 0, {r, k}, ctx), rhsMap,
+                          AffineMap::get(3, 0, {r, c}, ctx)},
+      ArrayRef<utils::IteratorType>{par, par, red},
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                           toF32(b, loc, a[1]));
+        linalg::YieldOp::create(b, loc,
+                                Value(arith::AddFOp::create(b, loc, a[2], prod)));
+      });
+  rewriter.replaceOp(op, generic.getResults());
+}
+
+static void lowerMap(RewriterBase &rewriter, TileMapOp op) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  RankedTensorType type = op.getResult().getType();
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value input : op.getInputs())
+    maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == rank
+                       ? b.getMultiDimIdentityMap(rank)
+                       : AffineMap::get(rank, 0, {getAffineDimExpr(0, ctx)},
+                                        ctx));
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, op.getInputs(), ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank, par),
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        SmallVector<Value> args;
+        for (int64_t d = 0; d < rank; ++d)
+          args.push_back(linalg::IndexOp::create(b, loc, d));
+        llvm::append_range(args, a.drop_back());
+        linalg::YieldOp::create(b, loc, inlineRegion(b, op.getBody(), args));
+      });
+  rewriter.replaceOp(op, generic.getResults());
+}
+
+static void lowerReduce(RewriterBase &rewriter, TileReduceOp op) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
+  bool isMax = op.getKind() == TileReduceKind::Max;
+  auto generic = linalg::GenericOp::create(
+      b, loc, op.getInit().getType(), ValueRange{op.getInput()},
+      ValueRange{op.getInit()},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {r, c}, ctx),
+                          AffineMap::get(2, 0, {r}, ctx)},
+      ArrayRef<utils::IteratorType>{par, red},
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value v = isMax ? Value(arith::MaximumFOp::create(b, loc, a[1], a[0]))
+                        : Value(arith::AddFOp::create(b, loc, a[1], a[0]));
+        linalg::YieldOp::create(b, loc, v);
+      });
+  rewriter.replaceOp(op, generic.getResults());
+}
+
+namespace {
+struct AttnLowerTilesPass
+    : public attn::impl::AttnLowerTilesPassBase<AttnLowerTilesPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    // Post-order: a map nested in another op's region is lowered first.
+    getOperation()->walk([&](Operation *op) {
+      if (isa<TileLoadOp, TileStoreOp, TileMatmulOp, TileMapOp, TileReduceOp>(
+              op))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : ops)
+      llvm::TypeSwitch<Operation *>(op)
+          .Case([&](TileLoadOp op) { lowerLoad(rewriter, op); })
+          .Case([&](TileStoreOp op) { lowerStore(rewriter, op); })
+          .Case([&](TileMatmulOp op) { lowerMatmul(rewriter, op); })
+          .Case([&](TileMapOp op) { lowerMap(rewriter, op); })
+          .Case([&](TileReduceOp op) { lowerReduce(rewriter, op); });
+  }
+};
+} // namespace

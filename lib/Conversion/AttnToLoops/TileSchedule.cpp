@@ -1,0 +1,184 @@
+//===- TileSchedule.cpp - the one cost model for attn's tilings -----------===//
+//
+// Picks the schedule of every attn op: query and key/value tile sizes, the
+// pipeline stages of the key/value ring, the warps of a CTA and the shared
+// memory that takes. attn-tile writes its loops with these numbers, the GPU
+// lowering maps them, and the kernel manifest and attn-tile's report print
+// them; nothing else chooses a tile size.
+//
+// The forward and split-KV defaults are the sm_80 tensor-core schedules
+// measured on an H200 (bf16, S = 16k; docs/GPU.md): 4 warps x two 16-row
+// MMA tiles with 32-key tiles at D > 64 (64-key tiles spill), 64-key tiles
+// at D <= 64; causal at D > 64, 8 warps x one MMA tile with 64-key tiles;
+// with a mask operand, one MMA tile per warp (registers). Split-KV packs the
+// query heads of a key/value head into one 16-row tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileCommon.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// What the schedule of one op depends on.
+struct TileShape {
+  int64_t headDim = 0, valueDim = 0, elementBytes = 0;
+  CausalKind causal = CausalKind::None;
+  bool mask = false;
+  /// Rows and keys the op's loop nests see at most, when static.
+  std::optional<int64_t> rows, keys;
+  enum class Kind { Forward, Partial, Gradient } kind = Kind::Forward;
+};
+} // namespace
+
+static std::optional<int64_t> staticDim(int64_t d) {
+  if (ShapedType::isDynamic(d))
+    return std::nullopt;
+  return d;
+}
+
+template <typename OpTy>
+static TileShape getTileShape(OpTy op) {
+  AttentionConfig c = getAttentionConfig(op);
+  TileShape s;
+  s.headDim = c.dims.headDim;
+  s.valueDim = c.dims.valueDim;
+  s.elementBytes =
+      op.getQuery().getType().getElementType().getIntOrFloatBitWidth() / 8;
+  s.causal = c.causal;
+  s.mask = static_cast<bool>(op.getMask());
+  s.rows = staticDim(c.dims.querySeq);
+  s.keys = staticDim(c.dims.keySeq);
+  return s;
+}
+
+/// The tile shape of an op with tiles; nullopt for attn.combine.
+static std::optional<TileShape> getTileShape(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<TileShape>>(op)
+      .Case<AttentionOp>([](AttentionOp op) { return getTileShape(op); })
+      .Case<AttentionPartialOp>([](AttentionPartialOp op) {
+        TileShape s = getTileShape(op);
+        s.kind = TileShape::Kind::Partial;
+        return s;
+      })
+      .Case<AttentionGradOp>([](AttentionGradOp op) {
+        TileShape s = getTileShape(op);
+        s.kind = TileShape::Kind::Gradient;
+        return s;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Bytes of shared memory the tiles take. Forward and split-KV: the Q tile
+/// and `stages` K and V tiles, each row padded by 16 bytes (ldmatrix then
+/// reads no bank twice). Gradients (CPU only so far): Q, dO, K and V tiles.
+static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
+                           int64_t stages) {
+  if (s.kind == TileShape::Kind::Gradient)
+    return (blockQ * (s.headDim + s.valueDim) +
+            blockKV * (s.headDim + s.valueDim)) *
+           s.elementBytes;
+  int64_t pad = 16 / s.elementBytes;
+  int64_t qRow = s.headDim + pad, kRow = s.headDim + pad,
+          vRow = s.valueDim + pad;
+  return (blockQ * qRow + stages * blockKV * (kRow + vRow)) * s.elementBytes;
+}
+
+int64_t attn::getAttnTileWorkgroupBytes(Operation *op,
+                                        const AttnTileSizes &sizes) {
+  std::optional<TileShape> s = getTileShape(op);
+  return s ? sharedBytes(*s, sizes.blockQ, sizes.blockKV, sizes.stages) : 0;
+}
+
+ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
+  return ScheduleAttr::get(ctx, blockQ, blockKV, stages, warps,
+                           workgroupBytes);
+}
+
+FailureOr<AttnTileSizes>
+attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
+  std::optional<TileShape> shape = getTileShape(op);
+  if (!shape)
+    return AttnTileSizes();
+  const TileShape &s = *shape;
+  constexpr int64_t kMinBlock = 16;
+  int64_t bq = request.blockQ, bkv = request.blockKV;
+  AttnTileSizes t;
+  t.stages = request.stages ? request.stages : 3;
+
+  switch (s.kind) {
+  case TileShape::Kind::Forward: {
+    bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
+    int64_t mTiles = s.mask || wideCausal ? 1 : 2;
+    t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
+    if (!bq)
+      bq = t.warps * 16 * mTiles;
+    if (!bkv)
+      bkv = mTiles == 2 && s.headDim > 64 ? 32 : 64;
+    break;
+  }
+  case TileShape::Kind::Partial:
+    t.warps = request.warps ? request.warps : 4;
+    if (!bq)
+      bq = 16;
+    if (!bkv)
+      bkv = 64;
+    break;
+  case TileShape::Kind::Gradient:
+    // FlashAttention-2's backward tiles; a tile never needs to exceed the
+    // (power-of-two-rounded) rows or keys of a static shape.
+    t.warps = request.warps ? request.warps : 4;
+    t.stages = 1;
+    if (!bq) {
+      bq = 64;
+      if (s.rows)
+        bq = std::min(bq, std::max<int64_t>(kMinBlock,
+                                            llvm::PowerOf2Ceil(*s.rows)));
+    }
+    if (!bkv) {
+      bkv = s.headDim <= 64 ? 128 : 64;
+      if (s.keys)
+        bkv = std::min(bkv, std::max<int64_t>(kMinBlock,
+                                              llvm::PowerOf2Ceil(*s.keys)));
+    }
+    break;
+  }
+  // Halve the automatic key/value tile (then the query tile of gradients)
+  // until the tiles fit the budget: large head dims.
+  while (sharedBytes(s, bq, bkv, t.stages) > request.smemBudget) {
+    if (!request.blockKV && bkv > kMinBlock)
+      bkv /= 2;
+    else if (!request.blockQ && s.kind == TileShape::Kind::Gradient &&
+             bq > kMinBlock)
+      bq /= 2;
+    else
+      break;
+  }
+  int64_t bytes = sharedBytes(s, bq, bkv, t.stages);
+  if (bytes > request.smemBudget) {
+    bool gradient = s.kind == TileShape::Kind::Gradient;
+    InFlightDiagnostic diag = op->emitError();
+    diag << "tiles of block-q = " << bq << " and block-kv = " << bkv;
+    if (!gradient)
+      diag << " in " << t.stages << " stages";
+    diag << " need " << bytes << " bytes of workgroup memory ("
+         << (gradient ? "Q, dO, K, V tiles" : "Q, K, V tiles, rows padded by "
+                                              "16 bytes")
+         << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
+         << s.elementBytes << "-byte elements), more than smem-budget = "
+         << request.smemBudget;
+    if (request.blockQ && request.blockKV)
+      diag << "; choose smaller block-q/block-kv or raise smem-budget";
+    else
+      diag << "; no smaller automatic tile fits: raise smem-budget";
+    return failure();
+  }
+  t.blockQ = bq;
+  t.blockKV = bkv;
+  t.workgroupBytes = bytes;
+  return t;
+}
