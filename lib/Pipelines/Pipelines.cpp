@@ -93,6 +93,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.blockKV = options.blockKV;
   kernelOptions.warps = options.warps;
   kernelOptions.mTiles = options.mTiles;
+  kernelOptions.report = options.report;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;

@@ -133,8 +133,11 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     dims that are not multiples of 16) are errors that say so.
 
     The kernels use ldmatrix + mma.sync.m16n8k16 (f32 accumulate), cp.async
-    double-buffered K/V tiles in shared memory, and ex2.approx with log2(e)
-    folded into the scale; they assemble for sm_80 and later.
+    into a ring of K/V tiles in shared memory, and ex2.approx with log2(e)
+    folded into the scale; they assemble for sm_80 and later. Their tiling
+    (warps, query rows, keys per tile, stages, shared memory) is the schedule
+    attn-tile's cost model picks for the op; the options are requests to
+    it, and `report` prints attn-tile's account of it per op.
   }];
   let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
                            "LLVM::LLVMDialect", "memref::MemRefDialect",
@@ -150,7 +153,10 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     Option<"mTiles", "m-tiles", "int64_t", /*default=*/"0",
            "16-row MMA tiles per warp in forward kernels; 0 picks 1 for "
            "causal kernels with D > 64, else 2 (decode, and forward with a "
-           "mask operand, always use 1)">
+           "mask operand, always use 1)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit attn-tile's report (schedule, shared memory, HBM bytes and "
+           "FLOPs) for the kernel of every op, as a remark">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

@@ -28,6 +28,11 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("16-row MMA tiles per warp, forward kernels (0: chosen "
                      "per kernel)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> report{
+      *this, "report",
+      llvm::cl::desc("Print attn-tile's report (schedule, shared memory, HBM "
+                     "bytes, FLOPs) for the kernel of every op"),
+      llvm::cl::init(false)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to

@@ -1,6 +1,7 @@
 //===- AttnToGPU.cpp - attn ops to tensor-core GPU kernels ----------------===//
 
 #include "attn/Conversion/AttnToGPU/KernelSpec.h"
+#include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -23,39 +24,45 @@ namespace {
 
 constexpr StringLiteral kKernelModule = "attn_kernels";
 
-/// Fills the tiling of `spec` from the options, 0 meaning "choose". The
-/// defaults come from measurements on an H200 (bf16, D = 128, S = 16k):
-/// non-causal, 4 warps x two 16-row m-tiles with 32-key tiles ran 290 TFLOP/s
-/// against 280 for 8 warps x one m-tile with 64-key tiles; causal, the other
-/// way round (256 against 279). Two m-tiles with 64-key tiles spill at
-/// D = 128 (ptxas), hence 32 keys there.
-void chooseTiling(KernelSpec &spec, int64_t warps, int64_t mTiles,
-                  int64_t blockKV) {
-  bool forward = spec.kind == KernelKind::Forward;
-  bool wideCausal =
-      forward && spec.causal != CausalKind::None && spec.headDim > 64;
-  spec.mTiles = !forward ? 1 : mTiles ? mTiles : wideCausal ? 1 : 2;
-  // Reading the mask operand in every tile needs registers that a second
-  // m-tile per warp would take (ptxas spills at D = 128 with two).
-  if (spec.mask != MaskOperand::None)
-    spec.mTiles = 1;
-  spec.warps = warps ? warps
-               : wideCausal && spec.mask == MaskOperand::None ? 8
-                                                              : 4;
-  if (blockKV) {
-    spec.blockKV = blockKV;
-    return;
+/// Fills the tiling of `spec` from attn-tile's cost model (the options, 0
+/// meaning "choose", are its requests), so that the kernel runs the
+/// schedule that `attn-tile` reports.
+FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
+                                      int64_t warps, int64_t mTiles,
+                                      int64_t blockKV) {
+  if (spec.kind == KernelKind::DecodeCombine) {
+    // No tiles: a thread per four output columns.
+    spec.warps = warps ? warps : 4;
+    spec.blockKV = blockKV ? blockKV : 64;
+    return AttnTileSizes();
   }
-  spec.blockKV = forward && spec.mTiles == 2 && spec.headDim > 64 ? 32 : 64;
-  // Large head dims: smaller key tiles until the stages fit a CTA.
-  while (spec.blockKV > 16 && spec.sharedMemoryBytes() > kMaxSharedMemory &&
-         spec.kind != KernelKind::DecodePartial)
-    spec.blockKV /= 2;
+  AttnTileRequest request;
+  request.blockKV = blockKV;
+  request.warps = warps;
+  request.smemBudget = kMaxSharedMemory;
+  if (mTiles && spec.kind == KernelKind::Forward) {
+    // The query tile follows from the warps the model picks.
+    FailureOr<AttnTileSizes> first = chooseAttnTileSizes(op, request);
+    if (failed(first))
+      return failure();
+    request.blockQ = mTiles * 16 * first->warps;
+  }
+  FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
+  if (failed(sizes))
+    return failure();
+  spec.warps = sizes->warps;
+  spec.blockKV = sizes->blockKV;
+  spec.mTiles = spec.kind == KernelKind::Forward
+                    ? sizes->blockQ / (16 * sizes->warps)
+                    : 1;
+  return sizes;
 }
 
-/// The kernel spec of an attn op, or an error on the op.
+/// The kernel spec of an attn op, or an error on the op. With `report`,
+/// attn-tile's account of the schedule, the one the kernel runs, as a
+/// remark on the op.
 FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
-                              int64_t blockKV) {
+                              int64_t blockKV, bool report) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -82,6 +89,9 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
     spec.kind = KernelKind::DecodeCombine;
     spec.elementType = c.getOutput().getType().getElementType();
     spec.valueDim = c.getPartialOutput().getType().getDimSize(4);
+  } else if (isa<AttentionGradOp>(op)) {
+    return op->emitOpError("has no GPU kernel yet: the backward runs on the "
+                           "CPU only (attn-to-llvm)");
   } else {
     return op->emitOpError("has no GPU kernel");
   }
@@ -99,7 +109,21 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
              << maskElt << "; the GPU kernels read additive masks in the "
              << "operands' element type " << spec.elementType;
   }
-  chooseTiling(spec, warps, mTiles, blockKV);
+  if (auto p = dyn_cast<AttentionPartialOp>(op)) {
+    // The decode kernel holds the packed rows of one key/value head in one
+    // MMA tile.
+    AttentionConfig c = getAttentionConfig(p);
+    int64_t rows = c.dims.groupSize() * c.dims.querySeq;
+    if (!ShapedType::isDynamic(c.dims.querySeq) && rows > 16)
+      return op->emitOpError("packs ")
+             << c.dims.groupSize() << " query heads x Sq = " << c.dims.querySeq
+             << " = " << rows
+             << " rows per key/value head; the GPU decode kernel holds 16";
+  }
+  FailureOr<AttnTileSizes> sizes =
+      chooseTiling(op, spec, warps, mTiles, blockKV);
+  if (failed(sizes))
+    return failure();
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   if (spec.blockKV % 16 || spec.blockKV < 16)
@@ -109,6 +133,14 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
     return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
   if (spec.mTiles < 1 || spec.mTiles > 2)
     return op->emitOpError("'m-tiles' must be 1 or 2, got ") << spec.mTiles;
+  if (report) {
+    AttnTileConfig config;
+    config.sizes = *sizes;
+    config.memorySpace = gpu::AddressSpaceAttr::get(
+        op->getContext(), gpu::AddressSpace::Workgroup);
+    op->emitRemark() << describeAttnTiling(op, config) << "; kernel "
+                     << spec.name();
+  }
   return spec;
 }
 
@@ -119,7 +151,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     ModuleOp module = getOperation();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<AttentionOp, AttentionPartialOp, CombineOp>(op))
+      if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
         ops.push_back(op);
     });
     if (ops.empty())
@@ -139,7 +171,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (auto existing = module->getAttrOfType<ArrayAttr>("attn.manifest"))
       manifest.append(existing.begin(), existing.end());
     for (Operation *op : ops) {
-      FailureOr<KernelSpec> spec = specFor(op, warps, mTiles, blockKV);
+      FailureOr<KernelSpec> spec = specFor(op, warps, mTiles, blockKV, report);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();

@@ -222,9 +222,10 @@ std::string attn::describeAttnTiling(Operation *op,
     config.memorySpace.print(os);
   }
   std::string head =
-      llvm::formatv("attn-tile: block-q = {0}, block-kv = {1}, {2} bytes of "
-                    "tiles in memory space {3}",
-                    t.blockQ, t.blockKV, t.workgroupBytes, space);
+      llvm::formatv("attn-tile: block-q = {0}, block-kv = {1}, {2} stages, "
+                    "{3} warps, {4} bytes of tiles in memory space {5}",
+                    t.blockQ, t.blockKV, t.stages, t.warps, t.workgroupBytes,
+                    space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";
 

@@ -113,9 +113,12 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   switch (s.kind) {
   case TileShape::Kind::Forward: {
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
-    int64_t mTiles = s.mask || wideCausal ? 1 : 2;
     t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
-    if (!bq)
+    // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
+    int64_t mTiles = s.mask || wideCausal ? 1 : 2;
+    if (bq)
+      mTiles = bq / (16 * t.warps);
+    else
       bq = t.warps * 16 * mTiles;
     if (!bkv)
       bkv = mTiles == 2 && s.headDim > 64 ? 32 : 64;
@@ -171,7 +174,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
          << s.elementBytes << "-byte elements), more than smem-budget = "
          << request.smemBudget;
-    if (request.blockQ && request.blockKV)
+    if (request.blockQ || request.blockKV)
       diag << "; choose smaller block-q/block-kv or raise smem-budget";
     else
       diag << "; no smaller automatic tile fits: raise smem-budget";

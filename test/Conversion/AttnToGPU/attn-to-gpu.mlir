@@ -93,3 +93,23 @@ func.func @decode_mask(%q: tensor<1x4x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: t
   %po, %pl = attn.attention_partial %q, %k, %v mask(%m : tensor<1x8xi1>) {num_splits = 2 : i64} : tensor<1x4x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<2x1x4x1x64xf32>, tensor<2x1x4x1xf32>
   return %po : tensor<2x1x4x1x64xf32>
 }
+
+// -----
+
+func.func @gradient(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf16>, %do: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{'attn.attention_grad' op has no GPU kernel yet: the backward runs on the CPU only (attn-to-llvm)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+  return %dq : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+// GQA 8 x Sq = 4: 32 packed rows per key/value head, more than the decode
+// kernel's one 16-row MMA tile. Dynamic Sq is checked by the runtime.
+func.func @decode_rows(%q: tensor<1x8x4x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> tensor<2x1x8x4x64xf32> {
+  // expected-error @+1 {{'attn.attention_partial' op packs 8 query heads x Sq = 4 = 32 rows per key/value head; the GPU decode kernel holds 16}}
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 2 : i64} : tensor<1x8x4x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<2x1x8x4x64xf32>, tensor<2x1x8x4xf32>
+  return %po : tensor<2x1x8x4x64xf32>
+}
