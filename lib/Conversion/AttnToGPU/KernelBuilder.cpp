@@ -10,12 +10,14 @@
 // stages with cp.async, computes S = Q K^T and O += P V with
 // mma.sync.m16n8k16 (f32 accumulate), and keeps the running max, sum and the
 // unnormalised O in registers. Scores are scaled by scale * log2(e) and
-// exponentiated with ex2.approx. Per-thread fragment layout (lane = 4g + t):
-// an accumulator tile of 16 x 8 holds rows g and g + 8, columns 2t and 2t + 1.
+// exponentiated with ex2.approx. Where each fragment element lives is
+// MmaLayout.h's business alone.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU/KernelSpec.h"
+#include "Emitter.h"
+#include "MmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -132,117 +134,7 @@ std::string KernelSpec::unsupportedReason() const {
 
 namespace {
 
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 
-/// A thin layer over OpBuilder for the integer and float scalar code of the
-/// kernels: i32 arithmetic for indices, i64 for global element offsets.
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-
-  Type i1() { return b.getI1Type(); }
-  Type i32() { return b.getI32Type(); }
-  Type i64() { return b.getI64Type(); }
-  Type f32() { return b.getF32Type(); }
-
-  Value c32(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  }
-  Value c64(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  }
-  Value cf(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value cbool(bool v) {
-    return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivSIOp::create(b, loc, x, y); }
-  Value rem(Value x, Value y) { return arith::RemSIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-  Value lt(Value x, Value y) { return cmp(arith::CmpIPredicate::slt, x, y); }
-  Value gt(Value x, Value y) { return cmp(arith::CmpIPredicate::sgt, x, y); }
-  Value ge(Value x, Value y) { return cmp(arith::CmpIPredicate::sge, x, y); }
-  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
-  Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
-  Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value fmax(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value feq(Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
-  }
-  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
-  Value toI64(Value v) { return arith::ExtSIOp::create(b, loc, i64(), v); }
-  Value toI32(Value index) {
-    return arith::IndexCastOp::create(b, loc, i32(), index);
-  }
-
-  /// ex2.approx / lg2.approx: the special-function unit, no libdevice.
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, f32(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), x)
-        .getResult(0);
-  }
-  Value log2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, f32(), b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"), x)
-        .getResult(0);
-  }
-
-  /// The global-memory base pointer (with its offset) of a memref argument.
-  Value globalBase(Value memref, Type elementType) {
-    Value idx = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-    Value i = arith::IndexCastOp::create(b, loc, i64(), idx);
-    Value generic = LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext()), i);
-    Value global = LLVM::AddrSpaceCastOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-    return gep(global, elementType,
-               arith::IndexCastOp::create(b, loc, i64(), meta.getOffset()));
-  }
-  Value gep(Value ptr, Type elementType, Value offset) {
-    return LLVM::GEPOp::create(b, loc, ptr.getType(), elementType, ptr,
-                               ValueRange{offset});
-  }
-  /// Sizes and strides of a memref argument as i32 / i64 values.
-  void metadata(Value memref, SmallVectorImpl<Value> &sizes,
-                SmallVectorImpl<Value> &strides) {
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-    for (Value s : meta.getSizes())
-      sizes.push_back(toI32(s));
-    for (Value s : meta.getStrides())
-      strides.push_back(arith::IndexCastOp::create(b, loc, i64(), s));
-  }
-
-  /// Quad (4 lanes sharing a row) reduction by xor shuffles.
-  Value quadReduce(Value v, bool isMax) {
-    for (int64_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      v = isMax ? fmax(v, other) : fadd(v, other);
-    }
-    return v;
-  }
-};
 
 Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
@@ -290,7 +182,9 @@ private:
   Type elt;
 
   // Values of the prologue.
-  Value tid, lane, warp, g, t;
+  Value tid, lane, warp;
+  /// The fragment layout of this thread's lane.
+  std::optional<MmaM16N8K16> frag;
   Value qPtr, kPtr, vPtr, oPtr, lsePtr, maskPtr;
   SmallVector<Value> maskStrides;
   SmallVector<Value> qSizes, qStrides, kSizes, kStrides, vSizes, vStrides,
@@ -468,14 +362,13 @@ Value AttentionKernel::packPair(Value lo, Value hi) {
 }
 
 Value AttentionKernel::threadRow(int64_t mt, int64_t half) {
-  return e.add(e.add(warpRowBase(), g), e.c32(mt * 16 + half * 8));
+  return frag->accRow(e, warpRowBase(), mt, half);
 }
 
 SmallVector<Value> AttentionKernel::qFragment(int64_t mt, int64_t kk) {
-  // Rows (warp's m-tile) + lane % 16, columns kk * 16 + (lane / 16) * 8.
-  Value row = e.add(e.add(warpRowBase(), e.c32(mt * 16)),
-                    e.rem(lane, e.c32(16)));
-  Value col = e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)), e.c32(kk * 16));
+  auto [laneRow, laneCol] = frag->ldmatrixA(e);
+  Value row = e.add(e.add(warpRowBase(), e.c32(mt * MmaM16N8K16::kM)), laneRow);
+  Value col = e.add(laneCol, e.c32(kk * MmaM16N8K16::kK));
   Value off = e.mul(e.add(e.mul(row, e.c32(d + 8)), col), e.c32(2));
   return ldmatrix4(off, /*transpose=*/false);
 }
@@ -498,9 +391,11 @@ void AttentionKernel::emitEpilogue(int64_t mt, Value m0, Value m1, Value l0,
     e.b.setInsertionPointToStart(ifValid.thenBlock());
     Value hc = h, ic = i;
     for (int64_t nb = 0; nb < dv / 8; ++nb) {
-      Value col = e.add(e.c32(nb * 8), e.mul(t, e.c32(2)));
-      Value v0 = e.fmul(acc[nb * 4 + half * 2], inv);
-      Value v1 = e.fmul(acc[nb * 4 + half * 2 + 1], inv);
+      // Elements half * 2 and half * 2 + 1: one row, two adjacent columns.
+      int64_t i = half * 2;
+      Value col = frag->accColumn(e, nb, i);
+      Value v0 = e.fmul(acc[nb * MmaM16N8K16::kAccElements + i], inv);
+      Value v1 = e.fmul(acc[nb * MmaM16N8K16::kAccElements + i + 1], inv);
       if (!decode) {
         Value off = e.add(
             e.add(e.mul(e.toI64(batch), oStrides[0]),
@@ -524,7 +419,7 @@ void AttentionKernel::emitEpilogue(int64_t mt, Value m0, Value m1, Value l0,
       }
     }
     // One lane of the quad writes the row's LSE.
-    Value writer = e.eq(t, e.c32(0));
+    Value writer = frag->firstOfRow(e);
     if (!decode) {
       Value addr = LLVM::PtrToIntOp::create(e.b, e.loc, e.i64(), lsePtr);
       writer = e.band(writer, e.ne(addr, e.c64(0)));
@@ -566,15 +461,17 @@ SmallVector<Value> AttentionKernel::mergeWarps(ValueRange state) {
   // No warp may still read the last K/V tile, and no copy may still land.
   NVVM::CpAsyncWaitGroupOp::create(e.b, e.loc, 0);
   gpu::BarrierOp::create(e.b, e.loc);
-  Value rowOf[2] = {g, e.add(g, e.c32(8))};
-  Value ls[2] = {e.quadReduce(state[2], false), e.quadReduce(state[3], false)};
+  Value rowOf[2] = {frag->accRow(e, Value(), 0, 0), frag->accRow(e, Value(), 0, 1)};
+  Value ls[2] = {frag->rowReduce(e, state[2], false),
+                 frag->rowReduce(e, state[3], false)};
   for (int64_t idx = 0; idx < dv / 8 * 4; ++idx) {
     int64_t nb = idx / 4, q = idx % 4;
-    Value col = e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2)));
-    LLVM::StoreOp::create(e.b, e.loc, state[4 + idx], accAt(warp, rowOf[q / 2], col), 4);
+    Value col = frag->accColumn(e, nb, q);
+    LLVM::StoreOp::create(e.b, e.loc, state[4 + idx],
+                          accAt(warp, rowOf[MmaM16N8K16::rowHalf(q)], col), 4);
   }
   {
-    auto writer = scf::IfOp::create(e.b, e.loc, e.eq(t, e.c32(0)), false);
+    auto writer = scf::IfOp::create(e.b, e.loc, frag->firstOfRow(e), false);
     OpBuilder::InsertionGuard guard(e.b);
     e.b.setInsertionPointToStart(writer.thenBlock());
     for (int64_t half = 0; half < 2; ++half) {
@@ -610,12 +507,12 @@ SmallVector<Value> AttentionKernel::mergeWarps(ValueRange state) {
   }
   for (int64_t idx = 0; idx < dv / 8 * 4; ++idx) {
     int64_t nb = idx / 4, q = idx % 4;
-    Value col = e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2)));
+    Value col = frag->accColumn(e, nb, q);
     Value acc = e.cf(0.0);
     for (int64_t w = 0; w < warps; ++w) {
       Value v = LLVM::LoadOp::create(e.b, e.loc, f32,
-                                     accAt(e.c32(w), rowOf[q / 2], col), 4);
-      acc = e.fadd(acc, e.fmul(scales[q / 2][w], v));
+                                     accAt(e.c32(w), rowOf[MmaM16N8K16::rowHalf(q)], col), 4);
+      acc = e.fadd(acc, e.fmul(scales[MmaM16N8K16::rowHalf(q)][w], v));
     }
     out[4 + idx] = acc;
   }
@@ -651,8 +548,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
   tid = e.toI32(gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x));
   warp = e.div(tid, e.c32(32));
   lane = e.rem(tid, e.c32(32));
-  g = e.div(lane, e.c32(4));
-  t = e.rem(lane, e.c32(4));
+  frag.emplace(e, lane);
   Value bx = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::x));
   Value by = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::y));
   Value bz = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::z));
@@ -801,10 +697,8 @@ gpu::GPUFuncOp AttentionKernel::build() {
     // S = Q K^T: K rows (keys) are the B operand's columns; one ldmatrix x4
     // gives b0, b1 of key blocks nb and nb + 1, used by every m-tile.
     SmallVector<Value> s(mTiles * sElems, e.cf(0.0));
-    Value kRow = e.add(e.add(e.mul(e.div(lane, e.c32(16)), e.c32(8)),
-                             e.rem(lane, e.c32(8))),
-                       warpKeyBase());
-    Value kCol = e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8));
+    auto [kLaneRow, kCol] = frag->ldmatrixB(e);
+    Value kRow = e.add(kLaneRow, warpKeyBase());
     for (int64_t kk = 0; kk < d / 16; ++kk) {
       SmallVector<SmallVector<Value>> aFrags;
       for (int64_t mt = 0; mt < mTiles; ++mt)
@@ -867,10 +761,11 @@ gpu::GPUFuncOp AttentionKernel::build() {
       SmallVector<Value> ms;
       for (int64_t idx = 0; idx < static_cast<int64_t>(s.size()); ++idx) {
         int64_t mt = idx / sElems, nb = (idx % sElems) / 4, q = idx % 4;
-        Value j = e.add(myStart, e.add(e.c32(nb * 8 + q % 2), e.mul(t, e.c32(2))));
+        int64_t half = MmaM16N8K16::rowHalf(q);
+        Value j = e.add(myStart, frag->accColumn(e, nb, q));
         Value hidden = e.ge(j, kvEnd);
         if (spec.causal != CausalKind::None) {
-          Value diag = e.add(rowI[mt * 2 + q / 2], diagOffset);
+          Value diag = e.add(rowI[mt * 2 + half], diagOffset);
           hidden = e.bor(hidden, e.gt(j, diag));
           hidden = e.bor(hidden, e.band(hasWindow, e.lt(j, e.sub(diag, window))));
         }
@@ -879,7 +774,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
           // Element (b, h, i, j) of the mask, clamped into range: rows past
           // Sq and keys past the end are never stored or already hidden.
           Value jc = e.min(j, e.sub(keySeq, one));
-          Value off = e.add(maskRowBase[mt * 2 + q / 2],
+          Value off = e.add(maskRowBase[mt * 2 + half],
                             e.mul(e.toI64(jc), maskStrides[3]));
           if (spec.mask == MaskOperand::Additive) {
             // S is unscaled here: add mask / scale, so that the scale
@@ -915,9 +810,9 @@ gpu::GPUFuncOp AttentionKernel::build() {
       for (int64_t half = 0; half < 2; ++half) {
         Value mx = e.negInf();
         for (int64_t idx = 0; idx < sElems; ++idx)
-          if ((idx % 4) / 2 == half)
+          if (MmaM16N8K16::rowHalf(idx % MmaM16N8K16::kAccElements) == half)
             mx = e.fmax(mx, sm[idx]);
-        mx = e.fmul(e.quadReduce(mx, true), scaleLog2);
+        mx = e.fmul(frag->rowReduce(e, mx, true), scaleLog2);
         mNew[half] = e.fmax(mine[half], mx);
         mSafe[half] =
             e.select(e.feq(mNew[half], e.negInf()), e.cf(0.0), mNew[half]);
@@ -927,23 +822,25 @@ gpu::GPUFuncOp AttentionKernel::build() {
       }
       SmallVector<Value> p(sElems);
       for (int64_t idx = 0; idx < sElems; ++idx) {
-        int64_t half = (idx % 4) / 2;
+        int64_t half = MmaM16N8K16::rowHalf(idx % MmaM16N8K16::kAccElements);
         p[idx] = e.exp2(LLVM::FMAOp::create(b, e.loc, sm[idx], scaleLog2,
                                             negMSafe[half]));
         rowSum[half] = e.fadd(rowSum[half], p[idx]);
       }
       SmallVector<Value> acc(mine.begin() + 4, mine.end());
       for (int64_t idx = 0; idx < oElems; ++idx)
-        acc[idx] = e.fmul(acc[idx], alpha[(idx % 4) / 2]);
+        acc[idx] = e.fmul(
+            acc[idx], alpha[MmaM16N8K16::rowHalf(idx % MmaM16N8K16::kAccElements)]);
       accs.push_back(acc);
-      // P's accumulator layout is the A fragment layout of the second
+      // P, in the accumulator layout, becomes the A operand of the second
       // product: key blocks 2kk and 2kk + 1 make k-step kk.
       SmallVector<Value> pFrag;
-      for (int64_t kk = 0; kk < keysPerWarp / 16; ++kk) {
-        int64_t lo = 2 * kk * 4, hi = (2 * kk + 1) * 4;
-        pFrag.append({packPair(p[lo], p[lo + 1]), packPair(p[lo + 2], p[lo + 3]),
-                      packPair(p[hi], p[hi + 1]), packPair(p[hi + 2], p[hi + 3])});
-      }
+      for (int64_t kk = 0; kk < keysPerWarp / 16; ++kk)
+        for (int64_t reg = 0; reg < MmaM16N8K16::kARegisters; ++reg) {
+          auto [block, first] = MmaM16N8K16::aFromAccumulator(reg);
+          int64_t at = (2 * kk + block) * MmaM16N8K16::kAccElements + first;
+          pFrag.push_back(packPair(p[at], p[at + 1]));
+        }
       pFrags.push_back(pFrag);
       yielded.append({mNew[0], mNew[1],
                       e.fadd(e.fmul(mine[2], alpha[0]), rowSum[0]),
@@ -952,10 +849,8 @@ gpu::GPUFuncOp AttentionKernel::build() {
 
     // O += P V: V rows (keys) are read transposed by ldmatrix; one x4 load
     // serves every m-tile.
-    Value vRow = e.add(e.add(e.mul(e.rem(e.div(lane, e.c32(8)), e.c32(2)), e.c32(8)),
-                             e.rem(lane, e.c32(8))),
-                       warpKeyBase());
-    Value vCol = e.mul(e.div(lane, e.c32(16)), e.c32(8));
+    auto [vLaneRow, vCol] = frag->ldmatrixBTransposed(e);
+    Value vRow = e.add(vLaneRow, warpKeyBase());
     for (int64_t nb = 0; nb < dv / 8; nb += 2) {
       for (int64_t kk = 0; kk < keysPerWarp / 16; ++kk) {
         Value row = e.add(vRow, e.c32(kk * 16));
@@ -993,8 +888,8 @@ gpu::GPUFuncOp AttentionKernel::build() {
   } else {
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       ValueRange mine = res.slice(mt * carriedPerTile, carriedPerTile);
-      emitEpilogue(mt, mine[0], mine[1], e.quadReduce(mine[2], false),
-                   e.quadReduce(mine[3], false),
+      emitEpilogue(mt, mine[0], mine[1], frag->rowReduce(e, mine[2], false),
+                   frag->rowReduce(e, mine[3], false),
                    SmallVector<Value>(mine.begin() + 4, mine.end()));
     }
   }
