@@ -9,6 +9,40 @@
 
 namespace attn::runtime {
 
+namespace {
+struct AbiEntry {
+  const char *kind, *name, *type;
+  int rank;
+  bool maskOnly;
+};
+constexpr AbiEntry kAbi[] = {
+#define ATTN_KERNEL_PARAM(KIND, NAME, TYPE, RANK, WHEN)                        \
+  {#KIND, #NAME, #TYPE, RANK, sizeof(#WHEN) == sizeof("mask")},
+#include "attn-runtime/attn_kernel_abi.def"
+};
+} // namespace
+
+std::vector<AbiParam> abiParams(KernelKind kind, MaskKind mask) {
+  std::vector<AbiParam> params;
+  for (const AbiEntry &e : kAbi)
+    if (std::strcmp(e.kind, kernelKindName(kind)) == 0 &&
+        (!e.maskOnly || mask != MaskKind::None))
+      params.push_back({e.name, e.type, e.rank});
+  return params;
+}
+
+std::string abiParamList(KernelKind kind, MaskKind mask) {
+  std::string list;
+  for (const AbiParam &p : abiParams(kind, mask)) {
+    if (!list.empty())
+      list += ",";
+    list += std::string(p.name) + ":" + p.type;
+    if (std::strcmp(p.type, "memref") == 0)
+      list += std::to_string(p.rank);
+  }
+  return list;
+}
+
 const char *kernelKindName(KernelKind kind) {
   switch (kind) {
   case KernelKind::Forward:
@@ -294,12 +328,12 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   static const char *const keys[] = {
       "kind",    "dtype", "head_dim", "value_dim", "causal",
-      "block_q", "rows",  "block_kv", "threads",   "smem", "mask"};
+      "block_q", "rows",  "block_kv", "threads",   "smem", "mask", "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
-                            &k.threads, &k.smem,   nullptr};
+                            &k.threads, &k.smem,   nullptr,    nullptr};
   for (size_t i = 2; i < t.size(); ++i) {
     size_t eq = t[i].find('=');
     if (eq == std::string_view::npos || eq == 0)
@@ -345,6 +379,8 @@ attn_status Parser::parseKernel(int line,
         k.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
       else
         return error(line, bad + " (none, top_left, bottom_right)");
+    } else if (key == "params") {
+      k.params = std::string(value);
     } else if (key == "mask") {
       if (value == "none")
         k.mask = MaskKind::None;
@@ -396,6 +432,20 @@ attn_status Parser::parseKernel(int line,
     return error(line, where + "mask=" + maskKindName(k.mask) +
                            " is for kind=forward only (this is kind=" +
                            kernelKindName(k.kind) + ")");
+  // The compiler writes the parameter list it built the kernel with; it
+  // must be the ABI this runtime packs.
+  if (!k.params.empty()) {
+    std::string expected = abiParamList(k.kind, k.mask);
+    if (k.params != expected)
+      return error(line, where + "params=" + k.params +
+                             " is not this runtime's ABI for kind=" +
+                             kernelKindName(k.kind) +
+                             (k.mask != MaskKind::None
+                                  ? std::string(" mask=") + maskKindName(k.mask)
+                                  : std::string()) +
+                             ", params=" + expected +
+                             " (docs/KernelABI.md)");
+  }
   if (k.threads > 1024)
     return error(line, where + "threads=" + std::to_string(k.threads) +
                            " exceeds the CUDA limit of 1024");

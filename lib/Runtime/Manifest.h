@@ -50,8 +50,27 @@ struct KernelSpec {
   int64_t blockKv = 0;                   // forward, decode_partial
   int64_t threads = 0;
   int64_t smem = 0;
+  /// The `params` key as written (empty when absent); checked against
+  /// abiParamList() when the manifest is read.
+  std::string params;
   int line = 0;
 };
+
+/// One kernel parameter as include/attn-runtime/attn_kernel_abi.def gives
+/// it: `type` is "memref" (of `rank`), "f32" or "i64".
+struct AbiParam {
+  const char *name;
+  const char *type;
+  int rank;
+};
+
+/// The parameters of a `kind` kernel (with a mask operand or not), in order.
+ATTN_RUNTIME_API std::vector<AbiParam> abiParams(KernelKind kind,
+                                                 MaskKind mask);
+
+/// Their manifest spelling, the value of a kernel's `params` key:
+/// "q:memref4,k:memref4,...,scale_log2:f32,window:i64".
+ATTN_RUNTIME_API std::string abiParamList(KernelKind kind, MaskKind mask);
 
 struct ATTN_RUNTIME_API Manifest {
   int version = 0;

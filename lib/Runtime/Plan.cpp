@@ -446,35 +446,12 @@ int64_t workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim) {
 } // namespace
 
 std::vector<size_t> abiParamSizes(KernelKind kind, MaskKind mask) {
-  auto memref = [](std::vector<size_t> &v, int rank) {
-    v.insert(v.end(), 3 + 2 * rank, 8);
-  };
   std::vector<size_t> sizes;
-  switch (kind) {
-  case KernelKind::Forward:
-    for (int i = 0; i < 4; ++i)
-      memref(sizes, 4); // q k v o
-    memref(sizes, 3);   // lse
-    if (mask != MaskKind::None)
-      memref(sizes, 4); // mask
-    sizes.push_back(4); // scale_log2
-    sizes.push_back(8); // window
-    break;
-  case KernelKind::DecodePartial:
-    for (int i = 0; i < 3; ++i)
-      memref(sizes, 4); // q k v
-    memref(sizes, 5);   // partial_o
-    memref(sizes, 4);   // partial_lse
-    sizes.push_back(4); // scale_log2
-    sizes.push_back(8); // window
-    sizes.push_back(8); // chunk
-    break;
-  case KernelKind::DecodeCombine:
-    memref(sizes, 5); // partial_o
-    memref(sizes, 4); // partial_lse
-    memref(sizes, 4); // o
-    memref(sizes, 3); // lse
-    break;
+  for (const AbiParam &p : abiParams(kind, mask)) {
+    if (std::strcmp(p.type, "memref") == 0)
+      sizes.insert(sizes.end(), 3 + 2 * p.rank, 8);
+    else
+      sizes.push_back(std::strcmp(p.type, "f32") == 0 ? 4 : 8);
   }
   return sizes;
 }

@@ -129,6 +129,30 @@ int runManifest() {
   parseCase("mask-combine",
             h + "kernel c mask=bool kind=decode_combine dtype=bf16 "
                 "value_dim=128 rows=4 threads=128 smem=0\n");
+  // The params key the compiler writes: checked against this runtime's ABI
+  // (attn_kernel_abi.def), name, type and rank of every parameter in order.
+  const std::string fwdParams = "q:memref4,k:memref4,v:memref4,o:memref4,"
+                                "lse:memref3,scale_log2:f32,window:i64";
+  parseCase("params-order",
+            h + fwd + " params=k:memref4,q:memref4,v:memref4,o:memref4,"
+                      "lse:memref3,scale_log2:f32,window:i64\n");
+  parseCase("params-rank", h + fwd + " params=q:memref4,k:memref4,v:memref4,"
+                                     "o:memref4,lse:memref4,scale_log2:f32,"
+                                     "window:i64\n");
+  parseCase("params-unmasked-mask", h + fwd + " params=" + fwdParams + "\n" +
+                                        fwd.substr(0, 8) + "_add" +
+                                        fwd.substr(8) + " mask=add params=" +
+                                        fwdParams + "\n");
+  {
+    Manifest withParams;
+    report("valid-params",
+           parseManifest(h + fwd + " params=" + fwdParams + "\n" +
+                             fwd.substr(0, 8) + "_add" + fwd.substr(8) +
+                             " mask=add params=q:memref4,k:memref4,v:memref4,"
+                             "o:memref4,lse:memref3,mask:memref4,"
+                             "scale_log2:f32,window:i64\n",
+                         "m.manifest", withParams));
+  }
   parseCase("duplicate-config-mask",
             h + fwd + " mask=add\n" +
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "

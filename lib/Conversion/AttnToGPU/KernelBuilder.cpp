@@ -27,6 +27,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -77,13 +79,38 @@ std::string KernelSpec::name() const {
   return os.str();
 }
 
+StringRef KernelSpec::kindName() const {
+  switch (kind) {
+  case KernelKind::Forward:
+    return "forward";
+  case KernelKind::DecodePartial:
+    return "decode_partial";
+  case KernelKind::DecodeCombine:
+    return "decode_combine";
+  }
+  return "";
+}
+
+SmallVector<KernelParam> KernelSpec::params() const {
+  static constexpr struct {
+    StringLiteral kind, name, type;
+    int64_t rank;
+    bool maskOnly;
+  } abi[] = {
+#define ATTN_KERNEL_PARAM(KIND, NAME, TYPE, RANK, WHEN)                        \
+  {#KIND, #NAME, #TYPE, RANK, sizeof(#WHEN) == sizeof("mask")},
+#include "attn-runtime/attn_kernel_abi.def"
+  };
+  SmallVector<KernelParam> params;
+  for (const auto &p : abi)
+    if (p.kind == kindName() && (!p.maskOnly || mask != MaskOperand::None))
+      params.push_back({p.name, p.type, p.rank});
+  return params;
+}
+
 std::string KernelSpec::manifestLine() const {
   std::ostringstream os;
-  os << "kernel " << name() << " kind="
-     << (kind == KernelKind::Forward         ? "forward"
-         : kind == KernelKind::DecodePartial ? "decode_partial"
-                                             : "decode_combine")
-     << " dtype=" << typeName(elementType);
+  os << "kernel " << name() << " kind=" << kindName().str() << " dtype=" << typeName(elementType);
   if (kind != KernelKind::DecodeCombine)
     os << " head_dim=" << headDim;
   os << " value_dim=" << valueDim;
@@ -97,7 +124,15 @@ std::string KernelSpec::manifestLine() const {
     os << " rows=" << rows();
   if (kind != KernelKind::DecodeCombine)
     os << " block_kv=" << blockKV;
-  os << " threads=" << threads() << " smem=" << sharedMemoryBytes();
+  os << " threads=" << threads() << " smem=" << sharedMemoryBytes()
+     << " params=";
+  const char *separator = "";
+  for (const KernelParam &p : params()) {
+    os << separator << p.name.str() << ":" << p.type.str();
+    if (p.type == "memref")
+      os << p.rank;
+    separator = ",";
+  }
   return os.str();
 }
 
@@ -144,8 +179,47 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType) {
       StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
 }
 
+/// The kernel's arguments, by their names in attn_kernel_abi.def.
+class KernelArgs {
+public:
+  KernelArgs(const KernelSpec &spec, gpu::GPUFuncOp func) {
+    for (auto [param, arg] : llvm::zip_equal(spec.params(), func.getArguments()))
+      byName[param.name] = arg;
+  }
+  Value operator[](StringRef name) const {
+    Value v = byName.lookup(name);
+    assert(v && "no such kernel parameter");
+    return v;
+  }
+
+private:
+  llvm::StringMap<Value> byName;
+};
+
+/// The element type of memref parameter `name`: the statistics and the
+/// split-KV partial results are f32, a boolean mask is bytes, the rest has
+/// the operands' type.
+Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
+  if (name == "lse" || name == "partial_o" || name == "partial_lse")
+    return b.getF32Type();
+  if (name == "mask" && spec.mask == MaskOperand::Boolean)
+    return b.getI8Type();
+  return spec.elementType;
+}
+
+/// A gpu.func with the signature attn_kernel_abi.def gives `spec`.
 gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
-                                const KernelSpec &spec, TypeRange args) {
+                                const KernelSpec &spec) {
+  SmallVector<Type> args;
+  for (const KernelParam &p : spec.params()) {
+    if (p.type == "memref")
+      args.push_back(memrefType(b.getContext(), p.rank,
+                                paramElementType(b, spec, p.name)));
+    else if (p.type == "f32")
+      args.push_back(b.getF32Type());
+    else
+      args.push_back(b.getI64Type());
+  }
   auto func = gpu::GPUFuncOp::create(b, loc, spec.name(),
                                      b.getFunctionType(args, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -523,23 +597,12 @@ gpu::GPUFuncOp AttentionKernel::build() {
   MLIRContext *ctx = e.b.getContext();
   OpBuilder &b = e.b;
   Type f32 = e.f32();
-  SmallVector<Type> args = {memrefType(ctx, 4, elt), memrefType(ctx, 4, elt),
-                            memrefType(ctx, 4, elt)};
-  if (!decode) {
-    args.append({memrefType(ctx, 4, elt), memrefType(ctx, 3, f32)});
-    if (spec.mask == MaskOperand::Additive)
-      args.push_back(memrefType(ctx, 4, elt));
-    else if (spec.mask == MaskOperand::Boolean)
-      args.push_back(memrefType(ctx, 4, b.getI8Type()));
-    args.append({f32, e.i64()});
-  } else {
-    args.append({memrefType(ctx, 5, f32), memrefType(ctx, 4, f32), f32,
-                 e.i64(), e.i64()});
-  }
-  gpu::GPUFuncOp func = createKernelFunc(b, e.loc, spec, args);
+  gpu::GPUFuncOp func = createKernelFunc(b, e.loc, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
-  ValueRange a = func.getArguments();
+  KernelArgs a(spec, func);
+  Value outArg = a[decode ? "partial_o" : "o"];
+  Value lseArg = a[decode ? "partial_lse" : "lse"];
 
   qBytes = bq * (d + 8) * 2;
   kStageBytes = bkv * (d + 8) * 2;
@@ -554,27 +617,26 @@ gpu::GPUFuncOp AttentionKernel::build() {
   Value bz = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::z));
   Value one32 = e.c32(1);
 
-  qPtr = e.globalBase(a[0], elt);
-  kPtr = e.globalBase(a[1], elt);
-  vPtr = e.globalBase(a[2], elt);
-  oPtr = e.globalBase(a[3], decode ? f32 : elt);
-  lsePtr = e.globalBase(a[4], f32);
-  e.metadata(a[0], qSizes, qStrides);
-  e.metadata(a[1], kSizes, kStrides);
-  e.metadata(a[2], vSizes, vStrides);
-  e.metadata(a[3], oSizes, oStrides);
-  e.metadata(a[4], lseSizes, lseStrides);
-  unsigned next = 5;
+  qPtr = e.globalBase(a["q"], elt);
+  kPtr = e.globalBase(a["k"], elt);
+  vPtr = e.globalBase(a["v"], elt);
+  oPtr = e.globalBase(outArg, decode ? f32 : elt);
+  lsePtr = e.globalBase(lseArg, f32);
+  e.metadata(a["q"], qSizes, qStrides);
+  e.metadata(a["k"], kSizes, kStrides);
+  e.metadata(a["v"], vSizes, vStrides);
+  e.metadata(outArg, oSizes, oStrides);
+  e.metadata(lseArg, lseSizes, lseStrides);
   if (spec.mask != MaskOperand::None) {
-    Value mask = a[next++];
+    Value mask = a["mask"];
     maskPtr = e.globalBase(mask, spec.mask == MaskOperand::Additive
                                      ? elt
                                      : b.getI8Type());
     SmallVector<Value> maskSizes;
     e.metadata(mask, maskSizes, maskStrides);
   }
-  scaleLog2 = a[next++];
-  window = arith::TruncIOp::create(b, e.loc, e.i32(), a[next++]);
+  scaleLog2 = a["scale_log2"];
+  window = arith::TruncIOp::create(b, e.loc, e.i32(), a["window"]);
   hasWindow = e.ge(window, e.c32(0));
 
   querySeq = qSizes[2];
@@ -601,7 +663,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
   } else {
     split = bx;
     kvHead = by;
-    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a[next]);
+    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a["chunk"]);
     kvStart = e.mul(split, chunk);
     kvEnd = e.min(e.add(kvStart, chunk), keySeq);
     minI = e.c32(0);
@@ -908,20 +970,18 @@ gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
   Emitter e{b, loc};
   MLIRContext *ctx = b.getContext();
   Type f32 = e.f32(), elt = spec.elementType;
-  gpu::GPUFuncOp func = createKernelFunc(
-      b, loc, spec,
-      {memrefType(ctx, 5, f32), memrefType(ctx, 4, f32), memrefType(ctx, 4, elt),
-       memrefType(ctx, 3, f32)});
+  gpu::GPUFuncOp func = createKernelFunc(b, loc, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
-  ValueRange a = func.getArguments();
-  Value poPtr = e.globalBase(a[0], f32), plPtr = e.globalBase(a[1], f32);
-  Value oPtr = e.globalBase(a[2], elt), lsePtr = e.globalBase(a[3], f32);
+  KernelArgs a(spec, func);
+  Value poPtr = e.globalBase(a["partial_o"], f32),
+        plPtr = e.globalBase(a["partial_lse"], f32);
+  Value oPtr = e.globalBase(a["o"], elt), lsePtr = e.globalBase(a["lse"], f32);
   SmallVector<Value> poS, poT, plS, plT, oS, oT, lS, lT;
-  e.metadata(a[0], poS, poT);
-  e.metadata(a[1], plS, plT);
-  e.metadata(a[2], oS, oT);
-  e.metadata(a[3], lS, lT);
+  e.metadata(a["partial_o"], poS, poT);
+  e.metadata(a["partial_lse"], plS, plT);
+  e.metadata(a["o"], oS, oT);
+  e.metadata(a["lse"], lS, lT);
   Value numSplits = poS[0], batch = poS[1], heads = poS[2], seq = poS[3];
 
   int64_t lanesPerRow = spec.valueDim / 4;

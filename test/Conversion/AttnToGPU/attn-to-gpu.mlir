@@ -3,7 +3,7 @@
 // The forward kernel (two 16-row m-tiles per warp, so Q fragments are
 // re-read by ldmatrix in the loop), K/V tiles by cp.async into
 // dynamic shared memory, both products on mma.sync m16n8k16, ex2 for exp.
-// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=73728"], gpu.container_module}
+// CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=73728 params=q:memref4,k:memref4,v:memref4,o:memref4,lse:memref3,scale_log2:f32,window:i64"], gpu.container_module}
 // CHECK-LABEL: func @forward
 // CHECK: attn.attention {{.*}}attn.kernel = @attn_kernels::@attn_fwd_bf16_d64_dv64_bottom_right
 // CHECK: gpu.module @attn_kernels

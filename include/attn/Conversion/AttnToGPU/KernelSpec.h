@@ -30,6 +30,13 @@ constexpr int64_t kMaxSharedMemory = 227 * 1024;
 /// scores, or boolean (keep where true).
 enum class MaskOperand { None, Additive, Boolean };
 
+/// One kernel parameter (include/attn-runtime/attn_kernel_abi.def): `type`
+/// is "memref" (of `rank`), "f32" or "i64".
+struct KernelParam {
+  StringRef name, type;
+  int64_t rank;
+};
+
 struct KernelSpec {
   KernelKind kind = KernelKind::Forward;
   /// f16 or bf16: the tensor-core (mma.sync m16n8k16) kernels.
@@ -63,6 +70,10 @@ struct KernelSpec {
   /// padded by 16 bytes so that ldmatrix reads no bank twice.
   int64_t sharedMemoryBytes() const;
   std::string name() const;
+  /// "forward", "decode_partial" or "decode_combine".
+  StringRef kindName() const;
+  /// The kernel's parameters, in order, from attn_kernel_abi.def.
+  SmallVector<KernelParam> params() const;
   /// The manifest line `kernel NAME key=value...`.
   std::string manifestLine() const;
 
