@@ -188,6 +188,12 @@ static void lowerReduce(RewriterBase &rewriter, TileReduceOp op) {
   rewriter.replaceOp(op, generic.getResults());
 }
 
+/// On the CPU a launch parameter is the op's own value.
+static void lowerParam(RewriterBase &rewriter, TileParamOp op) {
+  rewriter.setInsertionPoint(op);
+  rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getValue());
+}
+
 namespace {
 struct AttnLowerTilesPass
     : public attn::impl::AttnLowerTilesPassBase<AttnLowerTilesPass> {
@@ -195,8 +201,8 @@ struct AttnLowerTilesPass
     SmallVector<Operation *> ops;
     // Post-order: a map nested in another op's region is lowered first.
     getOperation()->walk([&](Operation *op) {
-      if (isa<TileLoadOp, TileStoreOp, TileMatmulOp, TileMapOp, TileReduceOp>(
-              op))
+      if (isa<TileLoadOp, TileStoreOp, TileMatmulOp, TileMapOp, TileReduceOp,
+              TileParamOp>(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -206,7 +212,8 @@ struct AttnLowerTilesPass
           .Case([&](TileStoreOp op) { lowerStore(rewriter, op); })
           .Case([&](TileMatmulOp op) { lowerMatmul(rewriter, op); })
           .Case([&](TileMapOp op) { lowerMap(rewriter, op); })
-          .Case([&](TileReduceOp op) { lowerReduce(rewriter, op); });
+          .Case([&](TileReduceOp op) { lowerReduce(rewriter, op); })
+          .Case([&](TileParamOp op) { lowerParam(rewriter, op); });
   }
 };
 } // namespace

@@ -287,7 +287,7 @@ RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc,
   IndexMath ix{b, loc};
   SmallVector<Value> ivs = beginForall(
       b, loc,
-      {p.batch, ix.c(p.dims.queryHeads), ix.ceilDiv(p.querySeq, ix.c(blockQ))});
+      {p.batch, p.queryHeads, ix.ceilDiv(p.querySeq, ix.c(blockQ))});
   Value q0 = ix.mul(ivs[2], ix.c(blockQ));
   return RowTile{ivs[0], ivs[1], q0,
                  ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)),
@@ -299,7 +299,8 @@ RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc,
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op) {
+Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
+                         ProblemForm form) {
   Problem p;
   static_cast<AttentionConfig &>(p) = getAttentionConfig(op);
   p.elementType = op.getQuery().getType().getElementType();
@@ -311,25 +312,46 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op) {
     p.boolMask = getElementTypeOrSelf(mask).isInteger(1);
   }
   IndexMath ix{b, loc};
+  bool kernel = form == ProblemForm::Kernel;
   auto dimOf = [&](Value buffer, unsigned dim) -> Value {
     auto type = cast<MemRefType>(buffer.getType());
-    if (!type.isDynamicDim(dim))
+    if (!type.isDynamicDim(dim) && !kernel)
       return ix.c(type.getDimSize(dim));
     return memref::DimOp::create(b, loc, buffer, dim);
   };
-  unsigned seqDim = getSeqDim(p.layout);
+  unsigned seqDim = getSeqDim(p.layout), headsDim = getHeadsDim(p.layout);
   p.batch = dimOf(p.query, 0);
   p.querySeq = dimOf(p.query, seqDim);
   p.keySeq = dimOf(p.key, seqDim);
+  p.queryHeads = dimOf(p.query, headsDim);
+  p.kvHeads = dimOf(p.key, headsDim);
+  p.group = ix.div(p.queryHeads, p.kvHeads);
   p.diagOffset = p.causal == CausalKind::BottomRight
                      ? ix.sub(p.keySeq, p.querySeq)
                      : ix.c(0);
+  if (p.causal != CausalKind::None) {
+    int64_t window = p.window ? *p.window : -1;
+    p.windowSize =
+        kernel ? Value(TileParamOp::create(b, loc, b.getIndexType(),
+                                           b.getStringAttr("window"),
+                                           b.getIndexAttr(window)))
+               : ix.c(window);
+    p.hasWindow = ix.cmp(arith::CmpIPredicate::sge, p.windowSize, ix.c(0));
+  }
+  FloatAttr scaleLog2 = b.getF32FloatAttr(p.scale * 1.4426950408889634);
+  p.scaleLog2 = kernel ? Value(TileParamOp::create(
+                             b, loc, b.getF32Type(),
+                             b.getStringAttr("scale_log2"), scaleLog2))
+                       : Value(arith::ConstantOp::create(b, loc, scaleLog2));
   return p;
 }
 
-template Problem tile::getProblem(OpBuilder &, Location, AttentionOp);
-template Problem tile::getProblem(OpBuilder &, Location, AttentionPartialOp);
-template Problem tile::getProblem(OpBuilder &, Location, AttentionGradOp);
+template Problem tile::getProblem(OpBuilder &, Location, AttentionOp,
+                                  ProblemForm);
+template Problem tile::getProblem(OpBuilder &, Location, AttentionPartialOp,
+                                  ProblemForm);
+template Problem tile::getProblem(OpBuilder &, Location, AttentionGradOp,
+                                  ProblemForm);
 
 std::pair<Value, Value> RowTile::coords(IndexMath &ix, const Problem &p,
                                         Value r) const {
@@ -363,8 +385,10 @@ std::pair<Value, Value> tile::visibleKeys(IndexMath &ix, const Problem &p,
   end = ix.max(ix.c(0), ix.min(end, ix.add(ix.add(iHi, p.diagOffset),
                                            ix.c(1))));
   // ... and, with a window, j >= i + offset - window.
-  if (p.window)
-    begin = ix.max(begin, ix.sub(ix.add(iLo, p.diagOffset), ix.c(*p.window)));
+  begin = ix.select(p.hasWindow,
+                    ix.max(begin, ix.sub(ix.add(iLo, p.diagOffset),
+                                         p.windowSize)),
+                    begin);
   return {begin, end};
 }
 
@@ -376,9 +400,9 @@ std::pair<Value, Value> tile::visibleQueries(IndexMath &ix, const Problem &p,
   // Key j is seen by queries i >= j - offset ...
   begin = ix.min(end, ix.max(begin, ix.sub(jLo, p.diagOffset)));
   // ... and, with a window, i <= j - offset + window.
-  if (p.window)
-    end = ix.max(begin, ix.min(end, ix.add(ix.sub(jHi, p.diagOffset),
-                                           ix.c(*p.window + 1))));
+  Value last = ix.add(ix.sub(jHi, p.diagOffset), p.windowSize);
+  end = ix.select(p.hasWindow,
+                  ix.max(begin, ix.min(end, ix.add(last, ix.c(1)))), end);
   return {begin, end};
 }
 
@@ -395,6 +419,11 @@ static Value loadMask(OpBuilder &b, Location loc, const Problem &p,
   return memref::LoadOp::create(b, loc, p.mask, indices);
 }
 
+/// The i1 constant true.
+static Value trueValue(IndexMath &ix) {
+  return arith::ConstantIntOp::create(ix.b, ix.loc, 1, 1);
+}
+
 Value tile::keyVisible(IndexMath &ix, const Problem &p, Value i, Value j,
                        Value jEnd) {
   Value visible = ix.cmp(arith::CmpIPredicate::slt, j, jEnd);
@@ -402,10 +431,9 @@ Value tile::keyVisible(IndexMath &ix, const Problem &p, Value i, Value j,
     return visible;
   Value diag = ix.add(i, p.diagOffset);
   visible = ix.andI(visible, ix.cmp(arith::CmpIPredicate::sle, j, diag));
-  if (p.window)
-    visible = ix.andI(visible, ix.cmp(arith::CmpIPredicate::sge, j,
-                                      ix.sub(diag, ix.c(*p.window))));
-  return visible;
+  Value inWindow =
+      ix.cmp(arith::CmpIPredicate::sge, j, ix.sub(diag, p.windowSize));
+  return ix.andI(visible, ix.select(p.hasWindow, inWindow, trueValue(ix)));
 }
 
 Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
@@ -420,10 +448,11 @@ Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
     auto [iLo, iHi] = rows.queryRange(ix, p);
     inside = ix.andI(inside, ix.cmp(arith::CmpIPredicate::sle, jLast,
                                     ix.add(iLo, p.diagOffset)));
-    if (p.window)
-      inside = ix.andI(
-          inside, ix.cmp(arith::CmpIPredicate::sge, j0,
-                         ix.sub(ix.add(iHi, p.diagOffset), ix.c(*p.window))));
+    Value inWindow =
+        ix.cmp(arith::CmpIPredicate::sge, j0,
+               ix.sub(ix.add(iHi, p.diagOffset), p.windowSize));
+    inside = ix.andI(inside,
+                     ix.select(p.hasWindow, inWindow, trueValue(ix)));
   }
   return ix.cmp(arith::CmpIPredicate::eq, inside,
                 arith::ConstantIntOp::create(ix.b, ix.loc, 0, 1));
@@ -431,7 +460,7 @@ Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
 
 Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
                       const RowTile &rows, Value score, Value r, Value j,
-                      Value jEnd, bool indexMasks, double maskScale) {
+                      Value jEnd, bool indexMasks, Value maskScale) {
   if (!p.mask && !indexMasks)
     return score;
   IndexMath ix{b, loc};
@@ -445,8 +474,8 @@ Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
       score = arith::SelectOp::create(b, loc, m, score, negInf(b, loc));
     } else {
       Value add = toF32(b, loc, m);
-      if (maskScale != 1.0)
-        add = arith::MulFOp::create(b, loc, add, constF32(b, loc, maskScale));
+      if (maskScale)
+        add = arith::MulFOp::create(b, loc, add, maskScale);
       score = arith::AddFOp::create(b, loc, score, add);
     }
   }

@@ -159,13 +159,31 @@ struct Problem : AttentionConfig {
   Type elementType;
   bool boolMask = false;
   /// Runtime sizes.
-  Value batch, querySeq, keySeq;
+  Value batch, querySeq, keySeq, queryHeads, kvHeads;
+  /// Query heads per key/value head.
+  Value group;
   /// Key index of the causal diagonal of query 0: 0 or Sk - Sq.
   Value diagOffset;
+  /// The sliding window (index, < 0: none) and whether there is one (i1);
+  /// set with a causal kind only.
+  Value windowSize, hasWindow;
+  /// scale * log2(e), f32.
+  Value scaleLog2;
+};
+
+/// How getProblem reads sizes and scalars.
+enum class ProblemForm {
+  /// Static sizes and the op's scale and window as constants.
+  Constant,
+  /// What a GPU kernel sees: every size but the head dims read from the
+  /// buffers, scale and window as `attn.tile.param`s, so one kernel serves
+  /// every shape and every value the ABI passes at launch.
+  Kernel,
 };
 
 template <typename OpTy>
-Problem getProblem(OpBuilder &b, Location loc, OpTy op);
+Problem getProblem(OpBuilder &b, Location loc, OpTy op,
+                   ProblemForm form = ProblemForm::Constant);
 
 /// Where the rows of a query tile come from. Plain tiles hold consecutive
 /// queries of one head; packed tiles (split-KV) hold the `groupSize` query
@@ -216,11 +234,11 @@ Value tileNeedsIndexMasks(IndexMath &ix, const Problem &p, const RowTile &rows,
                           Value j0, int64_t blockKV, Value jEnd);
 
 /// `score` of tile row `r` and key `j` with the mask operand applied (added,
-/// times `maskScale`, or selected) and, with `indexMasks`, -inf where
+/// times `maskScale` when given, or selected) and, with `indexMasks`, -inf where
 /// `keyVisible` says the key is hidden.
 Value maskScore(OpBuilder &b, Location loc, const Problem &p,
                 const RowTile &rows, Value score, Value r, Value j, Value jEnd,
-                bool indexMasks, double maskScale = 1.0);
+                bool indexMasks, Value maskScale = Value());
 
 /// Fills the f32 score tile `s` (`[Br, Bc]`) with scale * Q K^T + mask for
 /// keys `[j0, j0 + Bc)`. Keys at or past `jEnd`, and keys hidden from a

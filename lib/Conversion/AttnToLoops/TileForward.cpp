@@ -166,7 +166,12 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   auto rowType = RankedTensorType::get({br}, f32);
   auto scoreType = RankedTensorType::get({br, bc}, f32);
   auto accType = RankedTensorType::get({br, dv}, f32);
-  double scaleLog2 = p.scale * kLog2e;
+  Value scaleLog2 = p.scaleLog2;
+  // The mask operand is added to the unscaled scores: times 1 / scale.
+  Value maskScale;
+  if (p.mask && !p.boolMask)
+    maskScale = arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e),
+                                      scaleLog2);
   auto loop = scf::ForOp::create(
       b, loc, ix.c(0), numTiles, ix.c(1),
       ValueRange{splat(b, loc, rowType, -INFINITY), splat(b, loc, rowType, 0.0),
@@ -200,7 +205,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                      IndexMath ix{b, loc};
                      return maskScore(b, loc, p, rows, x[0], idx[0],
                                       ix.add(j0, idx[1]), jEnd, indexMasks,
-                                      1.0 / p.scale);
+                                      maskScale);
                    });
   };
   Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
@@ -224,7 +229,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   Value mNew = tileMap(b, loc, rowType, {m, rowMax},
                        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
                          Value scaled = arith::MulFOp::create(
-                             b, loc, x[1], constF32(b, loc, scaleLog2));
+                             b, loc, x[1], scaleLog2);
                          return Value(arith::MaximumFOp::create(b, loc, x[0], scaled));
                        });
   // A row that has seen no visible key keeps m = -inf: its P and alpha are
@@ -234,7 +239,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                        Value negM = arith::NegFOp::create(
                            b, loc, safeMax(b, loc, x[1]));
                        Value arg = math::FmaOp::create(
-                           b, loc, x[0], constF32(b, loc, scaleLog2), negM);
+                           b, loc, x[0], scaleLog2, negM);
                        return Value(math::Exp2Op::create(b, loc, arg));
                      });
   Value alpha = tileMap(b, loc, rowType, {m, mNew},
@@ -314,12 +319,12 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Problem p = getProblem(b, loc, op);
+  Problem p = getProblem(b, loc, op, ProblemForm::Kernel);
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ;
 
-  Value hq = ix.c(d.queryHeads);
+  Value hq = p.queryHeads;
   SmallVector<Value> oSizes = {p.batch, hq, p.querySeq, ix.c(d.valueDim)};
   if (p.layout == Layout::BSHD)
     std::swap(oSizes[1], oSizes[2]);
@@ -334,7 +339,7 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
     setSchedule(b, config);
     auto [iLo, iHi] = rows.queryRange(ix, p);
     auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
-    Value kvHead = ix.div(rows.head, ix.c(d.groupSize()));
+    Value kvHead = ix.div(rows.head, p.group);
     SoftmaxState st =
         buildQueryTile(b, loc, p, rows, kvHead, jBegin, jEnd, config);
     auto outRow = [&](OpBuilder &b, Location loc, Value r) {
@@ -365,13 +370,13 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
                                          const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Problem p = getProblem(b, loc, op);
+  Problem p = getProblem(b, loc, op, ProblemForm::Kernel);
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ;
   int64_t numSplits = op.getNumSplits();
 
-  Value hq = ix.c(d.queryHeads), dv = ix.c(d.valueDim);
+  Value hq = p.queryHeads, dv = ix.c(d.valueDim);
   Value splits = ix.c(numSplits);
   Value parts = allocResult(b, loc, op.getPartialOutput().getType(),
                             {splits, p.batch, hq, p.querySeq, dv});
@@ -382,11 +387,11 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     OpBuilder::InsertionGuard guard(b);
     // The rows of a tile are (query head, query) pairs of the query heads
     // that share one key/value head, so the group reads each K/V tile once.
-    Value group = ix.c(d.groupSize());
+    Value group = p.group;
     Value packedRows = ix.mul(group, p.querySeq);
     SmallVector<Value> ivs =
         beginForall(b, loc,
-                    {splits, p.batch, ix.c(d.kvHeads),
+                    {splits, p.batch, p.kvHeads,
                      ix.ceilDiv(packedRows, ix.c(br))});
     Value split = ivs[0], batch = ivs[1], kvHead = ivs[2];
     Value r0 = ix.mul(ivs[3], ix.c(br));

@@ -3,27 +3,38 @@
 // RUN: not attn-opt %s --attn-tile="memory-space=workgroup" 2>&1 | FileCheck %s --check-prefix=SPACE
 // RUN: not attn-opt %s --attn-tile="memory-space=\"shared\"" 2>&1 | FileCheck %s --check-prefix=SPACE-STRING
 // RUN: not attn-opt %s --attn-tile="block-q=-16" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not attn-opt %s --attn-tile="stages=-1 warps=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-SCHEDULE
 
-// Explicit tiles that exceed smem-budget (48 KiB by default) are an error on
-// the op, not silently shrunk.
+// Explicit tiles that exceed smem-budget (227 KiB = 232448 bytes by
+// default) are an error on the op, not silently shrunk: f32 rows padded by
+// 4 elements, 128 x 68 x 4 + 3 x 128 x (68 + 68) x 4 = 243712 bytes.
+// Automatic tiles halve the key/value tile down to 16 keys; the 128-row
+// query tile is the kernel's and stays, so 4096 bytes cannot be met:
+// 128 x 68 x 4 + 3 x 16 x 136 x 4 = 60928 bytes.
 
-// AUTO: error: tiles of block-q = 16 and block-kv = 16 need 12288 bytes of workgroup memory (Q, K, V tiles, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
+// AUTO: error: tiles of block-q = 128 and block-kv = 16 in 3 stages need 60928 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
 // SPACE: error: attn-tile: memory-space must be a memref memory space attribute (e.g. #gpu.address_space<workgroup> or 3) or 'default', got 'workgroup'
 // SPACE-STRING: error: attn-tile: memory-space must be a memref memory space attribute
-// NEGATIVE: error: attn-tile: block-q and block-kv must be >= 0 (0: automatic) and smem-budget > 0, got block-q = -16, block-kv = 0, smem-budget = 49152
+// NEGATIVE: error: attn-tile: block-q, block-kv, stages and warps must be >= 0 (0: automatic) and smem-budget > 0, got block-q = -16, block-kv = 0, stages = 0, warps = 0, smem-budget = 232448
+// NEGATIVE-SCHEDULE: error: attn-tile: block-q, block-kv, stages and warps must be >= 0 (0: automatic) and smem-budget > 0, got block-q = 0, block-kv = 0, stages = -1, warps = -2, smem-budget = 232448
 func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>) -> tensor<2x4x77x64xf32> {
-  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 need 98304 bytes of workgroup memory (Q, K, V tiles, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 49152; choose smaller block-q/block-kv or raise smem-budget}}
+  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 3 stages need 243712 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
   %o = attn.attention %q, %k, %v : tensor<2x4x77x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32> -> tensor<2x4x77x64xf32>
   return %o : tensor<2x4x77x64xf32>
 }
 
 // -----
 
-// AUTO: error: tiles of block-q = 16 and block-kv = 16 need 8192 bytes of workgroup memory (Q, dO, K, V tiles, D = 64, Dv = 64, 2-byte elements), more than smem-budget = 4096
-func.func @grad(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf16>, %do: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>) -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
-  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 need 65536 bytes of workgroup memory (Q, dO, K, V tiles, D = 64, Dv = 64, 2-byte elements), more than smem-budget = 49152}}
+// Gradients keep their own tiles: Q, dO, K and V, one stage, no padding.
+// Explicit 128 x 128 tiles at D = Dv = 128, f32:
+// (128 + 128) x (128 + 128) x 4 = 262144 bytes; automatic tiles halve both
+// sides down to 16 x 16, still (16 + 16) x 256 x 4 = 32768 bytes.
+
+// AUTO: error: tiles of block-q = 16 and block-kv = 16 need 32768 bytes of workgroup memory (Q, dO, K, V tiles, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
+func.func @grad(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v: tensor<1x2x64x128xf32>, %o: tensor<1x2x64x128xf32>, %do: tensor<1x2x64x128xf32>, %lse: tensor<1x2x64xf32>) -> (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>) {
+  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 need 262144 bytes of workgroup memory (Q, dO, K, V tiles, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
-      : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32>
-      -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
-  return %dq, %dk, %dv : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+      : tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>
+  return %dq, %dk, %dv : tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>
 }

@@ -2,17 +2,28 @@
 // RUN: attn-opt %s -split-input-file --attn-tile="report smem-budget=65536" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET64K
 // RUN: attn-opt %s -split-input-file --attn-tile="report block-q=32 block-kv=64 deterministic=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
 
-// `report` states the tile sizes, their workgroup memory, and the HBM bytes
-// and matmul FLOPs of the tiled loops next to standard attention's (S and P
-// written to and read back from HBM). Automatic sizes follow the head dim
-// and smem-budget (48 KiB by default).
+// `report` states the schedule (tile sizes, stages, warps), its workgroup
+// memory, and the HBM bytes and matmul FLOPs of the tiled loops next to
+// standard attention's (S and P written to and read back from HBM).
+// Automatic forward and split-KV sizes are the GPU kernels' schedules; the
+// shared memory holds the Q tile and 3 stages of K and V tiles, each row
+// padded by 16 bytes, within smem-budget (227 KiB = 232448 bytes by
+// default). A smaller budget halves the automatic key/value tile until the
+// tiles fit.
 
-// Causal prefill, GQA 32/8, d = 128: 64 x 64 tiles fill 48 KiB, 128 x 64
-// with 64 KiB; the key/value tiles above the diagonal are skipped, so the
-// tiled loops do about half the matmul work of standard attention.
-// CHECK: remark: attn-tile: block-q = 64, block-kv = 64, 49152 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 2248671232 bytes tiled vs 4379377664 standard (0.51x); matmul FLOPs 139586437120 tiled vs 274877906944 standard (0.51x)
-// BUDGET64K: remark: attn-tile: block-q = 128, block-kv = 64, 65536 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic
-// FIXED: remark: attn-tile: block-q = 32, block-kv = 64, 40960 bytes
+// Causal prefill, GQA 32/8, D = 128, f16: causal at D > 64 takes 8 warps x
+// one 16-row MMA tile = block-q 128, with 64-key tiles in 3 stages:
+// 128 x 136 x 2 + 3 x 64 x (136 + 136) x 2 = 139264 bytes. Query tile t
+// sees keys [0, 128 (t + 1)), 2 (t + 1) key tiles, so the tiled loops skip
+// the tiles above the diagonal (0.52x the FLOPs, the diagonal tiles in
+// full) and read 1056 K/V tiles per head: 32 heads x (4096 x (2 x 128 x 2
+// + 4) + 1056 x 64 x 256 x 2) = 1174929408 bytes.
+// With 64 KiB, 32-key tiles would still take 87040 bytes: 16-key tiles,
+// 34816 + 3 x 16 x 272 x 2 = 60928 bytes.
+// Explicit 32 x 64 tiles: 32 x 136 x 2 + 3 x 64 x 272 x 2 = 113152 bytes.
+// CHECK: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 8 warps, 139264 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 1174929408 bytes tiled vs 4379377664 standard (0.27x); matmul FLOPs 141733920768 tiled vs 274877906944 standard (0.52x)
+// BUDGET64K: remark: attn-tile: block-q = 128, block-kv = 16, 3 stages, 8 warps, 60928 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 1174929408 bytes tiled
+// FIXED: remark: attn-tile: block-q = 32, block-kv = 64, 3 stages, 8 warps, 113152 bytes
 func.func @prefill(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x8x4096x128xf16>, %v: tensor<1x8x4096x128xf16>) -> (tensor<1x32x4096x128xf16>, tensor<1x32x4096xf32>) {
   %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<1x32x4096x128xf16>, tensor<1x8x4096x128xf16>, tensor<1x8x4096x128xf16> -> tensor<1x32x4096x128xf16>, tensor<1x32x4096xf32>
   return %o, %lse : tensor<1x32x4096x128xf16>, tensor<1x32x4096xf32>
@@ -20,10 +31,15 @@ func.func @prefill(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x8x4096x128xf16>, 
 
 // -----
 
-// No mask, d = 64: 128 x 128 tiles; Q read once, K and V once per query
-// tile: 553648128 = 16 heads x (2 x 4096 x 64 x 2 + 32 x 4096 x 128 x 2)
-// bytes, against 2181038080 with S and P in HBM.
-// CHECK: remark: attn-tile: block-q = 128, block-kv = 128, 49152 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 553648128 bytes tiled vs 2181038080 standard (0.25x); matmul FLOPs 68719476736 tiled vs 68719476736 standard (1.00x)
+// No mask, D = 64: 4 warps x two 16-row MMA tiles = block-q 128, 64-key
+// tiles at D <= 64: 128 x 72 x 2 + 3 x 64 x (72 + 72) x 2 = 73728 bytes.
+// Q read once, K and V once per query tile: 553648128 = 16 heads x
+// (2 x 4096 x 64 x 2 + 32 x 4096 x 128 x 2) bytes, against 2181038080 with
+// S and P in HBM. 64 KiB halves the key tile to 32: 18432 + 3 x 32 x 144 x 2
+// = 46080 bytes.
+// CHECK: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 4 warps, 73728 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 553648128 bytes tiled vs 2181038080 standard (0.25x); matmul FLOPs 68719476736 tiled vs 68719476736 standard (1.00x)
+// BUDGET64K: remark: attn-tile: block-q = 128, block-kv = 32, 3 stages, 4 warps, 46080 bytes
+// FIXED: remark: attn-tile: block-q = 32, block-kv = 64, 3 stages, 4 warps, 59904 bytes
 func.func @plain(%q: tensor<1x16x4096x64xf16>, %k: tensor<1x16x4096x64xf16>, %v: tensor<1x16x4096x64xf16>) -> tensor<1x16x4096x64xf16> {
   %o = attn.attention %q, %k, %v : tensor<1x16x4096x64xf16>, tensor<1x16x4096x64xf16>, tensor<1x16x4096x64xf16> -> tensor<1x16x4096x64xf16>
   return %o : tensor<1x16x4096x64xf16>
@@ -32,9 +48,13 @@ func.func @plain(%q: tensor<1x16x4096x64xf16>, %k: tensor<1x16x4096x64xf16>, %v:
 // -----
 
 // Decode: the 4 query heads of a key/value head share one 16-row tile, so
-// K and V are read once per split; the padding rows cost FLOPs, not bytes.
-// CHECK: remark: attn-tile: block-q = 16, block-kv = 64, 36864 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits; HBM traffic 135798784 bytes tiled vs 142672384 standard (0.95x); matmul FLOPs 2147483648 tiled vs 536870912 standard (4.00x)
+// K and V are read once per split (4 x 8 x 8192 x 256 x 2 = 134217728 of
+// the 135798784 bytes); the 12 padding rows cost FLOPs (4x), not bytes.
+// 16 x 136 x 2 + 3 x 64 x 272 x 2 = 108800 bytes; 64 KiB: 32-key tiles,
+// 4352 + 3 x 32 x 272 x 2 = 56576 bytes.
+// CHECK: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 108800 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits; HBM traffic 135798784 bytes tiled vs 142672384 standard (0.95x); matmul FLOPs 2147483648 tiled vs 536870912 standard (4.00x)
 // CHECK: remark: attn-tile: combine, no tiles; HBM traffic 1090048 bytes
+// BUDGET64K: remark: attn-tile: block-q = 16, block-kv = 32, 3 stages, 4 warps, 56576 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits
 func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v: tensor<4x8x8192x128xbf16>) -> (tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>) {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 16 : i64} : tensor<4x32x1x128xbf16>, tensor<4x8x8192x128xbf16>, tensor<4x8x8192x128xbf16> -> tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32>
   %o, %lse = attn.combine %po, %pl : tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32> -> tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>
@@ -43,9 +63,12 @@ func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v
 
 // -----
 
-// Gradients hold Q, dO, K and V tiles: 64 x 128 for d = 64 in 48 KiB.
-// CHECK: remark: attn-tile: block-q = 64, block-kv = 128, 49152 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic {{[0-9]+}} bytes tiled vs 973209600 standard
-// FIXED: remark: attn-tile: block-q = 32, block-kv = 64, 24576 bytes
+// Gradients keep their own tiles (CPU only so far): Q, dO, K and V tiles,
+// 64 x 128 for D = 64, one stage, no padding:
+// (64 + 128) x (64 + 64) x 2 = 49152 bytes, which 64 KiB also holds.
+// CHECK: remark: attn-tile: block-q = 64, block-kv = 128, 1 stages, 4 warps, 49152 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 250085376 bytes tiled vs 973209600 standard (0.26x); matmul FLOPs 31943819264 tiled vs 34359738368 standard (0.93x)
+// BUDGET64K: remark: attn-tile: block-q = 64, block-kv = 128, 1 stages, 4 warps, 49152 bytes
+// FIXED: remark: attn-tile: block-q = 32, block-kv = 64, 1 stages, 4 warps, 24576 bytes
 func.func @grad(%q: tensor<1x16x2048x64xbf16>, %k: tensor<1x16x2048x64xbf16>, %v: tensor<1x16x2048x64xbf16>, %o: tensor<1x16x2048x64xbf16>, %do: tensor<1x16x2048x64xbf16>, %lse: tensor<1x16x2048xf32>) -> (tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}
       : tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>, tensor<1x16x2048x64xbf16>, tensor<1x16x2048xf32>
@@ -55,9 +78,13 @@ func.func @grad(%q: tensor<1x16x2048x64xbf16>, %k: tensor<1x16x2048x64xbf16>, %v
 
 // -----
 
-// Small shapes shrink the automatic tiles: 7 query rows and 5 keys take
-// 16 x 16 tiles, not 128 x 128.
-// CHECK: remark: attn-tile: block-q = 16, block-kv = 16, 3072 bytes
+// The forward tile describes the GPU kernel, whatever the shape: 7 query
+// rows and 5 keys still take the kernel's 128 x 64 tile (4 warps x two MMA
+// tiles, 64 keys at D <= 64), f32 rows padded by 4 elements:
+// 128 x 20 x 4 + 3 x 64 x (20 + 20) x 4 = 40960 bytes. The padding shows
+// in the FLOPs, not in the bytes.
+// CHECK: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 4 warps, 40960 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic 1536 bytes tiled vs 2096 standard (0.73x); matmul FLOPs 524288 tiled vs 2240 standard (234.06x)
+// BUDGET64K: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 4 warps, 40960 bytes
 func.func @tiny(%q: tensor<1x1x7x16xf32>, %k: tensor<1x1x5x16xf32>, %v: tensor<1x1x5x16xf32>) -> tensor<1x1x7x16xf32> {
   %o = attn.attention %q, %k, %v : tensor<1x1x7x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32> -> tensor<1x1x7x16xf32>
   return %o : tensor<1x1x7x16xf32>
@@ -65,7 +92,10 @@ func.func @tiny(%q: tensor<1x1x7x16xf32>, %k: tensor<1x1x5x16xf32>, %v: tensor<1
 
 // -----
 
-// CHECK: remark: attn-tile: block-q = 128, block-kv = 128, {{[0-9]+}} bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic and FLOPs need static batch and sequence lengths
+// Dynamic shapes take the same schedule (D = 32, f16:
+// 128 x 40 x 2 + 3 x 64 x (40 + 40) x 2 = 40960 bytes); the counts need
+// static shapes.
+// CHECK: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 4 warps, 40960 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic and FLOPs need static batch and sequence lengths
 func.func @dynamic(%q: tensor<?x4x?x32xf16>, %k: tensor<?x4x?x32xf16>, %v: tensor<?x4x?x32xf16>) -> tensor<?x4x?x32xf16> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x32xf16>, tensor<?x4x?x32xf16>, tensor<?x4x?x32xf16> -> tensor<?x4x?x32xf16>
   return %o : tensor<?x4x?x32xf16>

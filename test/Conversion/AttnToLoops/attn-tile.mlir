@@ -5,24 +5,40 @@
 // RUN: attn-opt %s -split-input-file --attn-tile="block-q=32 block-kv=64 memory-space=default" | FileCheck %s --check-prefix=NOSPACE
 
 // Every case has Sq = 77 and Sk = 129 (or Sk = 129 with a short Sq): no
-// buffer of Sq x Sk elements, nor a tensor, may appear.
-// NOSQSK-NOT: {{alloca?\(.*}}77x129
-// NOSQSK-NOT: {{alloca?\(.*}}129x77
-// NOSQSK-NOT: tensor.empty
+// buffer of Sq x Sk elements, nor a tensor, may appear. The register tiles
+// are tensors of at most block-q x block-kv (tensor<32x64xf32>).
+// NOSQSK-NOT: {{(memref|tensor)<([0-9?]+x)*}}77x129
+// NOSQSK-NOT: {{(memref|tensor)<([0-9?]+x)*}}129x77
 
 // Forward, GQA (4 query heads per key/value head), Dv != D: a forall over
-// (batch, head, query tile) around a sequential loop over all key/value
-// tiles; Q, K, V tiles in workgroup memory; the online softmax updates
-// m, l and the accumulator once per key/value tile.
+// (batch, head, query tile) carrying its schedule. Inside, the Q tile and
+// rings of 3 K and V tiles in workgroup memory; tiles 0 and 1 are loaded
+// before the loop, tile n + 2 while tile n is worked on. The loop carries
+// m, l and the accumulator as register tiles; S = Q K^T is masked only on
+// the last tile (keys past 129), and the softmax runs in log2 units:
+// exp2(fma(s, scale log2(e), -m)) with scale log2(e) = log2(e) / 8.
+// Shared memory: rows padded by 16 bytes,
+// 32 (64 + 8) 2 + 3 64 ((64 + 8) + (32 + 8)) 2 = 47616 bytes.
 
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<2x8x77x64xf16>, %[[K:[^:]+]]: tensor<2x2x129x64xf16>, %[[V:[^:]+]]: tensor<2x2x129x32xf16>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C129:.+]] = arith.constant 129 : index
+// CHECK-DAG:     %[[FALSE:.+]] = arith.constant false
 // CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[SCALE:.+]] = attn.tile.param "scale_log2" = 0.180336878 : f32
+// CHECK-DAG:     %[[LN2:.+]] = arith.constant 0.693147182 : f32
+// CHECK-DAG:     %[[SZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<32x64xf32>
+// CHECK-DAG:     %[[ACCZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+// CHECK-DAG:     %[[ROWZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
+// CHECK-DAG:     %[[ROWNEGINF:.+]] = arith.constant dense<0xFF800000> : tensor<32xf32>
 // CHECK-DAG:     %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
 // CHECK-DAG:     %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG:     %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
@@ -31,62 +47,136 @@
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 8, 3) {
 // CHECK:           %[[Q0:.+]] = arith.muli %[[QT]], %[[C32]]
 // CHECK:           %[[ROWS:.+]] = arith.minsi %{{.+}}, %[[C32]]
-// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
-// CHECK:           %[[KTILE:.+]] = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-// CHECK:           %[[VTILE:.+]] = memref.alloc() : memref<64x32xf16, #gpu.address_space<workgroup>>
-// CHECK:           %[[S:.+]] = memref.alloc() : memref<32x64xf32>
-// CHECK:           %[[M:.+]] = memref.alloc() : memref<32xf32>
-// CHECK:           %[[L:.+]] = memref.alloc() : memref<32xf32>
-// CHECK:           %[[ACC:.+]] = memref.alloc() : memref<32x32xf32>
-// CHECK:           linalg.fill ins(%[[NEGINF]] : f32) outs(%[[M]] :
-// CHECK:           %[[QSRC:.+]] = memref.subview %[[QB]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, %[[ROWS]], 64]
-// CHECK:           linalg.copy ins(%[[QSRC]] :
 // CHECK:           %[[KVH:.+]] = arith.divui %[[H]], %[[C4]]
-// CHECK:           scf.for %[[J:.+]] = %[[C0]] to %[[C129]] step %[[C64]] {
-// CHECK:             %[[COLS:.+]] = arith.minsi %{{.+}}, %[[C64]]
-// CHECK:             %[[KSRC:.+]] = memref.subview %[[KB]][%[[B]], %[[KVH]], %[[J]], 0] [1, 1, %[[COLS]], 64]
-// CHECK:             linalg.copy ins(%[[KSRC]] :
-// CHECK:             %[[VSRC:.+]] = memref.subview %[[VB]][%[[B]], %[[KVH]], %[[J]], 0] [1, 1, %[[COLS]], 32]
-// CHECK:             linalg.copy ins(%[[VSRC]] :
-// CHECK:             linalg.generic {{.*}} ins(%[[QTILE]], %[[KTILE]] : {{.*}}) outs(%[[S]] :
-// CHECK:             scf.if
-// CHECK:               linalg.generic {{.*}} outs(%[[S]] :
-// CHECK-NOT:             arith.select
-// CHECK:             } else {
-// CHECK:               linalg.generic {{.*}} outs(%[[S]] :
-// CHECK:                 arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
-// CHECK:             linalg.copy ins(%[[M]] : {{.*}}) outs(%[[MNEW:[^ ]+]] :
-// CHECK:             linalg.generic {{.*}} ins(%[[S]] : {{.*}}) outs(%[[MNEW]] :
-// CHECK:               arith.maximumf
-// CHECK:             linalg.generic {{.*}} ins(%[[MNEW]] : {{.*}}) outs(%[[M]], %[[ALPHA:[^ ]+]] :
-// CHECK:               math.exp
-// CHECK:             linalg.generic {{.*}} ins(%[[M]] : {{.*}}) outs(%[[S]] :
-// CHECK:               math.exp
-// CHECK:             linalg.generic {{.*}} ins(%[[ALPHA]] : {{.*}}) outs(%[[L]] :
-// CHECK:             linalg.generic {{.*}} ins(%[[S]] : {{.*}}) outs(%[[L]] :
-// CHECK:             linalg.generic {{.*}} ins(%[[ALPHA]] : {{.*}}) outs(%[[ACC]] :
-// CHECK:             linalg.generic {{.*}} ins(%[[S]], %[[VTILE]] : {{.*}}) outs(%[[ACC]] :
-// CHECK:           %[[OROWS:.+]] = memref.subview %[[O]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, %[[ROWS]], 32]
-// CHECK:           linalg.generic {{.*}} outs(%[[OROWS]] :
+// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[KRING:.+]] = memref.alloc() : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[VRING:.+]] = memref.alloc() : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK:           attn.tile.load %[[QB]] into %[[QTILE]] rows %[[ROWS]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK:             %[[RC:.+]] = arith.minsi %[[R]], %{{.+}}
+// CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[RC]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
+// CHECK:           %[[K0:.+]] = memref.subview %[[KRING]][0, 0, 0] [1, 64, 64]
+// CHECK:           %[[K0C:.+]] = memref.cast %[[K0]]
+// CHECK:           attn.tile.load %[[KB]] into %[[K0C]] rows %[[C64]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[KVH]], %[[R]] : index, index, index
+// CHECK:           %[[V0:.+]] = memref.subview %[[VRING]][0, 0, 0] [1, 64, 32]
+// CHECK:           %[[V0C:.+]] = memref.cast %[[V0]]
+// CHECK:           attn.tile.load %[[VB]] into %[[V0C]] rows %[[C64]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[KVH]], %[[R]] : index, index, index
+// CHECK:           %[[K1:.+]] = memref.subview %[[KRING]][1, 0, 0] [1, 64, 64]
+// CHECK:           %[[K1C:.+]] = memref.cast %[[K1]]
+// CHECK:           attn.tile.load %[[KB]] into %[[K1C]] rows %[[C64]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[J:.+]] = arith.addi %[[R]], %[[C64]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[KVH]], %[[J]] : index, index, index
+// CHECK:           %[[V1:.+]] = memref.subview %[[VRING]][1, 0, 0] [1, 64, 32]
+// CHECK:           %[[V1C:.+]] = memref.cast %[[V1]]
+// CHECK:           attn.tile.load %[[VB]] into %[[V1C]] rows %[[C64]] :
+// CHECK:           %[[RES:.+]]:3 = scf.for %[[N:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[M:[^ ]+]] = %[[ROWNEGINF]], %[[L:[^ ]+]] = %[[ROWZERO]], %[[ACC:[^ ]+]] = %[[ACCZERO]]) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>) {
+// CHECK-NEXT:        %[[NEXT:.+]] = arith.addi %[[N]], %[[C2]]
+// CHECK-NEXT:        %[[INRANGE:.+]] = arith.cmpi slt, %[[NEXT]], %[[C3]]
+// CHECK-NEXT:        scf.if %[[INRANGE]] {
+// CHECK-NEXT:          %[[NEXTJ0:.+]] = arith.muli %[[NEXT]], %[[C64]]
+// CHECK-NEXT:          %[[NEXTSPAN:.+]] = arith.subi %[[C129]], %[[NEXTJ0]]
+// CHECK-NEXT:          %[[NEXTCOLS:.+]] = arith.minsi %[[NEXTSPAN]], %[[C64]]
+// CHECK-NEXT:          %[[NEXTSTAGE:.+]] = arith.remui %[[NEXT]], %[[C3]]
+// CHECK-NEXT:          %[[KNEXT:.+]] = memref.subview %[[KRING]][%[[NEXTSTAGE]], 0, 0] [1, 64, 64]
+// CHECK-NEXT:          attn.tile.load %[[KB]] into %[[KNEXT]] rows %[[NEXTCOLS]] :
+// CHECK-NEXT:          ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:            %[[J:.+]] = arith.addi %[[NEXTJ0]], %[[R]]
+// CHECK-NEXT:            attn.tile.yield %[[B]], %[[KVH]], %[[J]] : index, index, index
+// CHECK-NEXT:          }
+// CHECK-NEXT:          %[[VNEXT:.+]] = memref.subview %[[VRING]][%[[NEXTSTAGE]], 0, 0] [1, 64, 32]
+// CHECK-NEXT:          attn.tile.load %[[VB]] into %[[VNEXT]] rows %[[NEXTCOLS]] :
+// CHECK-NEXT:          ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:            %[[J:.+]] = arith.addi %[[NEXTJ0]], %[[R]]
+// CHECK-NEXT:            attn.tile.yield %[[B]], %[[KVH]], %[[J]] : index, index, index
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[STAGE:.+]] = arith.remui %[[N]], %[[C3]]
+// CHECK-NEXT:        %[[J0:.+]] = arith.muli %[[N]], %[[C64]]
+// CHECK-NEXT:        %[[KCUR:.+]] = memref.subview %[[KRING]][%[[STAGE]], 0, 0] [1, 64, 64]
+// CHECK-NEXT:        %[[S:.+]] = attn.tile.matmul %[[QTILE]], %[[KCUR]], %[[SZERO]] {transpose_rhs} : {{.*}}, tensor<32x64xf32>
+// CHECK-NEXT:        %[[JLAST:.+]] = arith.addi %[[J0]], %[[C63]]
+// CHECK-NEXT:        %[[INSIDE:.+]] = arith.cmpi slt, %[[JLAST]], %[[C129]]
+// CHECK-NEXT:        %[[EDGE:.+]] = arith.cmpi eq, %[[INSIDE]], %[[FALSE]]
+// CHECK-NEXT:        %[[SM:.+]] = scf.if %[[EDGE]] -> (tensor<32x64xf32>) {
+// CHECK-NEXT:          %[[MASKED:.+]] = attn.tile.map ins(%[[S]] : tensor<32x64xf32>) -> tensor<32x64xf32> {
+// CHECK-NEXT:          ^bb0(%{{.+}}: index, %[[COL:.+]]: index, %[[X:.+]]: f32):
+// CHECK-NEXT:            %[[KEY:.+]] = arith.addi %[[J0]], %[[COL]]
+// CHECK-NEXT:            %[[VALID:.+]] = arith.cmpi slt, %[[KEY]], %[[C129]]
+// CHECK-NEXT:            %[[XM:.+]] = arith.select %[[VALID]], %[[X]], %[[NEGINF]] : f32
+// CHECK-NEXT:            attn.tile.yield %[[XM]] : f32
+// CHECK-NEXT:          }
+// CHECK-NEXT:          scf.yield %[[MASKED]] : tensor<32x64xf32>
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          scf.yield %[[S]] : tensor<32x64xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[ROWMAX:.+]] = attn.tile.reduce <max> %[[SM]], %[[ROWNEGINF]] : tensor<32x64xf32> -> tensor<32xf32>
+// CHECK-NEXT:        %[[MNEW:.+]] = attn.tile.map ins(%[[M]], %[[ROWMAX]] : tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> {
+// CHECK:               %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK-NEXT:          arith.maximumf %{{.+}}, %[[SCALED]] : f32
+// CHECK:             %[[P:.+]] = attn.tile.map ins(%[[SM]], %[[MNEW]] : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf32> {
+// CHECK-NEXT:        ^bb0(%{{.+}}: index, %{{.+}}: index, %[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK:               %[[NEGM:.+]] = arith.negf
+// CHECK-NEXT:          %[[ARG:.+]] = math.fma %[[X]], %[[SCALE]], %[[NEGM]] : f32
+// CHECK-NEXT:          %[[E:.+]] = math.exp2 %[[ARG]] : f32
+// CHECK-NEXT:          attn.tile.yield %[[E]] : f32
+// CHECK:             %[[ALPHA:.+]] = attn.tile.map ins(%[[M]], %[[MNEW]] : tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> {
+// CHECK:               arith.subf
+// CHECK-NEXT:          math.exp2
+// CHECK:             %[[ROWSUM:.+]] = attn.tile.reduce <add> %[[P]], %[[ROWZERO]] : tensor<32x64xf32> -> tensor<32xf32>
+// CHECK-NEXT:        %[[LNEW:.+]] = attn.tile.map ins(%[[L]], %[[ALPHA]], %[[ROWSUM]] :
+// CHECK:             %[[ACCSCALED:.+]] = attn.tile.map ins(%[[ACC]], %[[ALPHA]] : tensor<32x32xf32>, tensor<32xf32>) -> tensor<32x32xf32> {
+// CHECK:             %[[PH:.+]] = attn.tile.map ins(%[[P]] : tensor<32x64xf32>) -> tensor<32x64xf16> {
+// CHECK-NEXT:        ^bb0(%{{.+}}: index, %{{.+}}: index, %[[X:.+]]: f32):
+// CHECK-NEXT:          %[[XH:.+]] = arith.truncf %[[X]] : f32 to f16
+// CHECK-NEXT:          attn.tile.yield %[[XH]] : f16
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[VCUR:.+]] = memref.subview %[[VRING]][%[[STAGE]], 0, 0] [1, 64, 32]
+// CHECK-NEXT:        %[[ACCNEW:.+]] = attn.tile.matmul %[[PH]], %[[VCUR]], %[[ACCSCALED]] : tensor<32x64xf16>, {{.*}}, tensor<32x32xf32>
+// CHECK-NEXT:        scf.yield %[[MNEW]], %[[LNEW]], %[[ACCNEW]] : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[OT:.+]] = attn.tile.map ins(%[[RES]]#2, %[[RES]]#1 : tensor<32x32xf32>, tensor<32xf32>) -> tensor<32x32xf16> {
 // CHECK:             arith.divf
 // CHECK:             arith.truncf %{{.+}} : f32 to f16
-// CHECK:           %[[LROWS:.+]] = memref.subview %[[LSE]][%[[B]], %[[H]], %[[Q0]]] [1, 1, %[[ROWS]]]
-// CHECK:           linalg.generic {{.*}} outs(%[[LROWS]] :
-// CHECK:             math.log
-// CHECK:         %[[OT:.+]] = bufferization.to_tensor %[[O]] restrict writable
-// CHECK:         %[[LT:.+]] = bufferization.to_tensor %[[LSE]] restrict writable
-// CHECK:         return %[[OT]], %[[LT]]
+// CHECK:           attn.tile.store %[[OT]] into %[[O]] rows %[[ROWS]] : tensor<32x32xf16> into memref<2x8x77x32xf16> {
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
+// CHECK:           %[[LT:.+]] = attn.tile.map ins(%[[RES]]#0, %[[RES]]#1 : tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> {
+// CHECK:             math.log2
+// CHECK:             arith.mulf %{{.+}}, %[[LN2]] : f32
+// CHECK:           attn.tile.store %[[LT]] into %[[LSE]] rows %[[ROWS]] : tensor<32xf32> into memref<2x8x77xf32> {
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 47616>}
+// CHECK:         %[[OTENSOR:.+]] = bufferization.to_tensor %[[O]] restrict writable
+// CHECK:         %[[LTENSOR:.+]] = bufferization.to_tensor %[[LSE]] restrict writable
+// CHECK:         return %[[OTENSOR]], %[[LTENSOR]]
+
+// The register tiles are tensors: the only buffers allocated inside the
+// forall are the memory tiles, all in the requested memory space.
 
 // SPACE3-LABEL: func.func @forward(
-// SPACE3:         memref.alloc() : memref<32x64xf16, 3>
-// SPACE3:         memref.alloc() : memref<64x64xf16, 3>
-// SPACE3:         memref.alloc() : memref<64x32xf16, 3>
-// SPACE3:         memref.alloc() : memref<32x64xf32>
+// SPACE3:         scf.forall
+// SPACE3:           memref.alloc() : memref<32x64xf16, 3>
+// SPACE3:           memref.alloc() : memref<3x64x64xf16, 3>
+// SPACE3:           memref.alloc() : memref<3x64x32xf16, 3>
+// SPACE3-NOT:       memref.alloc
+// SPACE3:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3
 
 // NOSPACE-LABEL: func.func @forward(
-// NOSPACE:         memref.alloc() : memref<32x64xf16>
-// NOSPACE:         memref.alloc() : memref<64x64xf16>
-// NOSPACE:         memref.alloc() : memref<64x32xf16>
+// NOSPACE:         scf.forall
+// NOSPACE:           memref.alloc() : memref<32x64xf16>
+// NOSPACE:           memref.alloc() : memref<3x64x64xf16>
+// NOSPACE:           memref.alloc() : memref<3x64x32xf16>
+// NOSPACE-NOT:       memref.alloc
+// NOSPACE:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3
 func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: tensor<2x2x129x32xf16>) -> (tensor<2x8x77x32xf16>, tensor<2x8x77xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<2x8x77x64xf16>, tensor<2x2x129x64xf16>, tensor<2x2x129x32xf16> -> tensor<2x8x77x32xf16>, tensor<2x8x77xf32>
   return %o, %lse : tensor<2x8x77x32xf16>, tensor<2x8x77xf32>
@@ -95,11 +185,17 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // -----
 
 // Causal, bottom-right (Sk - Sq = 52), BSHD: query tile [q0, q0 + rows)
-// sees keys [0, min(129, q0 + rows - 1 + 53)); the loop stops there, so the
-// tiles above the diagonal are never visited. A tile needs the causal mask
-// unless its last key lies at or below the diagonal of its first query.
+// sees keys [jBegin, jEnd), jEnd = min(129, q0 + rows - 1 + 53); the loop
+// runs over its ceil((jEnd - jBegin) / 64) tiles, so the tiles above the
+// diagonal are never visited, and the prologue loads tiles 0 and 1 only if
+// they exist. The window is a launch parameter (`attn.tile.param`, -1 here:
+// none), so jBegin = 0 is a select on it that only the CPU lowering folds.
+// Tile n (keys [jBegin + 64 n, +64)) needs the index masks unless its last
+// key lies before jEnd, at or below the diagonal of the tile's first query
+// and, with a window, inside the window of its last query.
 
 // CHECK-LABEL: func.func @causal_bottom_right(
+// CHECK-SAME:    %[[Q:[^:]+]]: tensor<2x77x4x64xbf16>, %[[K:[^:]+]]: tensor<2x129x4x64xbf16>, %[[V:[^:]+]]: tensor<2x129x4x64xbf16>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
@@ -108,28 +204,77 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C129:.+]] = arith.constant 129 : index
+// CHECK-DAG:     %[[FALSE:.+]] = arith.constant false
+// CHECK-DAG:     %[[TRUE:.+]] = arith.constant true
+// CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
+// CHECK:         %[[WINDOW:.+]] = attn.tile.param "window" = -1 : index
+// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[WINDOW]], %[[C0]]
+// CHECK-NEXT:    attn.tile.param "scale_log2" = 0.180336878 : f32
+// CHECK:         %[[O:.+]] = memref.alloc() : memref<2x77x4x64xbf16>
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
 // CHECK:           %[[Q0:.+]] = arith.muli %[[QT]], %[[C32]]
 // CHECK:           %[[ROWS:.+]] = arith.minsi %{{.+}}, %[[C32]]
-// CHECK:           memref.subview %{{.+}}[%[[B]], %[[Q0]], %[[H]], 0] [1, %[[ROWS]], 1, 64]
 // CHECK:           %[[LASTROW:.+]] = arith.subi %[[ROWS]], %[[C1]]
 // CHECK:           %[[ILAST:.+]] = arith.addi %[[Q0]], %[[LASTROW]]
 // CHECK:           %[[DIAG:.+]] = arith.addi %[[ILAST]], %[[C53]]
 // CHECK:           %[[MIN:.+]] = arith.minsi %[[DIAG]], %[[C129]]
 // CHECK:           %[[END:.+]] = arith.maxsi %[[MIN]], %[[C0]]
-// CHECK:           scf.for %[[J:.+]] = %[[C0]] to %[[END]] step %[[C64]] {
-// CHECK:             memref.subview %{{.+}}[%[[B]], %[[J]], %[[H]], 0]
-// CHECK:             %[[JLAST:.+]] = arith.addi %[[J]], %[[C63]]
-// CHECK:             %[[BEFOREEND:.+]] = arith.cmpi slt, %[[JLAST]], %[[END]]
-// CHECK:             %[[FIRSTDIAG:.+]] = arith.addi %[[Q0]], %[[C52]]
-// CHECK:             %[[BELOW:.+]] = arith.cmpi sle, %[[JLAST]], %[[FIRSTDIAG]]
-// CHECK:             %[[INSIDE:.+]] = arith.andi %[[BEFOREEND]], %[[BELOW]]
-// CHECK:             scf.if %[[INSIDE]] {
-// CHECK-NOT:           arith.cmpi
+// CHECK-NEXT:      %[[FIRSTDIAG:.+]] = arith.addi %[[Q0]], %[[C52]]
+// CHECK-NEXT:      %[[WFIRST:.+]] = arith.subi %[[FIRSTDIAG]], %[[WINDOW]]
+// CHECK-NEXT:      %[[WFIRST0:.+]] = arith.maxsi %[[WFIRST]], %[[C0]]
+// CHECK-NEXT:      %[[BEGIN:.+]] = arith.select %[[HASWINDOW]], %[[WFIRST0]], %[[C0]]
+// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[KRING:.+]] = memref.alloc() : memref<3x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[VRING:.+]] = memref.alloc() : memref<3x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           attn.tile.load %{{.+}} into %[[QTILE]] rows %[[ROWS]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[RC:.+]] = arith.minsi %[[R]], %[[LASTROW]]
+// CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[RC]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
+// CHECK:           %[[SPAN0:.+]] = arith.subi %[[END]], %[[BEGIN]]
+// CHECK-NEXT:      %[[SPAN:.+]] = arith.maxsi %[[SPAN0]], %[[C0]]
+// CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN]], %[[C63]]
+// CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
+// CHECK-NEXT:      %[[HAS0:.+]] = arith.cmpi sgt, %[[NTILES]], %[[C0]]
+// CHECK-NEXT:      scf.if %[[HAS0]] {
+// CHECK-NEXT:        %[[COLS0:.+]] = arith.minsi %[[SPAN0]], %[[C64]]
+// CHECK:             attn.tile.load %[[KB]] into %{{.+}} rows %[[COLS0]] :
+// CHECK-NEXT:        ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:          %[[J:.+]] = arith.addi %[[BEGIN]], %[[R]]
+// CHECK-NEXT:          attn.tile.yield %[[B]], %[[J]], %[[H]] : index, index, index
+// CHECK:           %[[HAS1:.+]] = arith.cmpi sgt, %[[NTILES]], %[[C1]]
+// CHECK-NEXT:      scf.if %[[HAS1]] {
+// CHECK:           scf.for %[[N:.+]] = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
+// CHECK:             %[[JOFF:.+]] = arith.muli %[[N]], %[[C64]]
+// CHECK-NEXT:        %[[J0:.+]] = arith.addi %[[BEGIN]], %[[JOFF]]
+// CHECK:             attn.tile.matmul %[[QTILE]], %{{.+}} {transpose_rhs}
+// CHECK-NEXT:        %[[JLAST:.+]] = arith.addi %[[J0]], %[[C63]]
+// CHECK-NEXT:        %[[BEFOREEND:.+]] = arith.cmpi slt, %[[JLAST]], %[[END]]
+// CHECK-NEXT:        %[[BELOW:.+]] = arith.cmpi sle, %[[JLAST]], %[[FIRSTDIAG]]
+// CHECK-NEXT:        %[[INSIDE:.+]] = arith.andi %[[BEFOREEND]], %[[BELOW]]
+// CHECK-NEXT:        %[[LASTDIAG:.+]] = arith.addi %{{.+}}, %[[C52]]
+// CHECK-NEXT:        %[[WEDGE:.+]] = arith.subi %[[LASTDIAG]], %[[WINDOW]]
+// CHECK-NEXT:        %[[INWINDOW:.+]] = arith.cmpi sge, %[[J0]], %[[WEDGE]]
+// CHECK-NEXT:        %[[WINDOWOK:.+]] = arith.select %[[HASWINDOW]], %[[INWINDOW]], %[[TRUE]]
+// CHECK-NEXT:        %[[ALLIN:.+]] = arith.andi %[[INSIDE]], %[[WINDOWOK]]
+// CHECK-NEXT:        %[[EDGE:.+]] = arith.cmpi eq, %[[ALLIN]], %[[FALSE]]
+// CHECK-NEXT:        %{{.+}} = scf.if %[[EDGE]] -> (tensor<32x64xf32>) {
+// CHECK-NEXT:          attn.tile.map
+// CHECK:                 arith.cmpi slt, %{{.+}}, %[[END]]
+// CHECK:                 arith.cmpi sle
+// CHECK:                 arith.select %{{.+}}, %{{.+}}, %[[NEGINF]] : f32
 // CHECK:             } else {
-// CHECK:               arith.cmpi sle
-// CHECK:               arith.select
-// CHECK:           memref.subview %{{.+}}[%[[B]], %[[Q0]], %[[H]], 0] [1, %[[ROWS]], 1, 64] {{.*}} to memref<?x64xbf16, strided<[256, 1], offset: ?>>
+// CHECK-NEXT:          scf.yield %{{.+}} : tensor<32x64xf32>
+// CHECK-NEXT:        }
+// CHECK:             attn.tile.map ins(%{{.+}} : tensor<32x64xf32>) -> tensor<32x64xbf16> {
+// CHECK:               arith.truncf %{{.+}} : f32 to bf16
+// CHECK:           attn.tile.map {{.*}} -> tensor<32x64xbf16> {
+// CHECK:           attn.tile.store %{{.+}} into %[[O]] rows %[[ROWS]] : tensor<32x64xbf16> into memref<2x77x4x64xbf16> {
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 59904>}
 func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64xbf16>, %v: tensor<2x129x4x64xbf16>) -> tensor<2x77x4x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>} : tensor<2x77x4x64xbf16>, tensor<2x129x4x64xbf16>, tensor<2x129x4x64xbf16> -> tensor<2x77x4x64xbf16>
   return %o : tensor<2x77x4x64xbf16>
@@ -137,29 +282,54 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 
 // -----
 
-// Sliding window of 16 (top-left): the loop also starts late, at
-// max(0, q0 - 16). The boolean mask operand is read in every tile, in both
-// branches; the causal/window masks only where the tile crosses them.
+// Sliding window of 16 (top-left): the keys also start late, at
+// jBegin = max(0, q0 - 16), the window read from its launch parameter
+// (16 here); tile n starts at jBegin + 64 n. The boolean mask
+// operand is read in every tile, in both branches; the causal/window masks
+// only where the tile crosses them.
 
 // CHECK-LABEL: func.func @window_mask(
 // CHECK-SAME:    %[[MASK:[^:]+]]: tensor<1x4x1x129xi1>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
-// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
+// CHECK:         %[[WINDOW:.+]] = attn.tile.param "window" = 16 : index
+// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[WINDOW]], %[[C0]]
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
 // CHECK:           %[[Q0:.+]] = arith.muli %[[QT]]
 // CHECK:           %[[END:.+]] = arith.maxsi %{{.+}}, %[[C0]]
-// CHECK:           %[[FIRST:.+]] = arith.subi %[[Q0]], %[[C16]]
-// CHECK:           %[[BEGIN:.+]] = arith.maxsi %[[FIRST]], %[[C0]]
-// CHECK:           scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %[[C64]] {
-// CHECK:             arith.cmpi sge
-// CHECK:             scf.if
-// CHECK:               tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
-// CHECK:               arith.select
-// CHECK-NOT:           arith.cmpi
+// CHECK-NEXT:      %[[FIRST:.+]] = arith.subi %[[Q0]], %[[WINDOW]]
+// CHECK-NEXT:      %[[FIRST0:.+]] = arith.maxsi %[[FIRST]], %[[C0]]
+// CHECK-NEXT:      %[[BEGIN:.+]] = arith.select %[[HASWINDOW]], %[[FIRST0]], %[[C0]]
+// CHECK:           %[[SPAN:.+]] = arith.subi %[[END]], %[[BEGIN]]
+// CHECK-NEXT:      %[[SPAN0:.+]] = arith.maxsi %[[SPAN]], %[[C0]]
+// CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN0]], %[[C63]]
+// CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
+// CHECK:           scf.if
+// CHECK:             attn.tile.load
+// CHECK-NEXT:        ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:          %[[J:.+]] = arith.addi %[[BEGIN]], %[[R]]
+// CHECK-NEXT:          attn.tile.yield %[[B]], %[[H]], %[[J]] : index, index, index
+// CHECK:           scf.for %[[N:.+]] = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
+// CHECK:             %[[JOFF:.+]] = arith.muli %[[N]], %[[C64]]
+// CHECK-NEXT:        %[[J0:.+]] = arith.addi %[[BEGIN]], %[[JOFF]]
+// CHECK:             arith.cmpi sge, %[[J0]], %{{.+}}
+// CHECK:             scf.if %{{.+}} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:          attn.tile.map
+// CHECK:                 tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
+// CHECK-NEXT:            arith.select
+// CHECK:                 arith.cmpi sge
+// CHECK:                 arith.select
 // CHECK:             } else {
-// CHECK:               tensor.extract %[[MASK]]
-// CHECK:               arith.cmpi sge
+// CHECK-NEXT:          attn.tile.map
+// CHECK-NOT:             arith.cmpi
+// CHECK:                 tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
+// CHECK-NOT:             arith.cmpi
+// CHECK:                 attn.tile.yield
+// CHECK-NEXT:          }
+// CHECK-NEXT:          scf.yield
+// CHECK-NEXT:        }
 func.func @window_mask(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>, %m: tensor<1x4x1x129xi1>) -> tensor<2x4x77x64xf32> {
   %o = attn.attention %q, %k, %v mask(%m : tensor<1x4x1x129xi1>) {causal = #attn.causal<top_left>, window = 16 : i64} : tensor<2x4x77x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32> -> tensor<2x4x77x64xf32>
   return %o : tensor<2x4x77x64xf32>
@@ -167,21 +337,31 @@ func.func @window_mask(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v
 
 // -----
 
-// Dynamic batch and sequence lengths: the loop bounds come from the operands.
+// Dynamic batch and sequence lengths: the forall and the key loop bounds
+// come from the operands; f32 tiles: 32 (64 + 4) 4 + 3 64 (68 + 68) 4 =
+// 113152 bytes.
 
 // CHECK-LABEL: func.func @dynamic(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<?x4x?x64xf32>, %[[K:[^:]+]]: tensor<?x4x?x64xf32>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C31:.+]] = arith.constant 31 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[BATCH:.+]] = tensor.dim %[[Q]], %[[C0]]
 // CHECK-DAG:     %[[SQ:.+]] = tensor.dim %[[Q]], %[[C2]]
 // CHECK-DAG:     %[[SK:.+]] = tensor.dim %[[K]], %[[C2]]
 // CHECK:         %[[O:.+]] = memref.alloc(%[[BATCH]], %[[SQ]]) : memref<?x4x?x64xf32>
-// CHECK:         %[[QTILES:.+]] = arith.divui %{{.+}}, %[[C32]]
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (%[[BATCH]], 4, %[[QTILES]]) {
-// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[SK]] step %[[C64]] {
+// CHECK:         %[[SQUP:.+]] = arith.addi %[[SQ]], %[[C31]]
+// CHECK-NEXT:    %[[QTILES:.+]] = arith.divui %[[SQUP]], %[[C32]]
+// CHECK-NEXT:    scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (%[[BATCH]], 4, %[[QTILES]]) {
+// CHECK:           %[[SPAN:.+]] = arith.maxsi %[[SK]], %[[C0]]
+// CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN]], %[[C63]]
+// CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 113152>}
 func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x64xf32>
   return %o : tensor<?x4x?x64xf32>
@@ -189,44 +369,71 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 
 // -----
 
-// Split-KV: a forall over (split, batch, key/value head, row tile); the 4
-// query heads of a key/value head times Sq = 3 make 12 packed rows of one
-// tile, copied row by row. Split s sees keys [43 s, min(43 (s + 1), 129)).
+// Split-KV: a forall over (split, batch, key/value head, row tile), the
+// unit row-tile dimension folded away; the 4 query heads of a key/value
+// head times Sq = 3 make 12 packed rows of one tile, row r being query
+// r mod 3 of head 4 kvh + r / 3 (rows past 12 clamp to row 11). Split s
+// sees keys [43 s, min(43 (s + 1), 129)), and the key loop runs over the
+// tiles of that range only. The partial outputs stay f32; P still enters
+// the second product as f16.
 
 // CHECK-LABEL: func.func @split_kv(
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C11:.+]] = arith.constant 11 : index
 // CHECK-DAG:     %[[C12:.+]] = arith.constant 12 : index
 // CHECK-DAG:     %[[C43:.+]] = arith.constant 43 : index
+// CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C129:.+]] = arith.constant 129 : index
 // CHECK:         %[[PO:.+]] = memref.alloc() : memref<3x2x8x3x64xf32>
 // CHECK:         %[[PL:.+]] = memref.alloc() : memref<3x2x8x3xf32>
 // CHECK:         scf.forall (%[[N:.+]], %[[B:.+]], %[[KVH:.+]]) in (3, 2, 2) {
 // CHECK:           %[[H0:.+]] = arith.muli %[[KVH]], %[[C4]]
-// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
-// CHECK:           scf.for %[[R:.+]] = %[[C0]] to %[[C12]] step %[[C1]] {
-// CHECK:             %[[G:.+]] = arith.divui %{{.+}}, %[[C3]]
-// CHECK:             %[[H:.+]] = arith.addi %[[H0]], %[[G]]
-// CHECK:             %[[I:.+]] = arith.remui %{{.+}}, %[[C3]]
-// CHECK:             %[[ROW:.+]] = memref.subview %[[QTILE]][%[[R]], 0] [1, 64]
-// CHECK:             %[[SRC:.+]] = memref.subview %{{.+}}[%[[B]], %[[H]], %[[I]], 0] [1, 1, 1, 64]
-// CHECK:             linalg.copy ins(%[[SRC]] : {{.*}}) outs(%[[ROW]] :
 // CHECK:           %[[SPLITBEGIN:.+]] = arith.muli %[[N]], %[[C43]]
-// CHECK:           %[[SPLITNEXT:.+]] = arith.addi %[[SPLITBEGIN]], %[[C43]]
-// CHECK:           %[[SPLITEND:.+]] = arith.minsi %[[SPLITNEXT]], %[[C129]]
-// CHECK:           %[[END:.+]] = arith.minsi %[[SPLITEND]], %[[C129]]
-// CHECK:           %[[BEGIN:.+]] = arith.maxsi %[[SPLITBEGIN]], %[[C0]]
-// CHECK:           scf.for %[[J:.+]] = %[[BEGIN]] to %[[END]] step %[[C64]] {
-// CHECK:             memref.subview %{{.+}}[%[[B]], %[[KVH]], %[[J]], 0]
-// CHECK:             math.exp
-// CHECK:           scf.for %[[R:.+]] = %[[C0]] to %[[C12]] step %[[C1]] {
-// CHECK:             %[[H:.+]] = arith.addi %[[H0]], %{{.+}}
-// CHECK:             %[[I:.+]] = arith.remui %{{.+}}, %[[C3]]
-// CHECK:             memref.subview %[[PO]][%[[N]], %[[B]], %[[H]], %[[I]], 0] [1, 1, 1, 1, 64]
-// CHECK:             memref.store %{{.+}}, %[[PL]][%[[N]], %[[B]], %[[H]], %[[I]]]
+// CHECK-NEXT:      %[[SPLITNEXT:.+]] = arith.addi %[[SPLITBEGIN]], %[[C43]]
+// CHECK-NEXT:      %[[SPLITEND:.+]] = arith.minsi %[[SPLITNEXT]], %[[C129]]
+// CHECK:           %[[WBEGIN:.+]] = arith.select %[[HASWINDOW:.+]], %{{.+}}, %[[C0]]
+// CHECK-NEXT:      %[[END:.+]] = arith.minsi %[[SPLITEND]], %[[C129]]
+// CHECK-NEXT:      %[[BEGIN:.+]] = arith.maxsi %[[WBEGIN]], %[[SPLITBEGIN]]
+// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK:           attn.tile.load %{{.+}} into %[[QTILE]] rows %[[C12]] :
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[RC:.+]] = arith.minsi %[[R]], %[[C11]]
+// CHECK-NEXT:        %[[G:.+]] = arith.divui %[[RC]], %[[C3]]
+// CHECK-NEXT:        %[[H:.+]] = arith.addi %[[H0]], %[[G]]
+// CHECK-NEXT:        %[[I:.+]] = arith.remui %[[RC]], %[[C3]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
+// CHECK:           %[[SPAN:.+]] = arith.subi %[[END]], %[[BEGIN]]
+// CHECK-NEXT:      %[[SPAN0:.+]] = arith.maxsi %[[SPAN]], %[[C0]]
+// CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN0]], %[[C63]]
+// CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
+// CHECK:           scf.if
+// CHECK:             attn.tile.load
+// CHECK-NEXT:        ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:          %[[J:.+]] = arith.addi %[[BEGIN]], %[[R]]
+// CHECK-NEXT:          attn.tile.yield %[[B]], %[[KVH]], %[[J]] : index, index, index
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
+// CHECK:             math.exp2
+// CHECK:             attn.tile.map ins(%{{.+}} : tensor<32x64xf32>) -> tensor<32x64xf16> {
+// CHECK:               arith.truncf %{{.+}} : f32 to f16
+// CHECK:           attn.tile.map {{.*}} -> tensor<32x64xf32> {
+// CHECK:             arith.divf
+// CHECK-NOT:         arith.truncf
+// CHECK:           attn.tile.store %{{.+}} into %[[PO]] rows %[[C12]] : tensor<32x64xf32> into memref<3x2x8x3x64xf32> {
+// CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT:        %[[RC:.+]] = arith.minsi %[[R]], %[[C11]]
+// CHECK-NEXT:        %[[G:.+]] = arith.divui %[[RC]], %[[C3]]
+// CHECK-NEXT:        %[[H:.+]] = arith.addi %[[H0]], %[[G]]
+// CHECK-NEXT:        %[[I:.+]] = arith.remui %[[RC]], %[[C3]]
+// CHECK-NEXT:        attn.tile.yield %[[N]], %[[B]], %[[H]], %[[I]] : index, index, index, index
+// CHECK:           attn.tile.store %{{.+}} into %[[PL]] rows %[[C12]] : tensor<32xf32> into memref<3x2x8x3xf32> {
+// CHECK:             attn.tile.yield %[[N]], %[[B]], %{{.+}}, %{{.+}} : index, index, index, index
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 59904>}
 func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: tensor<2x2x129x64xf16>) -> (tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>) {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 3 : i64, causal = #attn.causal<bottom_right>} : tensor<2x8x3x64xf16>, tensor<2x2x129x64xf16>, tensor<2x2x129x64xf16> -> tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>
   return %po, %pl : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>

@@ -149,3 +149,11 @@ LogicalResult TileStoreOp::verify() {
   return verifyRowRegion(*this, getIndices(), dest.getRank(),
                          "every dest dimension");
 }
+
+LogicalResult TileParamOp::verify() {
+  if (getName() != "scale_log2" && getName() != "window")
+    return emitOpError("names a kernel parameter that is not a tile-form "
+                       "scalar: '")
+           << getName() << "' (scale_log2, window)";
+  return success();
+}

@@ -16,6 +16,7 @@ include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "attn/Dialect/Attn/IR/AttnAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 def Attn_RegisterTile : RankedTensorOf<[AnyFloat]>;
 def Attn_MemoryTile : MemRefRankOf<[AnyFloat], [2]>;
@@ -172,6 +173,26 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
     $tile `into` $dest `rows` $rows `:` type($tile) `into` type($dest)
     $indices attr-dict
   }];
+  let hasVerifier = 1;
+}
+
+def Attn_TileParamOp : Attn_Op<"tile.param", [Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a scalar that a kernel takes at launch";
+  let description = [{
+    A scalar of the tile form that a GPU kernel receives as a launch
+    parameter of the same `name` (include/attn-runtime/attn_kernel_abi.def:
+    `scale_log2`, `window`), so that one kernel serves every value; `value`
+    is the op's own, which the CPU lowering uses. It has no folder: only a
+    lowering decides what it becomes.
+
+    ```mlir
+    %w = attn.tile.param "window" = 16 : index
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, TypedAttrInterface:$value);
+  let results = (outs AnyTypeOf<[Index, F32]>:$result);
+  let assemblyFormat = "$name `=` $value attr-dict";
   let hasVerifier = 1;
 }
 
