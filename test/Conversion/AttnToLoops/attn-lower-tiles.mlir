@@ -1,0 +1,71 @@
+// RUN: attn-opt %s --attn-lower-tiles | FileCheck %s
+
+// The CPU lowering of the tile form maps each tile op onto upstream IR and
+// decides nothing: launch parameters become the op's values, row loads and
+// stores loops over the rows with the row region inlined (rows past `rows`
+// zero-filled), products, maps and reductions linalg.generics on tensors
+// (memory tiles read in place through bufferization.to_tensor restrict).
+
+// CHECK-LABEL: func.func @tile_step(
+// CHECK-SAME:    %[[Q:[^:]+]]: memref<?x?x?x64xf16, {{.*}}>, %[[QS:[^:]+]]: memref<32x64xf16, 3>, %[[KS:[^:]+]]: memref<16x64xf16, 3>, %[[VS:[^:]+]]: memref<16x64xf16, 3>, %[[LSE:[^:]+]]: memref<?x?x?xf32>, %[[N:[^:]+]]: index, %[[B:[^:]+]]: index, %[[H:[^:]+]]: index
+// CHECK-NOT:     attn.tile
+// CHECK-DAG:     %[[W:.+]] = arith.constant 16 : index
+// CHECK-DAG:     %[[SL2:.+]] = arith.constant 1.800000e-01 : f32
+// CHECK:         scf.for %[[R:.+]] = %{{.+}} to %[[N]]
+// CHECK-NEXT:      %[[I:.+]] = arith.addi %[[R]], %[[W]]
+// CHECK-NEXT:      %[[DST:.+]] = memref.subview %[[QS]][%[[R]], 0] [1, 64]
+// CHECK-NEXT:      %[[SRC:.+]] = memref.subview %[[Q]][%[[B]], %[[H]], %[[I]], 0] [1, 1, 1, 64]
+// CHECK-NEXT:      linalg.copy ins(%[[SRC]] : {{.*}}) outs(%[[DST]] :
+// CHECK:         scf.for %[[R:.+]] = %[[N]] to %{{.+}}
+// CHECK:           linalg.fill
+// CHECK:         %[[QT:.+]] = bufferization.to_tensor %[[QS]] restrict
+// CHECK:         %[[KT:.+]] = bufferization.to_tensor %[[KS]] restrict
+// CHECK:         %[[S:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]], %[[KT]] :
+// CHECK:           arith.extf
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         %[[M:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[S]] :
+// CHECK:           arith.maximumf
+// CHECK:         %[[P:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[M]] :
+// CHECK:           linalg.index 0
+// CHECK:           linalg.index 1
+// CHECK:           arith.mulf %{{.+}}, %[[SL2]]
+// CHECK:           math.exp2
+// CHECK:           arith.truncf
+// CHECK:         %[[VT:.+]] = bufferization.to_tensor %[[VS]] restrict
+// CHECK:         %[[ACC:.+]] = linalg.generic {{.*}} ins(%[[P]], %[[VT]] :
+// CHECK:         %[[MB:.+]] = bufferization.to_buffer %[[M]] read_only
+// CHECK:         scf.for %[[R:.+]] = %{{.+}} to %[[N]]
+// CHECK-NEXT:      %[[V:.+]] = memref.load %[[MB]][%[[R]]]
+// CHECK-NEXT:      memref.store %[[V]], %[[LSE]][%[[B]], %[[H]], %[[R]]]
+// CHECK:         return %[[ACC]]
+func.func @tile_step(%q: memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>>, %qs: memref<32x64xf16, 3>,
+                     %ks: memref<16x64xf16, 3>, %vs: memref<16x64xf16, 3>, %lse: memref<?x?x?xf32>,
+                     %n: index, %b: index, %h: index) -> tensor<32x64xf32> {
+  %w = attn.tile.param "window" = 16 : index
+  %sl2 = attn.tile.param "scale_log2" = 0.18 : f32
+  attn.tile.load %q into %qs rows %n : memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>> into memref<32x64xf16, 3> {
+  ^bb0(%r: index):
+    %i = arith.addi %r, %w : index
+    attn.tile.yield %b, %h, %i : index, index, index
+  }
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs} : memref<32x64xf16, 3>, memref<16x64xf16, 3>, tensor<32x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<32xf32>
+  %m = attn.tile.reduce <max> %s, %ninf : tensor<32x16xf32> -> tensor<32xf32>
+  %p = attn.tile.map ins(%s, %m : tensor<32x16xf32>, tensor<32xf32>) -> tensor<32x16xf16> {
+  ^bb0(%r: index, %c: index, %x: f32, %mx: f32):
+    %d = arith.subf %x, %mx : f32
+    %y = arith.mulf %d, %sl2 : f32
+    %e = math.exp2 %y : f32
+    %t = arith.truncf %e : f32 to f16
+    attn.tile.yield %t : f16
+  }
+  %acc0 = arith.constant dense<0.0> : tensor<32x64xf32>
+  %acc = attn.tile.matmul %p, %vs, %acc0 : tensor<32x16xf16>, memref<16x64xf16, 3>, tensor<32x64xf32>
+  attn.tile.store %m into %lse rows %n : tensor<32xf32> into memref<?x?x?xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  }
+  return %acc : tensor<32x64xf32>
+}

@@ -1,0 +1,212 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// Every verifier message of the tile form's ops.
+
+func.func @load_type(%src: memref<?x?x?x64xf32>, %t: memref<32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op source and tile must have one element type, got 'f32' and 'f16'}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x64xf32> into memref<32x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @load_row(%src: memref<?x?x?x32xf16>, %t: memref<32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op tile rows hold 64 elements but the source's rows hold 32}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x32xf16> into memref<32x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @load_yield(%src: memref<?x?x?x64xf16>, %t: memref<32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op region must yield 3 indices (every source dimension but the last), got 2 values}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x64xf16> into memref<32x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r : index, index
+  }
+  return
+}
+
+// -----
+
+func.func @load_arg(%src: memref<?x?x?x64xf16>, %t: memref<32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op region must take one index argument (the tile row), got 2 arguments}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x64xf16> into memref<32x64xf16> {
+  ^bb0(%r: index, %s: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: memref<32x64xf16>, %b: memref<16x32xf16>, %acc: tensor<32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op lhs has 64 columns but rhs^T has 32 rows}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x32xf16>, tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_acc(%a: memref<32x64xf16>, %b: memref<16x64xf16>, %acc: tensor<16x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op acc must be [32, 16], got [16, 16]}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x64xf16>, tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_f16_acc(%a: memref<32x64xf16>, %b: memref<16x64xf16>, %acc: tensor<32x16xf16>) {
+  // expected-error @+1 {{'attn.tile.matmul' op acc and result must be one f32 tile of rank 2}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x64xf16>, tensor<32x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_types(%a: memref<32x64xf16>, %b: memref<16x64xbf16>, %acc: tensor<32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op lhs and rhs must have one element type, got 'f16' and 'bf16'}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x64xbf16>, tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_lhs(%a: memref<?x64xf16>, %b: memref<64x16xf16>, %acc: tensor<32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op lhs must be a static rank-2 tile}}
+  %s = attn.tile.matmul %a, %b, %acc : memref<?x64xf16>, memref<64x16xf16>, tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @map_input(%x: tensor<32x16xf32>, %y: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op input 1 must have the result's shape or be a row tile [32], got 'tensor<16xf32>'}}
+  %r = attn.tile.map ins(%x, %y : tensor<32x16xf32>, tensor<16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%i: index, %j: index, %a: f32, %b: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_args(%x: tensor<32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op region must take 2 indices and one element per input, got 2 arguments}}
+  %r = attn.tile.map ins(%x : tensor<32x16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%i: index, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_index(%x: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op region argument 0 must be an index}}
+  %r = attn.tile.map ins(%x : tensor<32xf32>) -> tensor<32xf32> {
+  ^bb0(%i: i32, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_element(%x: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op region argument 1 must have input 0's element type}}
+  %r = attn.tile.map ins(%x : tensor<32xf32>) -> tensor<32xf32> {
+  ^bb0(%i: index, %a: f16):
+    %e = arith.extf %a : f16 to f32
+    attn.tile.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_yield(%x: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op region must yield one 'f16' element}}
+  %r = attn.tile.map ins(%x : tensor<32xf32>) -> tensor<32xf16> {
+  ^bb0(%i: index, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_rank(%x: tensor<2x32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op result must be a tile of rank 1 or 2}}
+  %r = attn.tile.map ins(%x : tensor<2x32x16xf32>) -> tensor<2x32x16xf32> {
+  ^bb0(%i: index, %j: index, %k: index, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<32x16xf32>, %init: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.tile.reduce' op reduces a [R, C] tile into its init and result of shape [R] and the same element type, got 'tensor<32x16xf32>' and 'tensor<16xf32>'}}
+  %r = attn.tile.reduce <add> %x, %init : tensor<32x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_type(%t: tensor<32x64xf32>, %o: memref<?x?x?x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op tile and dest must have one element type, got 'f32' and 'f16'}}
+  attn.tile.store %t into %o rows %n : tensor<32x64xf32> into memref<?x?x?x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @store_row(%t: tensor<32x64xf16>, %o: memref<?x?x?x32xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op tile rows hold 64 elements; dest's last dimension must match}}
+  attn.tile.store %t into %o rows %n : tensor<32x64xf16> into memref<?x?x?x32xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @store_rows_yield(%t: tensor<32xf32>, %o: memref<?x?x?xf32>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op region must yield 3 indices (every dest dimension), got 2 values}}
+  attn.tile.store %t into %o rows %n : tensor<32xf32> into memref<?x?x?xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r : index, index
+  }
+  return
+}
+
+// -----
+
+func.func @store_rank(%t: tensor<2x32x64xf32>, %o: memref<?x?x?x64xf32>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op tile must have rank 1 or 2}}
+  attn.tile.store %t into %o rows %n : tensor<2x32x64xf32> into memref<?x?x?x64xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @param_name() {
+  // expected-error @+1 {{'attn.tile.param' op names a kernel parameter that is not a tile-form scalar: 'chunk' (scale_log2, window)}}
+  %c = attn.tile.param "chunk" = 16 : index
+  return
+}

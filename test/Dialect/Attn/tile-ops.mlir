@@ -1,0 +1,45 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+// The tile form's ops, as attn-tile writes them, round trip.
+
+// CHECK-LABEL: func @tile_step
+// CHECK:       %[[W:.+]] = attn.tile.param "window" = 16 : index
+// CHECK:       %[[SL2:.+]] = attn.tile.param "scale_log2" = 1.800000e-01 : f32
+// CHECK:       attn.tile.load %{{.+}} into %{{.+}} rows %{{.+}} : memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>> into memref<32x64xf16, 3> {
+// CHECK:         attn.tile.yield %{{.+}}, %{{.+}}, %{{.+}} : index, index, index
+// CHECK:       attn.tile.matmul %{{.+}}, %{{.+}}, %{{.+}} {transpose_rhs} : memref<32x64xf16, 3>, memref<16x64xf16, 3>, tensor<32x16xf32>
+// CHECK:       attn.tile.reduce <max> %{{.+}}, %{{.+}} : tensor<32x16xf32> -> tensor<32xf32>
+// CHECK:       attn.tile.map ins(%{{.+}}, %{{.+}} : tensor<32x16xf32>, tensor<32xf32>) -> tensor<32x16xf16> {
+// CHECK:       attn.tile.matmul %{{.+}}, %{{.+}}, %{{.+}} : tensor<32x16xf16>, memref<16x64xf16, 3>, tensor<32x64xf32>
+// CHECK:       attn.tile.store %{{.+}} into %{{.+}} rows %{{.+}} : tensor<32xf32> into memref<?x?x?xf32> {
+func.func @tile_step(%q: memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>>, %qs: memref<32x64xf16, 3>,
+                     %ks: memref<16x64xf16, 3>, %vs: memref<16x64xf16, 3>, %lse: memref<?x?x?xf32>,
+                     %n: index, %b: index, %h: index) -> tensor<32x64xf32> {
+  %w = attn.tile.param "window" = 16 : index
+  %sl2 = attn.tile.param "scale_log2" = 0.18 : f32
+  attn.tile.load %q into %qs rows %n : memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>> into memref<32x64xf16, 3> {
+  ^bb0(%r: index):
+    %i = arith.addi %r, %w : index
+    attn.tile.yield %b, %h, %i : index, index, index
+  }
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs} : memref<32x64xf16, 3>, memref<16x64xf16, 3>, tensor<32x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<32xf32>
+  %m = attn.tile.reduce <max> %s, %ninf : tensor<32x16xf32> -> tensor<32xf32>
+  %p = attn.tile.map ins(%s, %m : tensor<32x16xf32>, tensor<32xf32>) -> tensor<32x16xf16> {
+  ^bb0(%r: index, %c: index, %x: f32, %mx: f32):
+    %d = arith.subf %x, %mx : f32
+    %y = arith.mulf %d, %sl2 : f32
+    %e = math.exp2 %y : f32
+    %t = arith.truncf %e : f32 to f16
+    attn.tile.yield %t : f16
+  }
+  %acc0 = arith.constant dense<0.0> : tensor<32x64xf32>
+  %acc = attn.tile.matmul %p, %vs, %acc0 : tensor<32x16xf16>, memref<16x64xf16, 3>, tensor<32x64xf32>
+  attn.tile.store %m into %lse rows %n : tensor<32xf32> into memref<?x?x?xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  }
+  return %acc : tensor<32x64xf32>
+}
