@@ -338,7 +338,7 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
                : ix.c(window);
     p.hasWindow = ix.cmp(arith::CmpIPredicate::sge, p.windowSize, ix.c(0));
   }
-  FloatAttr scaleLog2 = b.getF32FloatAttr(p.scale * 1.4426950408889634);
+  FloatAttr scaleLog2 = b.getF32FloatAttr(p.scale * kLog2e);
   p.scaleLog2 = kernel ? Value(TileParamOp::create(
                              b, loc, b.getF32Type(),
                              b.getStringAttr("scale_log2"), scaleLog2))

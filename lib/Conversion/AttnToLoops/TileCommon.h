@@ -21,6 +21,9 @@ namespace attn {
 namespace tile {
 
 using utils::IteratorType;
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
 constexpr IteratorType par = IteratorType::parallel;
 constexpr IteratorType red = IteratorType::reduction;
 

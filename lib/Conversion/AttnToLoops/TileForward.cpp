@@ -18,10 +18,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
-static constexpr double kLog2e = 1.4426950408889634;
-static constexpr double kLn2 = 0.6931471805599453;
-
-
 //===----------------------------------------------------------------------===//
 // Emitting tile ops
 //===----------------------------------------------------------------------===//
