@@ -52,6 +52,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
     return failure();
   spec.warps = sizes->warps;
   spec.blockKV = sizes->blockKV;
+  spec.keySlices = sizes->keySlices;
   spec.mTiles = spec.kind == KernelKind::Forward
                     ? sizes->blockQ / (16 * sizes->warps)
                     : 1;

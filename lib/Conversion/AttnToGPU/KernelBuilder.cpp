@@ -240,7 +240,7 @@ public:
       : e{b, loc}, spec(spec), decode(spec.kind == KernelKind::DecodePartial),
         d(spec.headDim), dv(spec.valueDim), bq(spec.rows()),
         bkv(spec.blockKV), mTiles(spec.mTiles),
-        keySplit(decode ? spec.warps : 1), keysPerWarp(bkv / keySplit),
+        keySplit(spec.keySlices), keysPerWarp(bkv / keySplit),
         elt(spec.elementType) {}
 
   gpu::GPUFuncOp build();
@@ -250,8 +250,9 @@ private:
   const KernelSpec &spec;
   bool decode;
   int64_t d, dv, bq, bkv, mTiles;
-  /// Decode splits each K/V tile between the warps (they share the few
-  /// query rows); forward gives each warp its own rows and every key.
+  /// The schedule's key slices: decode splits each K/V tile between the
+  /// warps (they share the few query rows); forward gives each warp its own
+  /// rows and every key.
   int64_t keySplit, keysPerWarp;
   Type elt;
 

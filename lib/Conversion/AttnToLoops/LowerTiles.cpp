@@ -117,17 +117,31 @@ static void lowerMatmul(RewriterBase &rewriter, TileMatmulOp op) {
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
   MLIRContext *ctx = b.getContext();
-  AffineExpr r, c, k;
-  bindDims(ctx, r, c, k);
-  AffineMap rhsMap = op.getTransposeRhs() ? AffineMap::get(3, 0, {c, k}, ctx)
-                                          : AffineMap::get(3, 0, {k, c}, ctx);
+  // Loop dims (slice,) row, column, k; a rank-2 lhs is shared by every
+  // slice.
+  bool batched = op.getAcc().getType().getRank() == 3;
+  unsigned numDims = batched ? 4 : 3;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  unsigned s0 = batched ? 1 : 0;
+  AffineExpr r = d(s0), c = d(s0 + 1), k = d(s0 + 2);
+  auto map = [&](ArrayRef<AffineExpr> exprs, bool sliced) {
+    SmallVector<AffineExpr> all;
+    if (batched && sliced)
+      all.push_back(d(0));
+    llvm::append_range(all, exprs);
+    return AffineMap::get(numDims, 0, all, ctx);
+  };
+  bool lhsSliced = cast<ShapedType>(op.getLhs().getType()).getRank() == 3;
+  AffineMap rhsMap = op.getTransposeRhs() ? map({c, k}, true)
+                                          : map({k, c}, true);
+  SmallVector<utils::IteratorType> iterators(numDims - 1, par);
+  iterators.push_back(red);
   auto generic = linalg::GenericOp::create(
       b, loc, op.getAcc().getType(),
       ValueRange{asTensor(b, loc, op.getLhs()), asTensor(b, loc, op.getRhs())},
       ValueRange{op.getAcc()},
-      ArrayRef<AffineMap>{AffineMap::get(3, 0, {r, k}, ctx), rhsMap,
-                          AffineMap::get(3, 0, {r, c}, ctx)},
-      ArrayRef<utils::IteratorType>{par, par, red},
+      ArrayRef<AffineMap>{map({r, k}, lhsSliced), rhsMap, map({r, c}, true)},
+      iterators,
       [](OpBuilder &b, Location loc, ValueRange a) {
         Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
                                            toF32(b, loc, a[1]));
@@ -143,13 +157,9 @@ static void lowerMap(RewriterBase &rewriter, TileMapOp op) {
   b.setInsertionPoint(op);
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
-  MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
-  for (Value input : op.getInputs())
-    maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == rank
-                       ? b.getMultiDimIdentityMap(rank)
-                       : AffineMap::get(rank, 0, {getAffineDimExpr(0, ctx)},
-                                        ctx));
+  for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+    maps.push_back(op.getInputMap(i));
   maps.push_back(b.getMultiDimIdentityMap(rank));
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
                                        type.getElementType());
@@ -170,16 +180,17 @@ static void lowerReduce(RewriterBase &rewriter, TileReduceOp op) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, c;
-  bindDims(ctx, r, c);
+  int64_t rank = op.getInput().getType().getRank();
+  int64_t dim = op.getReducedDim();
   bool isMax = op.getKind() == TileReduceKind::Max;
+  SmallVector<utils::IteratorType> iterators(rank, par);
+  iterators[dim] = red;
   auto generic = linalg::GenericOp::create(
       b, loc, op.getInit().getType(), ValueRange{op.getInput()},
       ValueRange{op.getInit()},
-      ArrayRef<AffineMap>{AffineMap::get(2, 0, {r, c}, ctx),
-                          AffineMap::get(2, 0, {r}, ctx)},
-      ArrayRef<utils::IteratorType>{par, red},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
+                          b.getMultiDimIdentityMap(rank).dropResult(dim)},
+      iterators,
       [&](OpBuilder &b, Location loc, ValueRange a) {
         Value v = isMax ? Value(arith::MaximumFOp::create(b, loc, a[1], a[0]))
                         : Value(arith::AddFOp::create(b, loc, a[1], a[0]));

@@ -223,9 +223,13 @@ std::string attn::describeAttnTiling(Operation *op,
   }
   std::string head =
       llvm::formatv("attn-tile: block-q = {0}, block-kv = {1}, {2} stages, "
-                    "{3} warps, {4} bytes of tiles in memory space {5}",
-                    t.blockQ, t.blockKV, t.stages, t.warps, t.workgroupBytes,
-                    space);
+                    "{3} warps, {4}{5} bytes of tiles in memory space {6}",
+                    t.blockQ, t.blockKV, t.stages, t.warps,
+                    t.keySlices > 1 ? llvm::formatv("{0} key slices, ",
+                                                    t.keySlices)
+                                          .str()
+                                    : std::string(),
+                    t.workgroupBytes, space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";
 

@@ -46,11 +46,15 @@ static void tileStore(OpBuilder &b, Location loc, Value tile, Value dest,
   buildRowRegion(b, loc, op.getIndices(), indices);
 }
 
-/// A tile.map to `type` whose element is `fn(indices, elements)`.
+/// A tile.map to `type` whose element is `fn(indices, elements)`; `maps`
+/// where the inputs' default broadcast does not apply.
 static Value tileMap(
     OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
-    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn) {
-  auto op = TileMapOp::create(b, loc, type, inputs);
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn,
+    ArrayRef<AffineMap> maps = {}) {
+  auto op = TileMapOp::create(
+      b, loc, type, inputs,
+      maps.empty() ? ArrayAttr() : b.getAffineMapArrayAttr(maps));
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Type> argTypes(type.getRank(), b.getIndexType());
   for (Value input : inputs)
@@ -64,9 +68,12 @@ static Value tileMap(
   return op.getResult();
 }
 
+/// Reduces dimension `dim` of `input` (the last when absent) into `init`.
 static Value tileReduce(OpBuilder &b, Location loc, TileReduceKind kind,
-                        Value input, Value init) {
-  return TileReduceOp::create(b, loc, init.getType(), kind, input, init);
+                        Value input, Value init,
+                        std::optional<int64_t> dim = std::nullopt) {
+  return TileReduceOp::create(b, loc, init.getType(), kind, input, init,
+                              dim ? b.getI64IntegerAttr(*dim) : IntegerAttr());
 }
 
 static Value splat(OpBuilder &b, Location loc, RankedTensorType type,
@@ -99,6 +106,19 @@ static Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage) {
                                    strides);
 }
 
+/// `tile` (`[rows, X]`) as `slices` consecutive parts `[slices, rows /
+/// slices, X]`; itself for one slice.
+static Value sliceRows(OpBuilder &b, Location loc, Value tile,
+                       int64_t slices) {
+  if (slices == 1)
+    return tile;
+  auto type = cast<MemRefType>(tile.getType());
+  int64_t rows = type.getDimSize(0), row = type.getDimSize(1);
+  return memref::ExpandShapeOp::create(
+      b, loc, SmallVector<int64_t>{slices, rows / slices, row}, tile,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
 //===----------------------------------------------------------------------===//
 // The loop nest of one query tile
 //===----------------------------------------------------------------------===//
@@ -111,8 +131,48 @@ struct SoftmaxState {
 };
 } // namespace
 
+/// Merges the softmax states of the key slices (`[S, R]`, `[S, R, Dv]`)
+/// as split-KV's combine does: M = max_s m_s, w_s = exp2(m_s - M),
+/// l = sum_s w_s l_s, acc = sum_s w_s acc_s. Slices that saw no key have
+/// m_s = -inf and weight 0.
+static SoftmaxState mergeSlices(OpBuilder &b, Location loc,
+                                const SoftmaxState &st, int64_t br,
+                                int64_t dv) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto rowType = RankedTensorType::get({br}, f32);
+  auto slicedRows = cast<RankedTensorType>(st.m.getType());
+  auto accType = RankedTensorType::get({br, dv}, f32);
+  Value m = tileReduce(b, loc, TileReduceKind::Max, st.m,
+                       splat(b, loc, rowType, -INFINITY), /*dim=*/0);
+  AffineExpr s, r;
+  bindDims(ctx, s, r);
+  Value weights = tileMap(
+      b, loc, slicedRows, {st.m, m},
+      [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+        Value diff = arith::SubFOp::create(b, loc, x[0], safeMax(b, loc, x[1]));
+        return Value(math::Exp2Op::create(b, loc, diff));
+      },
+      {AffineMap::get(2, 0, {s, r}, ctx), AffineMap::get(2, 0, {r}, ctx)});
+  auto weighted = [](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+    return Value(arith::MulFOp::create(b, loc, x[0], x[1]));
+  };
+  Value l = tileReduce(b, loc, TileReduceKind::Add,
+                       tileMap(b, loc, slicedRows, {st.l, weights}, weighted),
+                       splat(b, loc, rowType, 0.0), /*dim=*/0);
+  Value acc = tileReduce(
+      b, loc, TileReduceKind::Add,
+      tileMap(b, loc, cast<RankedTensorType>(st.acc.getType()),
+              {st.acc, weights}, weighted),
+      splat(b, loc, accType, 0.0), /*dim=*/0);
+  return {m, l, acc};
+}
+
 /// Loads the Q tile and runs the online softmax over the key/value tiles of
 /// keys [jBegin, jEnd) of key/value head `kvHead`, `stages` tiles in flight.
+/// With key slices, every tile is cut into `keySlices` consecutive parts
+/// with a softmax state each (register tiles with a leading slice
+/// dimension), merged after the loop.
 static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                                    const Problem &p, const RowTile &rows,
                                    Value kvHead, Value jBegin, Value jEnd,
@@ -159,9 +219,17 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   for (int64_t n = 0; n + 1 < stages; ++n)
     loadKeyValueTile(ix.c(n));
 
-  auto rowType = RankedTensorType::get({br}, f32);
-  auto scoreType = RankedTensorType::get({br, bc}, f32);
-  auto accType = RankedTensorType::get({br, dv}, f32);
+  int64_t slices = t.keySlices, kps = bc / slices;
+  auto tileType = [&](ArrayRef<int64_t> shape, Type elementType) {
+    SmallVector<int64_t> dims;
+    if (slices > 1)
+      dims.push_back(slices);
+    llvm::append_range(dims, shape);
+    return RankedTensorType::get(dims, elementType);
+  };
+  auto rowType = tileType({br}, f32);
+  auto scoreType = tileType({br, kps}, f32);
+  auto accType = tileType({br, dv}, f32);
   Value scaleLog2 = p.scaleLog2;
   // The mask operand is added to the unscaled scores: times 1 / scale.
   Value maskScale;
@@ -184,7 +252,9 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   // S = Q K^T, unscaled: the max commutes with the positive scale and
   // exp2(scale log2(e) s - m) is one FMA.
   Value s = TileMatmulOp::create(b, loc, scoreType, qTile,
-                                 ringStage(b, loc, kRing, stage),
+                                 sliceRows(b, loc,
+                                           ringStage(b, loc, kRing, stage),
+                                           slices),
                                  splat(b, loc, scoreType, 0.0),
                                  /*transpose_rhs=*/b.getUnitAttr())
                 .getResult();
@@ -199,9 +269,13 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                    [&](OpBuilder &b, Location loc, ValueRange idx,
                        ValueRange x) {
                      IndexMath ix{b, loc};
-                     return maskScore(b, loc, p, rows, x[0], idx[0],
-                                      ix.add(j0, idx[1]), jEnd, indexMasks,
-                                      maskScale);
+                     // Key j0 + slice * kps + column.
+                     Value key = ix.add(j0, idx.back());
+                     if (slices > 1)
+                       key = ix.add(key, ix.mul(idx[0], ix.c(kps)));
+                     return maskScore(b, loc, p, rows, x[0],
+                                      idx[idx.size() - 2], key, jEnd,
+                                      indexMasks, maskScale);
                    });
   };
   Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
@@ -260,17 +334,22 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   // the tensor cores.
   Value pOperand = p2;
   if (p.elementType != f32)
-    pOperand = tileMap(b, loc, RankedTensorType::get({br, bc}, p.elementType),
-                       p2,
+    pOperand = tileMap(b, loc, tileType({br, kps}, p.elementType), p2,
                        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
                          return fromF32(b, loc, x[0], p.elementType);
                        });
-  Value accNew = TileMatmulOp::create(b, loc, accType, pOperand,
-                                      ringStage(b, loc, vRing, stage),
-                                      accScaled, /*transpose_rhs=*/UnitAttr())
-                     .getResult();
+  Value accNew =
+      TileMatmulOp::create(
+          b, loc, accType, pOperand,
+          sliceRows(b, loc, ringStage(b, loc, vRing, stage), slices),
+          accScaled, /*transpose_rhs=*/UnitAttr())
+          .getResult();
   scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  b.setInsertionPointAfter(loop);
+  SoftmaxState state{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  if (slices == 1)
+    return state;
+  return mergeSlices(b, loc, state, br, dv);
 }
 
 /// O = acc / l in `type`'s element type, 0 on a row that saw no key.

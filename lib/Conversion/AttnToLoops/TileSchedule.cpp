@@ -11,7 +11,8 @@
 // MMA tiles with 32-key tiles at D > 64 (64-key tiles spill), 64-key tiles
 // at D <= 64; causal at D > 64, 8 warps x one MMA tile with 64-key tiles;
 // with a mask operand, one MMA tile per warp (registers). Split-KV packs the
-// query heads of a key/value head into one 16-row tile.
+// query heads of a key/value head into one 16-row tile and splits every
+// key/value tile between the warps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,7 +96,7 @@ int64_t attn::getAttnTileWorkgroupBytes(Operation *op,
 }
 
 ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
-  return ScheduleAttr::get(ctx, blockQ, blockKV, stages, warps,
+  return ScheduleAttr::get(ctx, blockQ, blockKV, stages, warps, keySlices,
                            workgroupBytes);
 }
 
@@ -183,5 +184,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   t.blockQ = bq;
   t.blockKV = bkv;
   t.workgroupBytes = bytes;
+  // Decode's few rows leave the warps of a CTA nothing to split but the
+  // keys: each takes a slice of every key/value tile.
+  if (s.kind == TileShape::Kind::Partial && bkv % t.warps == 0)
+    t.keySlices = t.warps;
   return t;
 }

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-lower-tiles | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-lower-tiles | FileCheck %s
 
 // The CPU lowering of the tile form maps each tile op onto upstream IR and
 // decides nothing: launch parameters become the op's values, row loads and
@@ -68,4 +68,34 @@ func.func @tile_step(%q: memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>>,
     attn.tile.yield %b, %h, %r : index, index, index
   }
   return %acc : tensor<32x64xf32>
+}
+
+// -----
+
+// Key slices: the product batched over the slices with the lhs shared, a
+// reduction over the last dimension and one over the slices, and a map's
+// explicit broadcast become the generics' indexing maps.
+
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @key_slices(
+// CHECK:         linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ACC]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x64xf16>, tensor<4x16x64xf16>) outs(%{{.+}} : tensor<4x16x16xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}} : tensor<4x16x16xf32>) outs(%{{.+}} : tensor<4x16xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.+}} : tensor<4x16xf32>) outs(%{{.+}} : tensor<16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#{{.+}}, #[[ROWS]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16xf32>)
+func.func @key_slices(%qs: memref<16x64xf16, 3>, %ks: memref<4x16x64xf16, 3>) -> tensor<4x16xf32> {
+  %zero = arith.constant dense<0.0> : tensor<4x16x16xf32>
+  %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs} : memref<16x64xf16, 3>, memref<4x16x64xf16, 3>, tensor<4x16x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<4x16xf32>
+  %m = attn.tile.reduce <max> %s, %ninf {dim = 2 : i64} : tensor<4x16x16xf32> -> tensor<4x16xf32>
+  %ninf1 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %mm = attn.tile.reduce <max> %m, %ninf1 {dim = 0 : i64} : tensor<4x16xf32> -> tensor<16xf32>
+  %w = attn.tile.map ins(%m, %mm : tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%i: index, %j: index, %a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    attn.tile.yield %d : f32
+  } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
+  return %w : tensor<4x16xf32>
 }

@@ -154,7 +154,7 @@
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
 // CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 47616>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 47616>}
 // CHECK:         %[[OTENSOR:.+]] = bufferization.to_tensor %[[O]] restrict writable
 // CHECK:         %[[LTENSOR:.+]] = bufferization.to_tensor %[[LSE]] restrict writable
 // CHECK:         return %[[OTENSOR]], %[[LTENSOR]]
@@ -274,7 +274,7 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
 // CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 59904>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 59904>}
 func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64xbf16>, %v: tensor<2x129x4x64xbf16>) -> tensor<2x77x4x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>} : tensor<2x77x4x64xbf16>, tensor<2x129x4x64xbf16>, tensor<2x129x4x64xbf16> -> tensor<2x77x4x64xbf16>
   return %o : tensor<2x77x4x64xbf16>
@@ -361,7 +361,7 @@ func.func @window_mask(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v
 // CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN]], %[[C63]]
 // CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
 // CHECK:           scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 113152>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 113152>}
 func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x64xf32>
   return %o : tensor<?x4x?x64xf32>
@@ -374,8 +374,12 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // head times Sq = 3 make 12 packed rows of one tile, row r being query
 // r mod 3 of head 4 kvh + r / 3 (rows past 12 clamp to row 11). Split s
 // sees keys [43 s, min(43 (s + 1), 129)), and the key loop runs over the
-// tiles of that range only. The partial outputs stay f32; P still enters
-// the second product as f16.
+// tiles of that range only. The 4 warps of the schedule each take 16 keys
+// of every 64-key tile (key slices): the ring stage is read as [4, 16, 64],
+// the loop carries a softmax state per slice ([4, 32] rows, [4, 32, 64]
+// accumulators), and after the loop the slices merge as split-KV's combine
+// does (max over slices, weights exp2(m_s - M), weighted sums). The partial
+// outputs stay f32; P still enters the second product as f16.
 
 // CHECK-LABEL: func.func @split_kv(
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
@@ -386,6 +390,7 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // CHECK-DAG:     %[[C12:.+]] = arith.constant 12 : index
 // CHECK-DAG:     %[[C43:.+]] = arith.constant 43 : index
 // CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C129:.+]] = arith.constant 129 : index
 // CHECK:         %[[PO:.+]] = memref.alloc() : memref<3x2x8x3x64xf32>
@@ -417,11 +422,27 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // CHECK-NEXT:        ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:          %[[J:.+]] = arith.addi %[[BEGIN]], %[[R]]
 // CHECK-NEXT:          attn.tile.yield %[[B]], %[[KVH]], %[[J]] : index, index, index
-// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
+// CHECK:           %[[STATE:.+]]:3 = scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args({{.*}}) -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32x64xf32>) {
+// CHECK:             %[[KSL:.+]] = memref.expand_shape %{{.+}} {{\[}}[0, 1], [2]] output_shape [4, 16, 64]
+// CHECK:             attn.tile.matmul %[[QTILE]], %[[KSL]], %{{.+}} {transpose_rhs} : {{.*}}, tensor<4x32x16xf32>
+// CHECK:             attn.tile.map ins(%{{.+}} : tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
+// CHECK-NEXT:        ^bb0(%[[W:.+]]: index, %[[ROW:.+]]: index, %[[COL:.+]]: index, %{{.+}}: f32):
+// CHECK:               arith.muli %[[W]], %[[C16]]
+// CHECK:             attn.tile.reduce <max> %{{.+}}, %{{.+}} : tensor<4x32x16xf32> -> tensor<4x32xf32>
 // CHECK:             math.exp2
-// CHECK:             attn.tile.map ins(%{{.+}} : tensor<32x64xf32>) -> tensor<32x64xf16> {
+// CHECK:             attn.tile.map ins(%{{.+}} : tensor<4x32x16xf32>) -> tensor<4x32x16xf16> {
 // CHECK:               arith.truncf %{{.+}} : f32 to f16
-// CHECK:           attn.tile.map {{.*}} -> tensor<32x64xf32> {
+// CHECK:             %[[VSL:.+]] = memref.expand_shape %{{.+}} {{\[}}[0, 1], [2]] output_shape [4, 16, 64]
+// CHECK:             attn.tile.matmul %{{.+}}, %[[VSL]], %{{.+}} : tensor<4x32x16xf16>, {{.*}}, tensor<4x32x64xf32>
+// CHECK:           %[[M:.+]] = attn.tile.reduce <max> %[[STATE]]#0, %{{.+}} {dim = 0 : i64} : tensor<4x32xf32> -> tensor<32xf32>
+// CHECK:           %[[WTS:.+]] = attn.tile.map ins(%[[STATE]]#0, %[[M]] : tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> {
+// CHECK:             math.exp2
+// CHECK:           } {indexing_maps = [#{{.+}}, #{{.+}}]}
+// CHECK:           %[[LW:.+]] = attn.tile.map ins(%[[STATE]]#1, %[[WTS]] :
+// CHECK:           %[[L:.+]] = attn.tile.reduce <add> %[[LW]], %{{.+}} {dim = 0 : i64} : tensor<4x32xf32> -> tensor<32xf32>
+// CHECK:           %[[AW:.+]] = attn.tile.map ins(%[[STATE]]#2, %[[WTS]] : tensor<4x32x64xf32>, tensor<4x32xf32>)
+// CHECK:           %[[ACC:.+]] = attn.tile.reduce <add> %[[AW]], %{{.+}} {dim = 0 : i64} : tensor<4x32x64xf32> -> tensor<32x64xf32>
+// CHECK:           attn.tile.map ins(%[[ACC]], %[[L]] : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf32> {
 // CHECK:             arith.divf
 // CHECK-NOT:         arith.truncf
 // CHECK:           attn.tile.store %{{.+}} into %[[PO]] rows %[[C12]] : tensor<32x64xf32> into memref<3x2x8x3x64xf32> {
@@ -433,7 +454,7 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // CHECK-NEXT:        attn.tile.yield %[[N]], %[[B]], %[[H]], %[[I]] : index, index, index, index
 // CHECK:           attn.tile.store %{{.+}} into %[[PL]] rows %[[C12]] : tensor<32xf32> into memref<3x2x8x3xf32> {
 // CHECK:             attn.tile.yield %[[N]], %[[B]], %{{.+}}, %{{.+}} : index, index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, shared_bytes = 59904>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 4, shared_bytes = 59904>}
 func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: tensor<2x2x129x64xf16>) -> (tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>) {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 3 : i64, causal = #attn.causal<bottom_right>} : tensor<2x8x3x64xf16>, tensor<2x2x129x64xf16>, tensor<2x2x129x64xf16> -> tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>
   return %po, %pl : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>

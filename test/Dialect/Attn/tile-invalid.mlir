@@ -55,7 +55,7 @@ func.func @matmul_k(%a: memref<32x64xf16>, %b: memref<16x32xf16>, %acc: tensor<3
 // -----
 
 func.func @matmul_acc(%a: memref<32x64xf16>, %b: memref<16x64xf16>, %acc: tensor<16x16xf32>) {
-  // expected-error @+1 {{'attn.tile.matmul' op acc must be [32, 16], got [16, 16]}}
+  // expected-error @+1 {{'attn.tile.matmul' op acc must be [32, 16], got 'tensor<16x16xf32>'}}
   %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x64xf16>, tensor<16x16xf32>
   return
 }
@@ -79,7 +79,7 @@ func.func @matmul_types(%a: memref<32x64xf16>, %b: memref<16x64xbf16>, %acc: ten
 // -----
 
 func.func @matmul_lhs(%a: memref<?x64xf16>, %b: memref<64x16xf16>, %acc: tensor<32x16xf32>) {
-  // expected-error @+1 {{'attn.tile.matmul' op lhs must be a static rank-2 tile}}
+  // expected-error @+1 {{'attn.tile.matmul' op lhs must be a static tile of rank 2}}
   %s = attn.tile.matmul %a, %b, %acc : memref<?x64xf16>, memref<64x16xf16>, tensor<32x16xf32>
   return
 }
@@ -87,7 +87,7 @@ func.func @matmul_lhs(%a: memref<?x64xf16>, %b: memref<64x16xf16>, %acc: tensor<
 // -----
 
 func.func @map_input(%x: tensor<32x16xf32>, %y: tensor<16xf32>) {
-  // expected-error @+1 {{'attn.tile.map' op input 1 must have the result's shape or be a row tile [32], got 'tensor<16xf32>'}}
+  // expected-error @+1 {{'attn.tile.map' op input 1 of type 'tensor<16xf32>' does not match the result's dimensions through its map}}
   %r = attn.tile.map ins(%x, %y : tensor<32x16xf32>, tensor<16xf32>) -> tensor<32x16xf32> {
   ^bb0(%i: index, %j: index, %a: f32, %b: f32):
     attn.tile.yield %a : f32
@@ -142,10 +142,43 @@ func.func @map_yield(%x: tensor<32xf32>) {
 
 // -----
 
-func.func @map_rank(%x: tensor<2x32x16xf32>) {
-  // expected-error @+1 {{'attn.tile.map' op result must be a tile of rank 1 or 2}}
-  %r = attn.tile.map ins(%x : tensor<2x32x16xf32>) -> tensor<2x32x16xf32> {
-  ^bb0(%i: index, %j: index, %k: index, %a: f32):
+func.func @map_rank(%x: tensor<2x2x32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op result must be a tile of rank 1 to 3}}
+  %r = attn.tile.map ins(%x : tensor<2x2x32x16xf32>) -> tensor<2x2x32x16xf32> {
+  ^bb0(%i: index, %j: index, %k: index, %l: index, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @map_count(%x: tensor<4x32xf32>, %y: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op has 1 indexing maps for 2 inputs}}
+  %r = attn.tile.map ins(%x, %y : tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> {
+  ^bb0(%i: index, %j: index, %a: f32, %b: f32):
+    attn.tile.yield %a : f32
+  } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>]}
+  return
+}
+
+// -----
+
+func.func @map_permutation(%x: tensor<4x32xf32>, %y: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op indexing map of input 1 must be a projected permutation from the 2 result dimensions to the input's 1}}
+  %r = attn.tile.map ins(%x, %y : tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> {
+  ^bb0(%i: index, %j: index, %a: f32, %b: f32):
+    attn.tile.yield %a : f32
+  } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0 + d1)>]}
+  return
+}
+
+// -----
+
+func.func @map_higher_rank(%x: tensor<4x32x8xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op input 0 has a higher rank than the result}}
+  %r = attn.tile.map ins(%x : tensor<4x32x8xf32>) -> tensor<4x32xf32> {
+  ^bb0(%i: index, %j: index, %a: f32):
     attn.tile.yield %a : f32
   }
   return
@@ -154,7 +187,7 @@ func.func @map_rank(%x: tensor<2x32x16xf32>) {
 // -----
 
 func.func @reduce_shape(%x: tensor<32x16xf32>, %init: tensor<16xf32>) {
-  // expected-error @+1 {{'attn.tile.reduce' op reduces a [R, C] tile into its init and result of shape [R] and the same element type, got 'tensor<32x16xf32>' and 'tensor<16xf32>'}}
+  // expected-error @+1 {{'attn.tile.reduce' op reduces dimension 1 of 'tensor<32x16xf32>' into its init and result of that shape without it and the same element type, got 'tensor<16xf32>'}}
   %r = attn.tile.reduce <add> %x, %init : tensor<32x16xf32> -> tensor<16xf32>
   return
 }
@@ -208,5 +241,40 @@ func.func @store_rank(%t: tensor<2x32x64xf32>, %o: memref<?x?x?x64xf32>, %n: ind
 func.func @param_name() {
   // expected-error @+1 {{'attn.tile.param' op names a kernel parameter that is not a tile-form scalar: 'chunk' (scale_log2, window)}}
   %c = attn.tile.param "chunk" = 16 : index
+  return
+}
+
+// -----
+
+func.func @reduce_dim(%x: tensor<32x16xf32>, %init: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.reduce' op reduces dimension 2 of a tile of rank 2 or 3, got 'tensor<32x16xf32>'}}
+  %r = attn.tile.reduce <add> %x, %init {dim = 2 : i64} : tensor<32x16xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_slices(%a: memref<2x32x64xf16>, %b: memref<4x16x64xf16>, %acc: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op lhs has 2 slices but rhs has 4}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<2x32x64xf16>, memref<4x16x64xf16>, tensor<4x32x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_rank(%a: memref<32x64xf16>, %b: memref<16x64xf16>, %acc: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op rhs must have acc's rank 3}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_rhs} : memref<32x64xf16>, memref<16x64xf16>, tensor<4x32x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_tile_rank(%src: memref<?x?x?x64xf16>, %t: memref<2x32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op tile must have rank 2, got 3}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x64xf16> into memref<2x32x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
   return
 }

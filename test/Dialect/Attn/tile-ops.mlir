@@ -43,3 +43,26 @@ func.func @tile_step(%q: memref<?x?x?x64xf16, strided<[?, ?, ?, ?], offset: ?>>,
   }
   return %acc : tensor<32x64xf32>
 }
+
+// Key slices: a batched product against a ring stage cut into slices, a
+// reduction over the slices, a map with an explicit broadcast.
+// CHECK-LABEL: func @key_slices
+// CHECK:       attn.tile.matmul %{{.+}}, %{{.+}}, %{{.+}} {transpose_rhs} : memref<16x64xf16, 3>, memref<4x16x64xf16, 3>, tensor<4x16x16xf32>
+// CHECK:       attn.tile.reduce <max> %{{.+}}, %{{.+}} {dim = 2 : i64} : tensor<4x16x16xf32> -> tensor<4x16xf32>
+// CHECK:       attn.tile.reduce <max> %{{.+}}, %{{.+}} {dim = 0 : i64} : tensor<4x16xf32> -> tensor<16xf32>
+// CHECK:       attn.tile.map ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
+// CHECK:       } {indexing_maps = [#{{.+}}, #{{.+}}]}
+func.func @key_slices(%qs: memref<16x64xf16, 3>, %ks: memref<4x16x64xf16, 3>) -> tensor<4x16xf32> {
+  %zero = arith.constant dense<0.0> : tensor<4x16x16xf32>
+  %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs} : memref<16x64xf16, 3>, memref<4x16x64xf16, 3>, tensor<4x16x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<4x16xf32>
+  %m = attn.tile.reduce <max> %s, %ninf {dim = 2 : i64} : tensor<4x16x16xf32> -> tensor<4x16xf32>
+  %ninf1 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %mm = attn.tile.reduce <max> %m, %ninf1 {dim = 0 : i64} : tensor<4x16xf32> -> tensor<16xf32>
+  %w = attn.tile.map ins(%m, %mm : tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%i: index, %j: index, %a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    attn.tile.yield %d : f32
+  } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
+  return %w : tensor<4x16xf32>
+}

@@ -50,6 +50,9 @@ struct KernelSpec {
   int64_t mTiles = 1;
   /// Keys per K/V tile.
   int64_t blockKV = 64;
+  /// Parts of each K/V tile with their own softmax state, one per warp
+  /// (decode), merged at the end.
+  int64_t keySlices = 1;
 
   int64_t threads() const { return warps * 32; }
   /// Query rows per CTA (forward, decode partial).

@@ -32,6 +32,9 @@ struct AttnTileSizes {
   int64_t stages = 1;
   /// Warps of one CTA on a GPU.
   int64_t warps = 4;
+  /// Parts of every key/value tile with a softmax state of their own,
+  /// merged after the loop (split-KV decode: one per warp).
+  int64_t keySlices = 1;
   /// Bytes of workgroup (shared) memory the tiles of one loop nest take.
   int64_t workgroupBytes = 0;
 

@@ -3,6 +3,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -32,6 +33,8 @@ LogicalResult TileLoadOp::verify() {
   MemRefType tile = getTile().getType();
   if (source.getRank() < 1)
     return emitOpError("source must have rank >= 1");
+  if (tile.getRank() != 2)
+    return emitOpError("tile must have rank 2, got ") << tile.getRank();
   if (source.getElementType() != tile.getElementType())
     return emitOpError("source and tile must have one element type, got ")
            << source.getElementType() << " and " << tile.getElementType();
@@ -57,44 +60,81 @@ LogicalResult TileMatmulOp::verify() {
   auto lhs = cast<ShapedType>(getLhs().getType());
   MemRefType rhs = getRhs().getType();
   RankedTensorType acc = getAcc().getType();
-  if (!lhs.hasRank() || lhs.getRank() != 2 || !lhs.hasStaticShape())
-    return emitOpError("lhs must be a static rank-2 tile");
-  if (!acc.getElementType().isF32() || acc.getRank() != 2 ||
-      getResult().getType() != acc)
-    return emitOpError("acc and result must be one f32 tile of rank 2");
+  if (!acc.getElementType().isF32() || acc.getRank() < 2 || acc.getRank() > 3)
+    return emitOpError("acc and result must be one f32 tile of rank 2 (or 3, "
+                       "batched over key slices)");
+  bool batched = acc.getRank() == 3;
+  if (!lhs.hasRank() || !lhs.hasStaticShape() ||
+      (lhs.getRank() != 2 && !(batched && lhs.getRank() == 3)))
+    return emitOpError("lhs must be a static tile of rank 2")
+           << (batched ? " or 3" : "");
+  if (rhs.getRank() != acc.getRank())
+    return emitOpError("rhs must have acc's rank ") << acc.getRank();
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("lhs and rhs must have one element type, got ")
            << lhs.getElementType() << " and " << rhs.getElementType();
-  int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1);
-  int64_t rk = getTransposeRhs() ? rhs.getDimSize(1) : rhs.getDimSize(0);
-  int64_t n = getTransposeRhs() ? rhs.getDimSize(0) : rhs.getDimSize(1);
+  int64_t l = lhs.getRank(), r = rhs.getRank();
+  int64_t m = lhs.getDimSize(l - 2), k = lhs.getDimSize(l - 1);
+  int64_t rk = rhs.getDimSize(getTransposeRhs() ? r - 1 : r - 2);
+  int64_t n = rhs.getDimSize(getTransposeRhs() ? r - 2 : r - 1);
   if (rk != k)
     return emitOpError("lhs has ")
            << k << " columns but rhs" << (getTransposeRhs() ? "^T" : "")
            << " has " << rk << " rows";
-  if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
-    return emitOpError("acc must be [") << m << ", " << n << "], got ["
-                                        << acc.getDimSize(0) << ", "
-                                        << acc.getDimSize(1) << "]";
+  SmallVector<int64_t> expected = {m, n};
+  if (batched) {
+    int64_t slices = rhs.getDimSize(0);
+    if (l == 3 && lhs.getDimSize(0) != slices)
+      return emitOpError("lhs has ") << lhs.getDimSize(0)
+                                     << " slices but rhs has " << slices;
+    expected.insert(expected.begin(), slices);
+  }
+  if (acc.getShape() != ArrayRef<int64_t>(expected)) {
+    InFlightDiagnostic diag = emitOpError("acc must be [");
+    llvm::interleaveComma(expected, diag);
+    diag << "], got " << acc;
+    return diag;
+  }
   return success();
+}
+
+AffineMap TileMapOp::getInputMap(unsigned i) {
+  if (std::optional<ArrayAttr> maps = getIndexingMaps())
+    return cast<AffineMapAttr>((*maps)[i]).getValue();
+  unsigned rank = getResult().getType().getRank();
+  unsigned inputRank = cast<RankedTensorType>(getInputs()[i].getType()).getRank();
+  return AffineMap::getMultiDimIdentityMap(rank, getContext())
+      .getMajorSubMap(inputRank);
 }
 
 LogicalResult TileMapOp::verify() {
   RankedTensorType result = getResult().getType();
-  if (result.getRank() < 1 || result.getRank() > 2)
-    return emitOpError("result must be a tile of rank 1 or 2");
-  int64_t rows = result.getDimSize(0);
+  int64_t rank = result.getRank();
+  if (rank < 1 || rank > 3)
+    return emitOpError("result must be a tile of rank 1 to 3");
+  if (std::optional<ArrayAttr> maps = getIndexingMaps())
+    if (maps->size() != getInputs().size())
+      return emitOpError("has ") << maps->size() << " indexing maps for "
+                                 << getInputs().size() << " inputs";
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     auto type = cast<RankedTensorType>(input.getType());
-    bool same = type.getShape() == result.getShape();
-    bool rowTile = type.getRank() == 1 && type.getDimSize(0) == rows;
-    if (!same && !rowTile)
-      return emitOpError("input ")
-             << i << " must have the result's shape or be a row tile [" << rows
-             << "], got " << type;
+    if (type.getRank() > rank)
+      return emitOpError("input ") << i << " has a higher rank than the result";
+    AffineMap map = getInputMap(i);
+    if (map.getNumDims() != rank || map.getNumResults() != type.getRank() ||
+        !map.isProjectedPermutation())
+      return emitOpError("indexing map of input ")
+             << i << " must be a projected permutation from the " << rank
+             << " result dimensions to the input's " << type.getRank();
+    for (auto [d, expr] : llvm::enumerate(map.getResults()))
+      if (type.getDimSize(d) !=
+          result.getDimSize(cast<AffineDimExpr>(expr).getPosition()))
+        return emitOpError("input ")
+               << i << " of type " << type
+               << " does not match the result's dimensions through its map";
   }
   Block &body = getBody().front();
-  size_t indices = result.getRank();
+  size_t indices = rank;
   if (body.getNumArguments() != indices + getInputs().size())
     return emitOpError("region must take ")
            << indices << " indices and one element per input, got "
@@ -118,13 +158,20 @@ LogicalResult TileMapOp::verify() {
 LogicalResult TileReduceOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType init = getInit().getType();
-  if (input.getRank() != 2 || init.getRank() != 1 ||
-      init.getDimSize(0) != input.getDimSize(0) ||
-      init.getElementType() != input.getElementType() ||
-      getResult().getType() != init)
-    return emitOpError("reduces a [R, C] tile into its init and result of "
-                       "shape [R] and the same element type, got ")
-           << input << " and " << init;
+  int64_t dim = getReducedDim();
+  if (input.getRank() < 2 || input.getRank() > 3 || dim < 0 ||
+      dim >= input.getRank())
+    return emitOpError("reduces dimension ")
+           << dim << " of a tile of rank 2 or 3, got " << input;
+  SmallVector<int64_t> expected(input.getShape());
+  expected.erase(expected.begin() + dim);
+  if (init.getShape() != ArrayRef<int64_t>(expected) ||
+      init.getElementType() != input.getElementType())
+    return emitOpError("reduces dimension ")
+           << dim << " of " << input
+           << " into its init and result of that shape without it and the "
+              "same element type, got "
+           << init;
   return success();
 }
 

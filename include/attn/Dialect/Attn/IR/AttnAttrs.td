@@ -61,17 +61,20 @@ def Attn_ScheduleAttr : AttrDef<Attn_Dialect, "Schedule"> {
     nest it writes, so that every lowering and the kernel manifest read the
     same numbers: `block_q` rows per query tile (one CTA), `block_kv` keys
     per key/value tile, `stages` key/value tiles in flight (the ring of
-    memory tiles), `warps` per CTA, and the bytes of shared memory the tiles
-    take on the GPU (`shared_bytes`, rows padded by 16 bytes).
+    memory tiles), `warps` per CTA, `key_slices`, the parts each key/value
+    tile is split into, each with its own softmax state merged after the
+    loop (split-KV decode: one per warp), and the bytes of shared memory
+    the tiles take on the GPU (`shared_bytes`, rows padded by 16 bytes).
 
-    `#attn.schedule<block_q = 128, block_kv = 32, stages = 3, warps = 4, shared_bytes = 87040>`
+    `#attn.schedule<block_q = 128, block_kv = 32, stages = 3, warps = 4, key_slices = 1, shared_bytes = 87040>`
   }];
   let parameters = (ins "int64_t":$blockQ, "int64_t":$blockKV,
                         "int64_t":$stages, "int64_t":$warps,
-                        "int64_t":$sharedBytes);
+                        "int64_t":$keySlices, "int64_t":$sharedBytes);
   let assemblyFormat = [{
     `<` `block_q` `=` $blockQ `,` `block_kv` `=` $blockKV `,` `stages` `=`
-    $stages `,` `warps` `=` $warps `,` `shared_bytes` `=` $sharedBytes `>`
+    $stages `,` `warps` `=` $warps `,` `key_slices` `=` $keySlices `,`
+    `shared_bytes` `=` $sharedBytes `>`
   }];
 }
 

@@ -19,7 +19,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 def Attn_RegisterTile : RankedTensorOf<[AnyFloat]>;
-def Attn_MemoryTile : MemRefRankOf<[AnyFloat], [2]>;
+def Attn_MemoryTile : MemRefRankOf<[AnyFloat], [2, 3]>;
 
 def Attn_TileYieldOp : Attn_Op<"tile.yield", [Pure, Terminator,
     ParentOneOf<["TileLoadOp", "TileMapOp", "TileStoreOp"]>]> {
@@ -78,7 +78,9 @@ def Attn_TileMatmulOp : Attn_Op<"tile.matmul", [
     `[M, K] x [K, N]` (`[N, K]` transposed), products and sums in f32.
     `lhs` is a memory tile or a register tile (P, as the A operand of the
     second product); `rhs` is a memory tile; `acc` and the result are f32
-    register tiles `[M, N]`.
+    register tiles `[M, N]`. Batched over key slices: with a rank-3 `acc`
+    `[S, M, N]` the rhs is `[S, K, N]` (`[S, N, K]`) and the lhs `[S, M, K]`
+    or, shared by every slice, `[M, K]`.
 
     ```mlir
     %s = attn.tile.matmul %qs, %ks, %zero {transpose_rhs}
@@ -98,10 +100,13 @@ def Attn_TileMapOp : Attn_Op<"tile.map", [
     SingleBlockImplicitTerminator<"TileYieldOp">, RecursiveMemoryEffects]> {
   let summary = "applies a scalar function to every element of register tiles";
   let description = [{
-    The result is a register tile `[R, C]` or a row tile `[R]`. Each input
-    has the result's shape or, for a `[R, C]` result, is a row tile `[R]`
-    broadcast along the row. The region's arguments are the element's row
-    index, its column index (`[R, C]` results only) and one element of each
+    The result is a register tile of rank 1 to 3 (`[R]`, `[R, C]`, or
+    `[S, R, C]` with a leading key-slice dimension). Each input has the
+    result's shape or, broadcast along the trailing dimensions, its leading
+    ones (a row tile `[R]` into `[R, C]`); `indexing_maps`, one projected
+    permutation per input from the result's dimensions, says otherwise
+    where needed (`(d0, d1) -> (d1)`: a `[R]` tile into `[S, R]`). The
+    region's arguments are the element's indices and one element of each
     input; it yields the result element. A region may read memory (a mask
     operand) but not write it.
 
@@ -115,9 +120,15 @@ def Attn_TileMapOp : Attn_Op<"tile.map", [
     }
     ```
   }];
-  let arguments = (ins Variadic<Attn_RegisterTile>:$inputs);
+  let arguments = (ins Variadic<Attn_RegisterTile>:$inputs,
+                   OptionalAttr<AffineMapArrayAttr>:$indexing_maps);
   let results = (outs Attn_RegisterTile:$result);
   let regions = (region SizedRegion<1>:$body);
+  let extraClassDeclaration = [{
+    /// The map of input `i`: `indexing_maps`' or the default (identity, or
+    /// the result's leading dimensions).
+    AffineMap getInputMap(unsigned i);
+  }];
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` type($result) $body
     attr-dict
@@ -131,14 +142,22 @@ def Attn_TileReduceOp : Attn_Op<"tile.reduce", [Pure,
   let description = [{
     `result[r] = init[r] <kind> input[r, 0] <kind> ... <kind> input[r, C-1]`
     with `kind` `max` (arith.maximumf: NaN propagates, -inf is neutral) or
-    `add`.
+    `add`. `dim` (default: the last) is the dimension reduced; the result
+    and `init` have the input's shape without it (`[S, R] -> [R]` merges
+    key slices).
 
     ```mlir
     %mx = attn.tile.reduce <max> %s, %init : tensor<64x32xf32> -> tensor<64xf32>
     ```
   }];
   let arguments = (ins Attn_TileReduceKindAttr:$kind, Attn_RegisterTile:$input,
-                   Attn_RegisterTile:$init);
+                   Attn_RegisterTile:$init, OptionalAttr<I64Attr>:$dim);
+  let extraClassDeclaration = [{
+    /// The dimension reduced.
+    int64_t getReducedDim() {
+      return getDim() ? *getDim() : getInput().getType().getRank() - 1;
+    }
+  }];
   let results = (outs Attn_RegisterTile:$result);
   let assemblyFormat = [{
     $kind $input `,` $init attr-dict `:` type($input) `->` type($result)
