@@ -434,7 +434,7 @@ attn_status Parser::parseKernel(int line,
                            kernelKindName(k.kind) + ")");
   // The compiler writes the parameter list it built the kernel with; it
   // must be the ABI this runtime packs.
-  if (!k.params.empty()) {
+  if (seen[numKeys - 1]) {
     std::string expected = abiParamList(k.kind, k.mask);
     if (k.params != expected)
       return error(line, where + "params=" + k.params +

@@ -50,8 +50,8 @@ struct KernelSpec {
   int64_t blockKv = 0;                   // forward, decode_partial
   int64_t threads = 0;
   int64_t smem = 0;
-  /// The `params` key as written (empty when absent); checked against
-  /// abiParamList() when the manifest is read.
+  /// The `params` key as written (empty when absent); when present, it is
+  /// checked against abiParamList() as the manifest is read.
   std::string params;
   int line = 0;
 };

@@ -139,6 +139,7 @@ int runManifest() {
   parseCase("params-rank", h + fwd + " params=q:memref4,k:memref4,v:memref4,"
                                      "o:memref4,lse:memref4,scale_log2:f32,"
                                      "window:i64\n");
+  parseCase("params-empty", h + fwd + " params=\n");
   parseCase("params-unmasked-mask", h + fwd + " params=" + fwdParams + "\n" +
                                         fwd.substr(0, 8) + "_add" +
                                         fwd.substr(8) + " mask=add params=" +
