@@ -78,9 +78,28 @@ func.func @matmul_types(%a: memref<32x64xf16>, %b: memref<16x64xbf16>, %acc: ten
 
 // -----
 
-func.func @matmul_lhs(%a: memref<?x64xf16>, %b: memref<64x16xf16>, %acc: tensor<32x16xf32>) {
+func.func @matmul_lhs(%a: tensor<64xf16>, %b: memref<64x16xf16>, %acc: tensor<32x16xf32>) {
   // expected-error @+1 {{'attn.tile.matmul' op lhs must be a static tile of rank 2}}
+  %s = attn.tile.matmul %a, %b, %acc : tensor<64xf16>, memref<64x16xf16>, tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_tile(%a: memref<?x64xf16>, %b: memref<64x16xf16>, %acc: tensor<32x16xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op operand #0 must be statically shaped tensor of floating-point values or static-shaped 2D or 3D memref of floats, but got 'memref<?x64xf16>'}}
   %s = attn.tile.matmul %a, %b, %acc : memref<?x64xf16>, memref<64x16xf16>, tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @map_terminator(%x: tensor<32xf32>) {
+  // expected-error @+1 {{'attn.tile.map' op region must end with attn.tile.yield}}
+  %r = "attn.tile.map"(%x) ({
+  ^bb0(%i: index, %a: f32):
+    func.return
+  }) : (tensor<32xf32>) -> tensor<32xf32>
   return
 }
 

@@ -18,7 +18,9 @@ static LogicalResult verifyRowRegion(Operation *op, Region &region,
     return op->emitOpError("region must take one index argument (the tile "
                            "row), got ")
            << block.getNumArguments() << " arguments";
-  auto yield = cast<TileYieldOp>(block.getTerminator());
+  auto yield = dyn_cast<TileYieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError("region must end with attn.tile.yield");
   if (static_cast<int64_t>(yield.getValues().size()) != count ||
       !llvm::all_of(yield.getValues().getTypes(),
                     [](Type t) { return t.isIndex(); }))
@@ -147,7 +149,9 @@ LogicalResult TileMapOp::verify() {
         getElementTypeOrSelf(input.getType()))
       return emitOpError("region argument ")
              << indices + i << " must have input " << i << "'s element type";
-  auto yield = cast<TileYieldOp>(body.getTerminator());
+  auto yield = dyn_cast<TileYieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("region must end with attn.tile.yield");
   if (yield.getValues().size() != 1 ||
       yield.getValues()[0].getType() != result.getElementType())
     return emitOpError("region must yield one ")

@@ -18,8 +18,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
-def Attn_RegisterTile : RankedTensorOf<[AnyFloat]>;
-def Attn_MemoryTile : MemRefRankOf<[AnyFloat], [2, 3]>;
+def Attn_RegisterTile : StaticShapeTensorOf<[AnyFloat]>;
+def Attn_MemoryTile : ConfinedType<MemRefRankOf<[AnyFloat], [2, 3]>,
+    [HasStaticShapePred], "static-shaped 2D or 3D memref of floats">;
 
 def Attn_TileYieldOp : Attn_Op<"tile.yield", [Pure, Terminator,
     ParentOneOf<["TileLoadOp", "TileMapOp", "TileStoreOp"]>]> {
@@ -87,7 +88,8 @@ def Attn_TileMatmulOp : Attn_Op<"tile.matmul", [
         : memref<64x64xf16, 3>, memref<32x64xf16, 3>, tensor<64x32xf32>
     ```
   }];
-  let arguments = (ins AnyShaped:$lhs, Attn_MemoryTile:$rhs,
+  let arguments = (ins AnyTypeOf<[Attn_RegisterTile, Attn_MemoryTile]>:$lhs,
+                   Attn_MemoryTile:$rhs,
                    Attn_RegisterTile:$acc, UnitAttr:$transpose_rhs);
   let results = (outs Attn_RegisterTile:$result);
   let assemblyFormat = [{
