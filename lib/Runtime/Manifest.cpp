@@ -45,12 +45,10 @@ std::string abiParamList(KernelKind kind, MaskKind mask) {
 
 const char *kernelKindName(KernelKind kind) {
   switch (kind) {
-  case KernelKind::Forward:
-    return "forward";
-  case KernelKind::DecodePartial:
-    return "decode_partial";
-  case KernelKind::DecodeCombine:
-    return "decode_combine";
+#define ATTN_KERNEL_KIND(ENUM, KIND)                                           \
+  case KernelKind::ENUM:                                                       \
+    return #KIND;
+#include "attn-runtime/attn_kernel_abi.def"
   }
   return "?";
 }
@@ -353,14 +351,21 @@ attn_status Parser::parseKernel(int line,
     std::string bad = where + "bad value '" + std::string(value) + "' for '" +
                       std::string(key) + "'";
     if (key == "kind") {
-      if (value == "forward")
-        k.kind = KernelKind::Forward;
-      else if (value == "decode_partial")
-        k.kind = KernelKind::DecodePartial;
-      else if (value == "decode_combine")
-        k.kind = KernelKind::DecodeCombine;
-      else
-        return error(line, bad + " (forward, decode_partial, decode_combine)");
+      static constexpr KernelKind kinds[] = {
+#define ATTN_KERNEL_KIND(ENUM, KIND) KernelKind::ENUM,
+#include "attn-runtime/attn_kernel_abi.def"
+      };
+      std::string names;
+      bool known = false;
+      for (KernelKind kind : kinds) {
+        names += std::string(names.empty() ? "" : ", ") + kernelKindName(kind);
+        if (value == kernelKindName(kind)) {
+          k.kind = kind;
+          known = true;
+        }
+      }
+      if (!known)
+        return error(line, bad + " (" + names + ")");
     } else if (key == "dtype") {
       if (value == "f32")
         k.dtype = ATTN_F32;

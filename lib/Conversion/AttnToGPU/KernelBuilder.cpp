@@ -81,12 +81,10 @@ std::string KernelSpec::name() const {
 
 StringRef KernelSpec::kindName() const {
   switch (kind) {
-  case KernelKind::Forward:
-    return "forward";
-  case KernelKind::DecodePartial:
-    return "decode_partial";
-  case KernelKind::DecodeCombine:
-    return "decode_combine";
+#define ATTN_KERNEL_KIND(ENUM, KIND)                                           \
+  case KernelKind::ENUM:                                                       \
+    return #KIND;
+#include "attn-runtime/attn_kernel_abi.def"
   }
   return "";
 }
@@ -969,7 +967,6 @@ gpu::GPUFuncOp AttentionKernel::build() {
 gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
                                   const KernelSpec &spec) {
   Emitter e{b, loc};
-  MLIRContext *ctx = b.getContext();
   Type f32 = e.f32(), elt = spec.elementType;
   gpu::GPUFuncOp func = createKernelFunc(b, loc, spec);
   OpBuilder::InsertionGuard guard(b);
