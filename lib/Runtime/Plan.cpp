@@ -611,7 +611,6 @@ attn_status planDecode(const Manifest &manifest, int smCount,
   pushContiguous(first.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
   pushF32(first.args, p.scaleLog2);
   first.args.push_back(static_cast<uint64_t>(p.window));
-  first.args.push_back(static_cast<uint64_t>(plan.chunk));
 
   Launch &second = plan.combine;
   second.kernel = combine;

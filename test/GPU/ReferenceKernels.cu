@@ -2,7 +2,7 @@
 //
 // Simple, obviously correct kernels with the parameters, grids and semantics
 // of docs/KernelABI.md (memref descriptors expanded, scale_log2, window,
-// chunk, the forward mask operand), for every dtype, head dim 64 and 128,
+// the forward mask operand), for every dtype, head dim 64 and 128,
 // causal kind and forward mask kind (none, add, bool). nvcc turns
 // them into PTX and CMake writes their manifest (test/GPU/CMakeLists.txt,
 // target attn-reference-kernels), so the runtime, its Python binding, the
@@ -174,12 +174,14 @@ __device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
 template <typename T, int C>
 __device__ void decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v,
                               View<float, 5> po, View<float, 4> plse,
-                              float scaleLog2, int64_t window, int64_t chunk) {
+                              float scaleLog2, int64_t window) {
   int64_t s = blockIdx.x, kh = blockIdx.y, b = blockIdx.z;
   int64_t sq = q.sizes[2], sk = k.sizes[2], d = q.sizes[3], dv = v.sizes[3];
   int64_t group = q.sizes[1] / k.sizes[1];
   int lane = threadIdx.x % 32;
   int warps = blockDim.x / 32;
+  // Split s of N = partial_o's first size covers keys [s chunk, +chunk).
+  int64_t chunk = (sk + po.sizes[0] - 1) / po.sizes[0];
   int64_t first = s * chunk, last = first + chunk < sk ? first + chunk : sk;
   for (int64_t r = threadIdx.x / 32; r < group * sq; r += warps) {
     int64_t h = kh * group + r / sq, i = r % sq;
@@ -308,10 +310,10 @@ __device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
   extern "C" __global__ void NAME(                                             \
       ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
       ATTN_MEMREF5(float, po), ATTN_MEMREF4(float, plse), float scaleLog2,     \
-      int64_t window, int64_t chunk) {                                         \
+      int64_t window) {                                                        \
     decodePartial<T, C>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v),  \
                         ATTN_VIEW5(float, po), ATTN_VIEW4(float, plse),        \
-                        scaleLog2, window, chunk);                             \
+                        scaleLog2, window);                                    \
   }
 // The combine kernel's rows per CTA is its manifest `rows` (4).
 #define ATTN_COMBINE(T, NAME)                                                  \

@@ -139,11 +139,16 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     attn-tile's cost model picks for the op; the options are requests to
     it, and `report` prints attn-tile's account of it per op.
   }];
-  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
-                           "LLVM::LLVMDialect", "memref::MemRefDialect",
-                           "NVVM::NVVMDialect", "scf::SCFDialect",
+  let dependentDialects = ["arith::ArithDialect",
+                           "bufferization::BufferizationDialect",
+                           "func::FuncDialect", "gpu::GPUDialect",
+                           "LLVM::LLVMDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "NVVM::NVVMDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect",
                            "vector::VectorDialect"];
   let options = [
+    Option<"legacy", "legacy", "bool", /*default=*/"false",
+           "TEMPORARY: forward and decode kernels op by op">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "Keys per K/V tile, a multiple of 16; 0 picks 32 for forward "
            "kernels with two m-tiles and D > 64 (register budget), else 64">,

@@ -1,14 +1,24 @@
 //===- AttnToGPU.cpp - attn ops to tensor-core GPU kernels ----------------===//
 
+#include "TileToNVVM.h"
+
 #include "attn/Conversion/AttnToGPU/KernelSpec.h"
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir {
 namespace attn {
@@ -63,7 +73,8 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
 /// remark on the op.
 FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
-                              int64_t blockKV, bool report) {
+                              int64_t blockKV, bool report,
+                              AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -125,6 +136,7 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
       chooseTiling(op, spec, warps, mTiles, blockKV);
   if (failed(sizes))
     return failure();
+  tiling = *sizes;
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   if (spec.blockKV % 16 || spec.blockKV < 16)
@@ -145,8 +157,101 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
   return spec;
 }
 
+/// The attn op a forward or decode-partial kernel runs, rebuilt on the
+/// kernel's parameters at `b`'s insertion point: its operands are the
+/// `q`, `k`, `v` (and `mask`) parameters, its attributes the ones the
+/// kernel is specialised for (causal kind; the scale and window come from
+/// launch parameters, the layout from the strides). Returns the op and
+/// the parameters its results are written to.
+std::pair<Operation *, SmallVector<Value>>
+rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
+                const llvm::StringMap<Value> &params) {
+  Location loc = op->getLoc();
+  auto tensor = [&](StringRef name) -> Value {
+    Value buffer = params.lookup(name);
+    auto type = cast<MemRefType>(buffer.getType());
+    return bufferization::ToTensorOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
+        buffer, /*restrict=*/true);
+  };
+  SmallVector<Value> operands = {tensor("q"), tensor("k"), tensor("v")};
+  if (spec.mask != MaskOperand::None)
+    operands.push_back(tensor("mask"));
+  auto resultType = [&](StringRef name) -> Type {
+    auto type = cast<MemRefType>(params.lookup(name).getType());
+    return RankedTensorType::get(type.getShape(), type.getElementType());
+  };
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("causal", CausalKindAttr::get(b.getContext(),
+                                                   spec.causal))};
+  if (spec.kind == KernelKind::Forward) {
+    Operation *rebuilt = AttentionOp::create(
+        b, loc, TypeRange{resultType("o"), resultType("lse")}, operands,
+        attrs);
+    return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
+  }
+  // Any split count: the kernel reads it from partial_o. The op's own
+  // result types just have to be well formed.
+  int64_t splits = cast<AttentionPartialOp>(op).getNumSplits();
+  auto withSplits = [&](StringRef name) -> Type {
+    auto type = cast<RankedTensorType>(resultType(name));
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = splits;
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  attrs.push_back(b.getNamedAttr("num_splits", b.getI64IntegerAttr(splits)));
+  Operation *rebuilt = AttentionPartialOp::create(
+      b, loc, TypeRange{withSplits("partial_o"), withSplits("partial_lse")},
+      operands, attrs);
+  return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
+}
+
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   using Base::Base;
+
+  /// The kernel of a forward or decode-partial `spec` from attn-tile's tile
+  /// form: the op rebuilt on the kernel's parameters in a scratch function,
+  /// tiled with `sizes` in destination-passing form, canonicalized, then
+  /// mapped onto the CTA (TileToNVVM.cpp). The scratch function is erased.
+  FailureOr<gpu::GPUFuncOp> buildTiledKernel(OpBuilder &b, Operation *op,
+                                             const KernelSpec &spec,
+                                             const AttnTileSizes &sizes) {
+    Location loc = op->getLoc();
+    gpu::GPUFuncOp kernel = createKernelFunc(b, loc, spec);
+    auto source = func::FuncOp::create(
+        b, loc, spec.name() + "_tile_form",
+        b.getFunctionType(kernel.getArgumentTypes(), {}));
+    auto eraseSource = llvm::make_scope_exit([&] { source.erase(); });
+    Block *entry = source.addEntryBlock();
+    llvm::StringMap<Value> params;
+    for (auto [p, arg] : llvm::zip_equal(spec.params(), entry->getArguments()))
+      params[p.name] = arg;
+    IRRewriter rewriter(b.getContext());
+    rewriter.setInsertionPointToStart(entry);
+    auto [rebuilt, outputs] = rebuildOnParams(rewriter, op, spec, params);
+    func::ReturnOp::create(rewriter, loc);
+    AttnTileConfig config;
+    config.sizes = sizes;
+    config.memorySpace = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::AddressSpace::Workgroup);
+    config.destinations = outputs;
+    rewriter.setInsertionPoint(rebuilt);
+    if (failed(tileAttnOp(rewriter, rebuilt, config)))
+      return failure();
+    OpPassManager cleanup(func::FuncOp::getOperationName());
+    cleanup.addPass(createCanonicalizerPass());
+    cleanup.addPass(createCSEPass());
+    if (failed(runPipeline(cleanup, source)))
+      return failure();
+    FailureOr<int64_t> bytes = lowerTileFormToNVVM(source, kernel, spec.params());
+    if (failed(bytes))
+      return failure();
+    if (*bytes != sizes.workgroupBytes)
+      return op->emitOpError("GPU kernel uses ")
+             << *bytes << " bytes of shared memory, the schedule says "
+             << sizes.workgroupBytes;
+    return kernel;
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -172,13 +277,24 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (auto existing = module->getAttrOfType<ArrayAttr>("attn.manifest"))
       manifest.append(existing.begin(), existing.end());
     for (Operation *op : ops) {
-      FailureOr<KernelSpec> spec = specFor(op, warps, mTiles, blockKV, report);
+      AttnTileSizes sizes;
+      FailureOr<KernelSpec> spec =
+          specFor(op, warps, mTiles, blockKV, report, sizes);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();
       if (!symbols.lookup(name)) {
         b.setInsertionPointToEnd(kernels.getBody());
-        symbols.insert(buildAttentionKernel(b, op->getLoc(), *spec));
+        gpu::GPUFuncOp kernel;
+        if (spec->kind == KernelKind::DecodeCombine || legacy || getenv("ATTN_LEGACY")) {
+          kernel = buildAttentionKernel(b, op->getLoc(), *spec);
+        } else {
+          FailureOr<gpu::GPUFuncOp> tiled = buildTiledKernel(b, op, *spec, sizes);
+          if (failed(tiled))
+            return signalPassFailure();
+          kernel = *tiled;
+        }
+        symbols.insert(kernel);
         manifest.push_back(b.getStringAttr(spec->manifestLine()));
         ++numKernels;
       }

@@ -169,8 +169,10 @@ namespace {
 
 
 
-Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType) {
+Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
+                int64_t lastDim) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  shape.back() = lastDim;
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
   return MemRefType::get(
       shape, elementType,
@@ -195,24 +197,36 @@ private:
 };
 
 /// The element type of memref parameter `name`: the statistics and the
-/// split-KV partial results are f32, a boolean mask is bytes, the rest has
-/// the operands' type.
+/// split-KV partial results are f32, a boolean mask is i1 (a byte per
+/// element in memory), the rest has the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   if (name == "lse" || name == "partial_o" || name == "partial_lse")
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
-    return b.getI8Type();
+    return b.getI1Type();
   return spec.elementType;
 }
 
-/// A gpu.func with the signature attn_kernel_abi.def gives `spec`.
-gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
-                                const KernelSpec &spec) {
+/// The static innermost size of memref parameter `name`, the head dim it
+/// holds (dynamic for the statistics and the mask).
+int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
+  if (name == "q" || name == "k")
+    return spec.headDim;
+  if (name == "v" || name == "o" || name == "partial_o")
+    return spec.valueDim;
+  return ShapedType::kDynamic;
+}
+
+} // namespace
+
+gpu::GPUFuncOp attn::createKernelFunc(OpBuilder &b, Location loc,
+                                      const KernelSpec &spec) {
   SmallVector<Type> args;
   for (const KernelParam &p : spec.params()) {
     if (p.type == "memref")
       args.push_back(memrefType(b.getContext(), p.rank,
-                                paramElementType(b, spec, p.name)));
+                                paramElementType(b, spec, p.name),
+                                paramLastDim(spec, p.name)));
     else if (p.type == "f32")
       args.push_back(b.getF32Type());
     else
@@ -226,6 +240,8 @@ gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
   func->setAttr("attn.manifest", b.getStringAttr(spec.manifestLine()));
   return func;
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Forward and decode-partial
@@ -662,7 +678,7 @@ gpu::GPUFuncOp AttentionKernel::build() {
   } else {
     split = bx;
     kvHead = by;
-    Value chunk = arith::TruncIOp::create(b, e.loc, e.i32(), a["chunk"]);
+    Value chunk = e.div(e.add(keySeq, e.sub(oSizes[0], one32)), oSizes[0]);
     kvStart = e.mul(split, chunk);
     kvEnd = e.min(e.add(kvStart, chunk), keySeq);
     minI = e.c32(0);

@@ -20,6 +20,13 @@ using namespace mlir::attn;
 
 LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                                const AttnTileConfig &config) {
+  if (!config.destinations.empty() &&
+      (!isa<AttentionOp, AttentionPartialOp>(op) ||
+       config.destinations.size() != op->getNumResults() ||
+       !op->use_empty()))
+    return op->emitOpError("attn-tile: destination buffers are for forward "
+                           "and split-KV ops with unused results, one per "
+                           "result");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);

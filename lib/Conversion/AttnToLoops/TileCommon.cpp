@@ -272,12 +272,19 @@ Value tile::beginFor(OpBuilder &b, Location loc, Value lb, Value ub,
 }
 
 SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
-                                     ArrayRef<Value> ubs) {
+                                     ArrayRef<Value> ubs,
+                                     ArrayRef<gpu::MappingId> blocks) {
   SmallVector<OpFoldResult> bounds;
   for (Value ub : ubs)
     bounds.push_back(foldSize(ub));
-  auto forall = scf::ForallOp::create(b, loc, bounds, ValueRange{},
-                                      /*mapping=*/std::nullopt);
+  std::optional<ArrayAttr> mapping;
+  if (!blocks.empty()) {
+    SmallVector<Attribute> dims;
+    for (gpu::MappingId id : blocks)
+      dims.push_back(gpu::GPUBlockMappingAttr::get(b.getContext(), id));
+    mapping = b.getArrayAttr(dims);
+  }
+  auto forall = scf::ForallOp::create(b, loc, bounds, ValueRange{}, mapping);
   b.setInsertionPoint(forall.getBody()->getTerminator());
   return llvm::to_vector(forall.getInductionVars());
 }
@@ -285,10 +292,14 @@ SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
 RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc,
                                    const Problem &p, int64_t blockQ) {
   IndexMath ix{b, loc};
+  Value tiles = ix.ceilDiv(p.querySeq, ix.c(blockQ));
   SmallVector<Value> ivs = beginForall(
-      b, loc,
-      {p.batch, p.queryHeads, ix.ceilDiv(p.querySeq, ix.c(blockQ))});
-  Value q0 = ix.mul(ivs[2], ix.c(blockQ));
+      b, loc, {p.batch, p.queryHeads, tiles},
+      {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
+  Value tile = ivs[2];
+  if (p.causal != CausalKind::None)
+    tile = ix.sub(ix.sub(tiles, ix.c(1)), tile);
+  Value q0 = ix.mul(tile, ix.c(blockQ));
   return RowTile{ivs[0], ivs[1], q0,
                  ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)),
                  /*packed=*/false};
@@ -474,9 +485,9 @@ Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
       score = arith::SelectOp::create(b, loc, m, score, negInf(b, loc));
     } else {
       Value add = toF32(b, loc, m);
-      if (maskScale)
-        add = arith::MulFOp::create(b, loc, add, maskScale);
-      score = arith::AddFOp::create(b, loc, score, add);
+      score = maskScale ? Value(math::FmaOp::create(b, loc, add, maskScale,
+                                                    score))
+                        : Value(arith::AddFOp::create(b, loc, score, add));
     }
   }
   if (indexMasks)

@@ -12,6 +12,7 @@
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -148,9 +149,12 @@ void contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
 Value beginFor(OpBuilder &b, Location loc, Value lb, Value ub, Value step);
 
 /// An scf.forall with no results over `[0, ubs)`; returns the induction
-/// variables and leaves the insertion point in its body.
+/// variables and leaves the insertion point in its body. `blocks` maps each
+/// dimension to a GPU grid dimension (`#gpu.block<x|y|z>`), the form a GPU
+/// lowering launches it in; empty: no mapping.
 SmallVector<Value> beginForall(OpBuilder &b, Location loc,
-                               ArrayRef<Value> ubs);
+                               ArrayRef<Value> ubs,
+                               ArrayRef<gpu::MappingId> blocks = {});
 
 //===----------------------------------------------------------------------===//
 // The attention problem on buffers
@@ -213,6 +217,9 @@ struct RowTile {
 
 /// Opens an scf.forall over (batch, query head, query tile of `blockQ` rows)
 /// at the builder's insertion point and returns the body's plain row tile.
+/// On a GPU the three go to grid dimensions z, y and x; under a causal
+/// mask the tiles are handed out last first, so that the longest ones (the
+/// most visible keys) start in the first wave.
 RowTile beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
                              int64_t blockQ);
 

@@ -261,7 +261,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
 
   // Masks: the mask operand on every tile (added in units of the unscaled
   // scores), the index masks only on tiles that cross the diagonal, the
-  // window's edge or the key end.
+  // window's edge or the key end (every tile with a mask operand).
   auto masked = [&](OpBuilder &b, Location loc, bool indexMasks) -> Value {
     if (!p.mask && !indexMasks)
       return s;
@@ -278,7 +278,10 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                                       indexMasks, maskScale);
                    });
   };
-  Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
+  // A tile that reads the mask operand evaluates the index masks with it:
+  // one copy of the per-element code.
+  Value needMasks = p.mask ? ix.c(1)
+                           : tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
   if (std::optional<int64_t> folded = getConstantIntValue(needMasks)) {
     s = masked(b, loc, *folded != 0);
   } else {
@@ -352,16 +355,22 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   return mergeSlices(b, loc, state, br, dv);
 }
 
-/// O = acc / l in `type`'s element type, 0 on a row that saw no key.
+/// O = acc (1 / l) in `type`'s element type, 0 on a row that saw no key:
+/// one division per row.
 static Value normalisedTile(OpBuilder &b, Location loc,
                             const SoftmaxState &st, RankedTensorType type) {
-  return tileMap(b, loc, type, {st.acc, st.l},
+  Value inv = tileMap(
+      b, loc, cast<RankedTensorType>(st.l.getType()), st.l,
+      [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+        Value zero = constF32(b, loc, 0.0);
+        Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                            x[0], zero);
+        Value r = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0), x[0]);
+        return Value(arith::SelectOp::create(b, loc, empty, zero, r));
+      });
+  return tileMap(b, loc, type, {st.acc, inv},
                  [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                   Value zero = constF32(b, loc, 0.0);
-                   Value empty = arith::CmpFOp::create(
-                       b, loc, arith::CmpFPredicate::OEQ, x[1], zero);
-                   Value o = arith::DivFOp::create(b, loc, x[0], x[1]);
-                   o = arith::SelectOp::create(b, loc, empty, zero, o);
+                   Value o = arith::MulFOp::create(b, loc, x[0], x[1]);
                    return fromF32(b, loc, o, type.getElementType());
                  });
 }
@@ -403,10 +412,16 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
   SmallVector<Value> oSizes = {p.batch, hq, p.querySeq, ix.c(d.valueDim)};
   if (p.layout == Layout::BSHD)
     std::swap(oSizes[1], oSizes[2]);
-  Value out = allocResult(b, loc, op.getOutput().getType(), oSizes);
-  Value lse;
-  if (op.getLse())
-    lse = allocResult(b, loc, op.getLse().getType(), {p.batch, hq, p.querySeq});
+  Value out, lse;
+  if (!config.destinations.empty()) {
+    out = config.destinations[0];
+    lse = config.destinations.size() > 1 ? config.destinations[1] : Value();
+  } else {
+    out = allocResult(b, loc, op.getOutput().getType(), oSizes);
+    if (op.getLse())
+      lse = allocResult(b, loc, op.getLse().getType(),
+                        {p.batch, hq, p.querySeq});
+  }
 
   {
     OpBuilder::InsertionGuard guard(b);
@@ -436,7 +451,10 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                 });
   }
 
-  replaceWithOutputAndLse(rewriter, loc, op, out, lse);
+  if (!config.destinations.empty())
+    rewriter.eraseOp(op);
+  else
+    replaceWithOutputAndLse(rewriter, loc, op, out, lse);
   return success();
 }
 
@@ -452,24 +470,36 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
   int64_t numSplits = op.getNumSplits();
 
   Value hq = p.queryHeads, dv = ix.c(d.valueDim);
-  Value splits = ix.c(numSplits);
-  Value parts = allocResult(b, loc, op.getPartialOutput().getType(),
-                            {splits, p.batch, hq, p.querySeq, dv});
-  Value lses = allocResult(b, loc, op.getPartialLse().getType(),
-                           {splits, p.batch, hq, p.querySeq});
+  Value parts, lses, splits;
+  if (!config.destinations.empty()) {
+    // A kernel serves any split count: the launch sizes the partial
+    // results.
+    parts = config.destinations[0];
+    lses = config.destinations[1];
+    splits = memref::DimOp::create(b, loc, parts, 0);
+  } else {
+    splits = ix.c(numSplits);
+    parts = allocResult(b, loc, op.getPartialOutput().getType(),
+                        {splits, p.batch, hq, p.querySeq, dv});
+    lses = allocResult(b, loc, op.getPartialLse().getType(),
+                       {splits, p.batch, hq, p.querySeq});
+  }
 
   {
     OpBuilder::InsertionGuard guard(b);
     // The rows of a tile are (query head, query) pairs of the query heads
     // that share one key/value head, so the group reads each K/V tile once.
+    // One loop dimension walks the key/value heads and their row tiles (on
+    // a GPU, grid dimension y; one row tile per head when the rows fit).
     Value group = p.group;
     Value packedRows = ix.mul(group, p.querySeq);
-    SmallVector<Value> ivs =
-        beginForall(b, loc,
-                    {splits, p.batch, p.kvHeads,
-                     ix.ceilDiv(packedRows, ix.c(br))});
-    Value split = ivs[0], batch = ivs[1], kvHead = ivs[2];
-    Value r0 = ix.mul(ivs[3], ix.c(br));
+    Value rowTiles = ix.ceilDiv(packedRows, ix.c(br));
+    SmallVector<Value> ivs = beginForall(
+        b, loc, {splits, p.batch, ix.mul(p.kvHeads, rowTiles)},
+        {gpu::MappingId::DimX, gpu::MappingId::DimZ, gpu::MappingId::DimY});
+    Value split = ivs[0], batch = ivs[1];
+    Value kvHead = ix.div(ivs[2], rowTiles);
+    Value r0 = ix.mul(ix.rem(ivs[2], rowTiles), ix.c(br));
     RowTile rows{batch, ix.mul(kvHead, group), r0,
                  ix.min(ix.c(br), ix.sub(packedRows, r0)), /*packed=*/true};
     setSchedule(b, config);
@@ -499,8 +529,11 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     tileStore(b, loc, lseTile(b, loc, st), lses, rows.rows, partRow);
   }
 
-  rewriter.replaceOp(
-      op, {toTensorResult(b, loc, op.getPartialOutput().getType(), parts),
-           toTensorResult(b, loc, op.getPartialLse().getType(), lses)});
+  if (!config.destinations.empty())
+    rewriter.eraseOp(op);
+  else
+    rewriter.replaceOp(
+        op, {toTensorResult(b, loc, op.getPartialOutput().getType(), parts),
+             toTensorResult(b, loc, op.getPartialLse().getType(), lses)});
   return success();
 }

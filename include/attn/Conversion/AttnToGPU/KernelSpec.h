@@ -84,6 +84,12 @@ struct KernelSpec {
   std::string unsupportedReason() const;
 };
 
+/// An empty gpu.func (entry block, no terminator) with the signature
+/// attn_kernel_abi.def gives `spec`; memref parameters carry the head dims
+/// as static innermost sizes, a boolean mask is `i1`.
+gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
+                                const KernelSpec &spec);
+
 /// Emits the kernel for `spec` as a gpu.func at the builder's insertion
 /// point (inside a gpu.module).
 gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,

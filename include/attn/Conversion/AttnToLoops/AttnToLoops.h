@@ -65,6 +65,11 @@ struct AttnTileConfig {
   Attribute memorySpace;
   /// Gradients: dQ from its own loop nest rather than atomic adds.
   bool deterministic = true;
+  /// Destination-passing form (forward and split-KV ops): the buffers the
+  /// results are written to, one per result and in the same order, instead
+  /// of fresh allocations; the op's results must then be unused, and the op
+  /// is erased. A GPU kernel passes its output parameters here.
+  SmallVector<Value> destinations;
 };
 
 /// Replaces an attn op (attention, attention_partial, combine or

@@ -1,0 +1,33 @@
+//===- TileToNVVM.h - the tile form on warps and tensor cores ---*- C++ -*-===//
+//
+// The sm_80 lowering of attn-tile's tile form (docs/TileToGPU.md): one
+// kernel's loop nest onto a CTA's threads, ldmatrix, mma.sync and cp.async.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_TILETONVVM_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_TILETONVVM_H
+
+#include "attn/Conversion/AttnToGPU/KernelSpec.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir {
+namespace attn {
+
+/// Writes the body of `kernel` from the tile form in `source`, a function
+/// with the same arguments: the kernel parameters `params`, in order. The
+/// body of `source` is one `scf.forall` carrying an `#attn.schedule` and a
+/// `#gpu.block` mapping, with the loads, products, maps, reductions and
+/// stores of attn-tile inside; its iterations become the CTAs of the grid.
+/// Returns the bytes of dynamic shared memory the kernel uses, or an error
+/// on the op it cannot map.
+FailureOr<int64_t> lowerTileFormToNVVM(func::FuncOp source,
+                                       gpu::GPUFuncOp kernel,
+                                       ArrayRef<KernelParam> params);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_TILETONVVM_H
