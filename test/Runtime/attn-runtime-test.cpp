@@ -543,10 +543,8 @@ void printDecode(const char *name, const DecodePlan &p) {
   at = printMemref("v", p.partial.args, at, 4);
   at = printMemref("partial_o", p.partial.args, at, 5);
   at = printMemref("partial_lse", p.partial.args, at, 4);
-  std::printf("  scale_log2=%.6f window=%lld chunk=%lld\n",
-              f32Word(p.partial.args[at]),
-              static_cast<long long>(p.partial.args[at + 1]),
-              static_cast<long long>(p.partial.args[at + 2]));
+  std::printf("  scale_log2=%.6f window=%lld\n", f32Word(p.partial.args[at]),
+              static_cast<long long>(p.partial.args[at + 1]));
   printLaunchHeader(name, p.combine);
   at = 0;
   at = printMemref("partial_o", p.combine.args, at, 5);

@@ -147,8 +147,6 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
                            "scf::SCFDialect", "tensor::TensorDialect",
                            "vector::VectorDialect"];
   let options = [
-    Option<"legacy", "legacy", "bool", /*default=*/"false",
-           "TEMPORARY: forward and decode kernels op by op">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "Keys per K/V tile, a multiple of 16; 0 picks 32 for forward "
            "kernels with two m-tiles and D > 64 (register budget), else 64">,

@@ -61,11 +61,10 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   if (failed(sizes))
     return failure();
   spec.warps = sizes->warps;
+  spec.blockQ = sizes->blockQ;
   spec.blockKV = sizes->blockKV;
   spec.keySlices = sizes->keySlices;
-  spec.mTiles = spec.kind == KernelKind::Forward
-                    ? sizes->blockQ / (16 * sizes->warps)
-                    : 1;
+  spec.sharedBytes = sizes->workgroupBytes;
   return sizes;
 }
 
@@ -144,8 +143,10 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
            << spec.blockKV;
   if (spec.warps < 1 || spec.warps > 8)
     return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
-  if (spec.mTiles < 1 || spec.mTiles > 2)
-    return op->emitOpError("'m-tiles' must be 1 or 2, got ") << spec.mTiles;
+  if (spec.kind == KernelKind::Forward &&
+      (spec.blockQ % (16 * spec.warps) || spec.blockQ / (16 * spec.warps) > 2))
+    return op->emitOpError("'m-tiles' must be 1 or 2, got block-q = ")
+           << spec.blockQ << " for " << spec.warps << " warps";
   if (report) {
     AttnTileConfig config;
     config.sizes = *sizes;
@@ -286,8 +287,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       if (!symbols.lookup(name)) {
         b.setInsertionPointToEnd(kernels.getBody());
         gpu::GPUFuncOp kernel;
-        if (spec->kind == KernelKind::DecodeCombine || legacy || getenv("ATTN_LEGACY")) {
-          kernel = buildAttentionKernel(b, op->getLoc(), *spec);
+        if (spec->kind == KernelKind::DecodeCombine) {
+          kernel = buildCombineKernel(b, op->getLoc(), *spec);
         } else {
           FailureOr<gpu::GPUFuncOp> tiled = buildTiledKernel(b, op, *spec, sizes);
           if (failed(tiled))

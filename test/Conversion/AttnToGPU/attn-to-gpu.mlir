@@ -1,29 +1,50 @@
 // RUN: attn-opt %s -split-input-file -attn-to-gpu -verify-diagnostics | FileCheck %s
 
-// The forward kernel (two 16-row m-tiles per warp, so Q fragments are
-// re-read by ldmatrix in the loop), K/V tiles by cp.async into
-// dynamic shared memory, both products on mma.sync m16n8k16, ex2 for exp.
+// The forward kernel, lowered from attn-tile's tile form: the forall's
+// (batch, head, query tile) are the grid's (z, y, x); Q and the first two
+// K/V tiles by cp.async into dynamic shared memory, one commit group per
+// K/V tile; at the top of the loop a wait for the tile and one barrier,
+// then the prefetch of tile n + 2. Both products on mma.sync m16n8k16 (two
+// 16-row m-tiles per warp re-read Q by ldmatrix), the row max across the
+// quad by shuffles, exp2 on ex2.approx; the row sums stay lane-partial in
+// the loop and are summed across lanes once, after it.
 // CHECK: module attributes {attn.manifest = ["kernel attn_fwd_bf16_d64_dv64_bottom_right kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right block_q=128 block_kv=64 threads=128 smem=73728 params=q:memref4,k:memref4,v:memref4,o:memref4,lse:memref3,scale_log2:f32,window:i64"], gpu.container_module}
 // CHECK-LABEL: func @forward
 // CHECK: attn.attention {{.*}}attn.kernel = @attn_kernels::@attn_fwd_bf16_d64_dv64_bottom_right
 // CHECK: gpu.module @attn_kernels
-// CHECK: gpu.func @attn_fwd_bf16_d64_dv64_bottom_right(%{{.*}}: memref<?x?x?x?xbf16, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK: gpu.func @attn_fwd_bf16_d64_dv64_bottom_right(%{{.*}}: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, %{{.*}}: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK: gpu.dynamic_shared_memory
+// CHECK: gpu.block_id z
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: gpu.block_id y
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: gpu.block_id x
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.ldmatrix {{.*}}num = 4 : i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
 // CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: gpu.shuffle  xor
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK-NOT: gpu.shuffle
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
+// CHECK-NOT: gpu.shuffle
 // CHECK: nvvm.mma.sync
+// CHECK-NOT: gpu.shuffle
 // CHECK: scf.yield
+// CHECK: gpu.shuffle  xor
+// CHECK: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
 func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %o : tensor<?x8x?x64xbf16>
@@ -37,9 +58,22 @@ func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: ten
 // CHECK: attn.attention_partial {{.*}}attn.kernel = @attn_kernels::@attn_dec_f16_d128_dv128_none
 // CHECK: attn.combine {{.*}}attn.kernel = @attn_kernels::@attn_comb_f16_dv128
 // CHECK: attn.attention_partial {{.*}}attn.kernel = @attn_kernels::@attn_dec_f16_d128_dv128_none
-// CHECK: gpu.func @attn_dec_f16_d128_dv128_none({{.*}}memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?], offset: ?>>{{.*}}, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK: gpu.func @attn_dec_f16_d128_dv128_none({{.*}}memref<?x?x?x?x128xf32, strided<[?, ?, ?, ?, ?], offset: ?>>, %{{.*}}: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK: gpu.block_id x
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: gpu.block_id z
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: gpu.block_id y
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// The key slices (one per warp) merge through shared memory once the K/V
+// tiles are retired: the max of the slices' m, then their weighted sums.
+// CHECK: scf.yield
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK: gpu.barrier
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK: gpu.func @attn_comb_f16_dv128
 // CHECK-NOT: gpu.func
 func.func @decode(%q: tensor<4x32x1x128xf16>, %k: tensor<4x8x4096x128xf16>, %v: tensor<4x8x4096x128xf16>) -> tensor<4x32x1x128xf16> {
@@ -67,11 +101,17 @@ func.func @odd_head_dim(%q: tensor<1x1x8x40xf16>, %k: tensor<1x1x8x40xf16>, %v: 
 
 // -----
 
-// A boolean mask operand: a fifth memref (bytes) before the scalars, read in
-// every tile; one m-tile per warp keeps the kernel inside its registers.
+// A boolean mask operand: a sixth memref (i1, a byte per element) before
+// the scalars, read in every tile; one m-tile per warp keeps the kernel
+// inside its registers and holds Q in registers (read before the loop).
 // CHECK-LABEL: func @bool_mask
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_f16_d64_dv64_none_boolmask
-// CHECK: gpu.func @attn_fwd_f16_d64_dv64_none_boolmask({{.*}}, %{{.*}}: memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK: gpu.func @attn_fwd_f16_d64_dv64_none_boolmask({{.*}}, %{{.*}}: memref<?x?x?x?xi1, strided<[?, ?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
+// CHECK-NEXT: llvm.extractvalue
+// CHECK: scf.for
 // CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i8
 func.func @bool_mask(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %m: tensor<8x8xi1>) -> tensor<1x1x8x64xf16> {
   %o = attn.attention %q, %k, %v mask(%m : tensor<8x8xi1>) : tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x8x64xf16>

@@ -140,9 +140,12 @@
 // CHECK-NEXT:        %[[ACCNEW:.+]] = attn.tile.matmul %[[PH]], %[[VCUR]], %[[ACCSCALED]] : tensor<32x64xf16>, {{.*}}, tensor<32x32xf32>
 // CHECK-NEXT:        scf.yield %[[MNEW]], %[[LNEW]], %[[ACCNEW]] : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %[[OT:.+]] = attn.tile.map ins(%[[RES]]#2, %[[RES]]#1 : tensor<32x32xf32>, tensor<32xf32>) -> tensor<32x32xf16> {
+// CHECK-NEXT:      %[[INV:.+]] = attn.tile.map ins(%[[RES]]#1 : tensor<32xf32>) -> tensor<32xf32> {
 // CHECK:             arith.divf
-// CHECK:             arith.truncf %{{.+}} : f32 to f16
+// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[RES]]#2, %[[INV]] : tensor<32x32xf32>, tensor<32xf32>) -> tensor<32x32xf16> {
+// CHECK-NEXT:      ^bb0(%{{.+}}: index, %{{.+}}: index, %[[A:.+]]: f32, %[[IL:.+]]: f32):
+// CHECK-NEXT:        %[[X:.+]] = arith.mulf %[[A]], %[[IL]] : f32
+// CHECK-NEXT:        arith.truncf %[[X]] : f32 to f16
 // CHECK:           attn.tile.store %[[OT]] into %[[O]] rows %[[ROWS]] : tensor<32x32xf16> into memref<2x8x77x32xf16> {
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
@@ -154,7 +157,7 @@
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
 // CHECK-NEXT:        attn.tile.yield %[[B]], %[[H]], %[[I]] : index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 47616>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 47616>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 // CHECK:         %[[OTENSOR:.+]] = bufferization.to_tensor %[[O]] restrict writable
 // CHECK:         %[[LTENSOR:.+]] = bufferization.to_tensor %[[LSE]] restrict writable
 // CHECK:         return %[[OTENSOR]], %[[LTENSOR]]
@@ -213,7 +216,8 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-NEXT:    attn.tile.param "scale_log2" = 0.180336878 : f32
 // CHECK:         %[[O:.+]] = memref.alloc() : memref<2x77x4x64xbf16>
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
-// CHECK:           %[[Q0:.+]] = arith.muli %[[QT]], %[[C32]]
+// CHECK:           %[[T:.+]] = arith.subi %{{.+}}, %[[QT]] : index
+// CHECK-NEXT:      %[[Q0:.+]] = arith.muli %[[T]], %[[C32]]
 // CHECK:           %[[ROWS:.+]] = arith.minsi %{{.+}}, %[[C32]]
 // CHECK:           %[[LASTROW:.+]] = arith.subi %[[ROWS]], %[[C1]]
 // CHECK:           %[[ILAST:.+]] = arith.addi %[[Q0]], %[[LASTROW]]
@@ -274,7 +278,7 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
 // CHECK-NEXT:        %[[I:.+]] = arith.addi %[[Q0]], %[[R]]
 // CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 59904>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 59904>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64xbf16>, %v: tensor<2x129x4x64xbf16>) -> tensor<2x77x4x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>} : tensor<2x77x4x64xbf16>, tensor<2x129x4x64xbf16>, tensor<2x129x4x64xbf16> -> tensor<2x77x4x64xbf16>
   return %o : tensor<2x77x4x64xbf16>
@@ -285,8 +289,8 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 // Sliding window of 16 (top-left): the keys also start late, at
 // jBegin = max(0, q0 - 16), the window read from its launch parameter
 // (16 here); tile n starts at jBegin + 64 n. The boolean mask
-// operand is read in every tile, in both branches; the causal/window masks
-// only where the tile crosses them.
+// operand is read in every tile, and every tile that reads it evaluates
+// the causal/window masks too (one copy of the per-element code).
 
 // CHECK-LABEL: func.func @window_mask(
 // CHECK-SAME:    %[[MASK:[^:]+]]: tensor<1x4x1x129xi1>
@@ -297,7 +301,8 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 // CHECK:         %[[WINDOW:.+]] = attn.tile.param "window" = 16 : index
 // CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[WINDOW]], %[[C0]]
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
-// CHECK:           %[[Q0:.+]] = arith.muli %[[QT]]
+// CHECK:           %[[T:.+]] = arith.subi %{{.+}}, %[[QT]] : index
+// CHECK-NEXT:      %[[Q0:.+]] = arith.muli %[[T]]
 // CHECK:           %[[END:.+]] = arith.maxsi %{{.+}}, %[[C0]]
 // CHECK-NEXT:      %[[FIRST:.+]] = arith.subi %[[Q0]], %[[WINDOW]]
 // CHECK-NEXT:      %[[FIRST0:.+]] = arith.maxsi %[[FIRST]], %[[C0]]
@@ -314,22 +319,13 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 // CHECK:           scf.for %[[N:.+]] = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
 // CHECK:             %[[JOFF:.+]] = arith.muli %[[N]], %[[C64]]
 // CHECK-NEXT:        %[[J0:.+]] = arith.addi %[[BEGIN]], %[[JOFF]]
-// CHECK:             arith.cmpi sge, %[[J0]], %{{.+}}
-// CHECK:             scf.if %{{.+}} -> (tensor<32x64xf32>) {
-// CHECK-NEXT:          attn.tile.map
-// CHECK:                 tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
-// CHECK-NEXT:            arith.select
-// CHECK:                 arith.cmpi sge
-// CHECK:                 arith.select
-// CHECK:             } else {
-// CHECK-NEXT:          attn.tile.map
-// CHECK-NOT:             arith.cmpi
-// CHECK:                 tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
-// CHECK-NOT:             arith.cmpi
-// CHECK:                 attn.tile.yield
-// CHECK-NEXT:          }
-// CHECK-NEXT:          scf.yield
-// CHECK-NEXT:        }
+// CHECK-NOT:         scf.if
+// CHECK:             attn.tile.map
+// CHECK:               tensor.extract %[[MASK]][%[[C0]], %[[H]], %[[C0]], %{{.+}}]
+// CHECK-NEXT:          arith.select
+// CHECK:               arith.cmpi sge
+// CHECK:               arith.select
+// CHECK:               attn.tile.yield
 func.func @window_mask(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>, %m: tensor<1x4x1x129xi1>) -> tensor<2x4x77x64xf32> {
   %o = attn.attention %q, %k, %v mask(%m : tensor<1x4x1x129xi1>) {causal = #attn.causal<top_left>, window = 16 : i64} : tensor<2x4x77x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32> -> tensor<2x4x77x64xf32>
   return %o : tensor<2x4x77x64xf32>
@@ -361,7 +357,7 @@ func.func @window_mask(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v
 // CHECK-NEXT:      %[[SPANUP:.+]] = arith.addi %[[SPAN]], %[[C63]]
 // CHECK-NEXT:      %[[NTILES:.+]] = arith.divui %[[SPANUP]], %[[C64]]
 // CHECK:           scf.for %{{.+}} = %[[C0]] to %[[NTILES]] step %[[C1]] iter_args(
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 113152>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 1, shared_bytes = 113152>, mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x64xf32>
   return %o : tensor<?x4x?x64xf32>
@@ -369,8 +365,8 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 
 // -----
 
-// Split-KV: a forall over (split, batch, key/value head, row tile), the
-// unit row-tile dimension folded away; the 4 query heads of a key/value
+// Split-KV: a forall over (split, batch, key/value head x row tile), one
+// row tile per head here (grid x, z, y on a GPU); the 4 query heads of a key/value
 // head times Sq = 3 make 12 packed rows of one tile, row r being query
 // r mod 3 of head 4 kvh + r / 3 (rows past 12 clamp to row 11). Split s
 // sees keys [43 s, min(43 (s + 1), 129)), and the key loop runs over the
@@ -442,8 +438,9 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // CHECK:           %[[L:.+]] = attn.tile.reduce <add> %[[LW]], %{{.+}} {dim = 0 : i64} : tensor<4x32xf32> -> tensor<32xf32>
 // CHECK:           %[[AW:.+]] = attn.tile.map ins(%[[STATE]]#2, %[[WTS]] : tensor<4x32x64xf32>, tensor<4x32xf32>)
 // CHECK:           %[[ACC:.+]] = attn.tile.reduce <add> %[[AW]], %{{.+}} {dim = 0 : i64} : tensor<4x32x64xf32> -> tensor<32x64xf32>
-// CHECK:           attn.tile.map ins(%[[ACC]], %[[L]] : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf32> {
+// CHECK:           %[[INV:.+]] = attn.tile.map ins(%[[L]] : tensor<32xf32>) -> tensor<32xf32> {
 // CHECK:             arith.divf
+// CHECK:           attn.tile.map ins(%[[ACC]], %[[INV]] : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf32> {
 // CHECK-NOT:         arith.truncf
 // CHECK:           attn.tile.store %{{.+}} into %[[PO]] rows %[[C12]] : tensor<32x64xf32> into memref<3x2x8x3x64xf32> {
 // CHECK-NEXT:      ^bb0(%[[R:.+]]: index):
@@ -454,7 +451,7 @@ func.func @dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tenso
 // CHECK-NEXT:        attn.tile.yield %[[N]], %[[B]], %[[H]], %[[I]] : index, index, index, index
 // CHECK:           attn.tile.store %{{.+}} into %[[PL]] rows %[[C12]] : tensor<32xf32> into memref<3x2x8x3xf32> {
 // CHECK:             attn.tile.yield %[[N]], %[[B]], %{{.+}}, %{{.+}} : index, index, index, index
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 4, shared_bytes = 59904>}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 64, stages = 3, warps = 4, key_slices = 4, shared_bytes = 59904>, mapping = [#gpu.block<x>, #gpu.block<z>, #gpu.block<y>]}
 func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: tensor<2x2x129x64xf16>) -> (tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>) {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 3 : i64, causal = #attn.causal<bottom_right>} : tensor<2x8x3x64xf16>, tensor<2x2x129x64xf16>, tensor<2x2x129x64xf16> -> tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>
   return %po, %pl : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32>

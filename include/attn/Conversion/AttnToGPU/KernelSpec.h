@@ -44,34 +44,28 @@ struct KernelSpec {
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
   MaskOperand mask = MaskOperand::None;
-  /// Warps per CTA; each owns 16 x mTiles query rows of the tile.
+  // The schedule (attn-tile's #attn.schedule; combine: warps only).
+  /// Warps per CTA.
   int64_t warps = 4;
-  /// 16-row MMA tiles per warp: more reuse every K/V fragment more often.
-  int64_t mTiles = 1;
+  /// Query rows per CTA (forward, decode partial). Forward splits them
+  /// between the warps; decode's warps share them (the query heads of one
+  /// KV head) and split each K/V tile instead.
+  int64_t blockQ = 0;
   /// Keys per K/V tile.
   int64_t blockKV = 64;
   /// Parts of each K/V tile with their own softmax state, one per warp
   /// (decode), merged at the end.
   int64_t keySlices = 1;
+  /// Dynamic shared memory: the Q tile and the ring of K and V tiles, rows
+  /// padded by 16 bytes so that ldmatrix reads no bank twice.
+  int64_t sharedBytes = 0;
 
   int64_t threads() const { return warps * 32; }
-  /// Query rows per CTA (forward, decode partial).
-  /// Query rows per CTA. Decode's warps share 16 rows (the query heads of
-  /// one KV head) and split each K/V tile between them.
+  /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const {
-    switch (kind) {
-    case KernelKind::Forward:
-      return warps * 16 * mTiles;
-    case KernelKind::DecodePartial:
-      return 16;
-    case KernelKind::DecodeCombine:
-      return threads() / (valueDim / 4);
-    }
-    return 0;
+    return kind == KernelKind::DecodeCombine ? threads() / (valueDim / 4)
+                                             : blockQ;
   }
-  /// Dynamic shared memory: the Q tile and two stages of K and V tiles, rows
-  /// padded by 16 bytes so that ldmatrix reads no bank twice.
-  int64_t sharedMemoryBytes() const;
   std::string name() const;
   /// "forward", "decode_partial" or "decode_combine".
   StringRef kindName() const;
@@ -90,10 +84,10 @@ struct KernelSpec {
 gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
                                 const KernelSpec &spec);
 
-/// Emits the kernel for `spec` as a gpu.func at the builder's insertion
-/// point (inside a gpu.module).
-gpu::GPUFuncOp buildAttentionKernel(OpBuilder &b, Location loc,
-                                    const KernelSpec &spec);
+/// Emits the split-KV combine kernel of `spec` as a gpu.func at the
+/// builder's insertion point (inside a gpu.module).
+gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec);
 
 } // namespace attn
 } // namespace mlir

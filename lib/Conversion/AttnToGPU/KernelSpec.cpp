@@ -1,0 +1,180 @@
+//===- KernelSpec.cpp - what a GPU kernel is specialised for --------------===//
+//
+// The facts about one generated kernel that its name, its signature and the
+// runtime's manifest carry (docs/KernelABI.md). The kernel bodies come from
+// attn-tile's tile form (TileToNVVM.cpp) and, for the split-KV combine,
+// CombineKernel.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU/KernelSpec.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static std::string typeName(Type t) {
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF32())
+    return "f32";
+  return "?";
+}
+
+std::string KernelSpec::name() const {
+  std::ostringstream os;
+  os << (kind == KernelKind::Forward         ? "attn_fwd"
+         : kind == KernelKind::DecodePartial ? "attn_dec"
+                                             : "attn_comb")
+     << "_" << typeName(elementType);
+  if (kind != KernelKind::DecodeCombine)
+    os << "_d" << headDim;
+  os << "_dv" << valueDim;
+  if (kind != KernelKind::DecodeCombine)
+    os << "_" << stringifyCausalKind(causal).str();
+  if (mask != MaskOperand::None)
+    os << (mask == MaskOperand::Additive ? "_addmask" : "_boolmask");
+  return os.str();
+}
+
+StringRef KernelSpec::kindName() const {
+  switch (kind) {
+#define ATTN_KERNEL_KIND(ENUM, KIND)                                           \
+  case KernelKind::ENUM:                                                       \
+    return #KIND;
+#include "attn-runtime/attn_kernel_abi.def"
+  }
+  return "";
+}
+
+SmallVector<KernelParam> KernelSpec::params() const {
+  static constexpr struct {
+    StringLiteral kind, name, type;
+    int64_t rank;
+    bool maskOnly;
+  } abi[] = {
+#define ATTN_KERNEL_PARAM(KIND, NAME, TYPE, RANK, WHEN)                        \
+  {#KIND, #NAME, #TYPE, RANK, sizeof(#WHEN) == sizeof("mask")},
+#include "attn-runtime/attn_kernel_abi.def"
+  };
+  SmallVector<KernelParam> params;
+  for (const auto &p : abi)
+    if (p.kind == kindName() && (!p.maskOnly || mask != MaskOperand::None))
+      params.push_back({p.name, p.type, p.rank});
+  return params;
+}
+
+std::string KernelSpec::manifestLine() const {
+  std::ostringstream os;
+  os << "kernel " << name() << " kind=" << kindName().str() << " dtype=" << typeName(elementType);
+  if (kind != KernelKind::DecodeCombine)
+    os << " head_dim=" << headDim;
+  os << " value_dim=" << valueDim;
+  if (kind != KernelKind::DecodeCombine)
+    os << " causal=" << stringifyCausalKind(causal).str();
+  if (mask != MaskOperand::None)
+    os << " mask=" << (mask == MaskOperand::Additive ? "add" : "bool");
+  if (kind == KernelKind::Forward)
+    os << " block_q=" << rows();
+  else
+    os << " rows=" << rows();
+  if (kind != KernelKind::DecodeCombine)
+    os << " block_kv=" << blockKV;
+  os << " threads=" << threads() << " smem=" << sharedBytes
+     << " params=";
+  const char *separator = "";
+  for (const KernelParam &p : params()) {
+    os << separator << p.name.str() << ":" << p.type.str();
+    if (p.type == "memref")
+      os << p.rank;
+    separator = ",";
+  }
+  return os.str();
+}
+
+std::string KernelSpec::unsupportedReason() const {
+  if (!elementType || !(elementType.isF16() || elementType.isBF16()))
+    return "the GPU kernels take f16 or bf16 operands (tensor cores); got " +
+           (elementType ? typeName(elementType) : std::string("none"));
+  if (kind != KernelKind::DecodeCombine &&
+      (headDim % 16 || headDim < 16 || headDim > 256))
+    return "head dim D must be a multiple of 16 in [16, 256], got " +
+           std::to_string(headDim);
+  if (valueDim % 16 || valueDim < 16 || valueDim > 256)
+    return "value head dim Dv must be a multiple of 16 in [16, 256], got " +
+           std::to_string(valueDim);
+  if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
+    return "decode kernels split each K/V tile between the warps: block-kv "
+           "must be a multiple of 16 x warps (" +
+           std::to_string(16 * warps) + "), got " + std::to_string(blockKV);
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel signature
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
+                int64_t lastDim) {
+  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  shape.back() = lastDim;
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  return MemRefType::get(
+      shape, elementType,
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+}
+
+/// The element type of memref parameter `name`: the statistics and the
+/// split-KV partial results are f32, a boolean mask is i1 (a byte per
+/// element in memory), the rest has the operands' type.
+Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
+  if (name == "lse" || name == "partial_o" || name == "partial_lse")
+    return b.getF32Type();
+  if (name == "mask" && spec.mask == MaskOperand::Boolean)
+    return b.getI1Type();
+  return spec.elementType;
+}
+
+/// The static innermost size of memref parameter `name`, the head dim it
+/// holds (dynamic for the statistics and the mask).
+int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
+  if (name == "q" || name == "k")
+    return spec.headDim;
+  if (name == "v" || name == "o" || name == "partial_o")
+    return spec.valueDim;
+  return ShapedType::kDynamic;
+}
+
+} // namespace
+
+gpu::GPUFuncOp attn::createKernelFunc(OpBuilder &b, Location loc,
+                                      const KernelSpec &spec) {
+  SmallVector<Type> args;
+  for (const KernelParam &p : spec.params()) {
+    if (p.type == "memref")
+      args.push_back(memrefType(b.getContext(), p.rank,
+                                paramElementType(b, spec, p.name),
+                                paramLastDim(spec, p.name)));
+    else if (p.type == "f32")
+      args.push_back(b.getF32Type());
+    else
+      args.push_back(b.getI64Type());
+  }
+  auto func = gpu::GPUFuncOp::create(b, loc, spec.name(),
+                                     b.getFunctionType(args, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr("nvvm.maxntid",
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(spec.threads()), 1, 1}));
+  func->setAttr("attn.manifest", b.getStringAttr(spec.manifestLine()));
+  return func;
+}
+
