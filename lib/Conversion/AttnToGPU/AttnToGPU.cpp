@@ -40,12 +40,6 @@ constexpr StringLiteral kKernelModule = "attn_kernels";
 FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
                                       int64_t warps, int64_t mTiles,
                                       int64_t blockKV) {
-  if (spec.kind == KernelKind::DecodeCombine) {
-    // No tiles: a thread per four output columns.
-    spec.warps = warps ? warps : 4;
-    spec.blockKV = blockKV ? blockKV : 64;
-    return AttnTileSizes();
-  }
   AttnTileRequest request;
   request.blockKV = blockKV;
   request.warps = warps;
@@ -138,7 +132,8 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
   tiling = *sizes;
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
-  if (spec.blockKV % 16 || spec.blockKV < 16)
+  if (spec.kind != KernelKind::DecodeCombine &&
+      (spec.blockKV % 16 || spec.blockKV < 16))
     return op->emitOpError("'block-kv' must be a positive multiple of 16, got ")
            << spec.blockKV;
   if (spec.warps < 1 || spec.warps > 8)
@@ -175,13 +170,19 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
         b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
         buffer, /*restrict=*/true);
   };
-  SmallVector<Value> operands = {tensor("q"), tensor("k"), tensor("v")};
-  if (spec.mask != MaskOperand::None)
-    operands.push_back(tensor("mask"));
   auto resultType = [&](StringRef name) -> Type {
     auto type = cast<MemRefType>(params.lookup(name).getType());
     return RankedTensorType::get(type.getShape(), type.getElementType());
   };
+  if (spec.kind == KernelKind::DecodeCombine) {
+    Operation *rebuilt = CombineOp::create(
+        b, loc, TypeRange{resultType("o"), resultType("lse")},
+        ValueRange{tensor("partial_o"), tensor("partial_lse")});
+    return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
+  }
+  SmallVector<Value> operands = {tensor("q"), tensor("k"), tensor("v")};
+  if (spec.mask != MaskOperand::None)
+    operands.push_back(tensor("mask"));
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("causal", CausalKindAttr::get(b.getContext(),
                                                    spec.causal))};
@@ -286,16 +287,11 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       std::string name = spec->name();
       if (!symbols.lookup(name)) {
         b.setInsertionPointToEnd(kernels.getBody());
-        gpu::GPUFuncOp kernel;
-        if (spec->kind == KernelKind::DecodeCombine) {
-          kernel = buildCombineKernel(b, op->getLoc(), *spec);
-        } else {
-          FailureOr<gpu::GPUFuncOp> tiled = buildTiledKernel(b, op, *spec, sizes);
-          if (failed(tiled))
-            return signalPassFailure();
-          kernel = *tiled;
-        }
-        symbols.insert(kernel);
+        FailureOr<gpu::GPUFuncOp> kernel =
+            buildTiledKernel(b, op, *spec, sizes);
+        if (failed(kernel))
+          return signalPassFailure();
+        symbols.insert(*kernel);
         manifest.push_back(b.getStringAttr(spec->manifestLine()));
         ++numKernels;
       }

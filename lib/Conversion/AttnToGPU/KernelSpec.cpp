@@ -2,8 +2,7 @@
 //
 // The facts about one generated kernel that its name, its signature and the
 // runtime's manifest carry (docs/KernelABI.md). The kernel bodies come from
-// attn-tile's tile form (TileToNVVM.cpp) and, for the split-KV combine,
-// CombineKernel.cpp.
+// attn-tile's tile form (TileToNVVM.cpp).
 //
 //===----------------------------------------------------------------------===//
 

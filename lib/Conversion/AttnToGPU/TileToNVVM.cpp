@@ -212,7 +212,8 @@ private:
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerAlloc(memref::AllocOp op);
   LogicalResult lowerSubView(memref::SubViewOp op);
-  LogicalResult lowerGlobalLoad(memref::LoadOp op);
+  /// memref.load or tensor.extract of a kernel parameter.
+  LogicalResult lowerGlobalLoad(Operation *op);
   LogicalResult lowerLoad(TileLoadOp op);
   LogicalResult lowerStore(TileStoreOp op);
   LogicalResult lowerMatmul(TileMatmulOp op);
@@ -559,7 +560,8 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
       .Case([&](scf::IfOp op) { return lowerIf(op); })
       .Case([&](memref::AllocOp op) { return lowerAlloc(op); })
       .Case([&](memref::SubViewOp op) { return lowerSubView(op); })
-      .Case([&](memref::LoadOp op) { return lowerGlobalLoad(op); })
+      .Case<memref::LoadOp, tensor::ExtractOp>(
+          [&](Operation *op) { return lowerGlobalLoad(op); })
       .Case([&](TileLoadOp op) { return lowerLoad(op); })
       .Case([&](TileStoreOp op) { return lowerStore(op); })
       .Case([&](TileMatmulOp op) { return lowerMatmul(op); })
@@ -674,10 +676,6 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
   keySlices = schedule.getKeySlices();
   blockQ = schedule.getBlockQ();
   stages = schedule.getStages();
-  if (stages < 2)
-    return op.emitOpError("has a schedule of ")
-           << stages << " stage; the GPU kernels keep at least 2 key/value "
-           << "tiles in flight";
   if (keySlices > 1 && (keySlices != warps || keySlices == blockQ))
     return op.emitOpError("splits key/value tiles into ")
            << keySlices << " slices; the GPU lowering gives one to each of "
@@ -707,6 +705,10 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       op.getBody()
           ->walk([](TileLoadOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
+  if (pipelined && stages < 2)
+    return op.emitOpError("loads tiles in a schedule of ")
+           << stages << " stage; the GPU kernels keep at least 2 key/value "
+           << "tiles in flight";
 
   // A memory lhs that the loop does not write and one m-tile per warp: read
   // into registers once, before the loop.
@@ -911,16 +913,16 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
   return success();
 }
 
-LogicalResult TileLowering::lowerGlobalLoad(memref::LoadOp op) {
-  Global *g = globals.lookup(op.getMemRef());
+LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
+  Global *g = globals.lookup(op->getOperand(0));
   if (!g)
-    return op.emitOpError("loads from a buffer that is not a kernel "
-                          "parameter");
+    return op->emitOpError("loads from a buffer that is not a kernel "
+                           "parameter");
   SmallVector<Value> idx;
-  for (Value i : op.getIndices()) {
+  for (Value i : op->getOperands().drop_front()) {
     Value v = scalars.lookupOrNull(i);
     if (!v)
-      return op.emitOpError("has an index the GPU lowering did not map");
+      return op->emitOpError("has an index the GPU lowering did not map");
     idx.push_back(v);
   }
   Value col = idx.pop_back_val();
@@ -928,16 +930,16 @@ LogicalResult TileLowering::lowerGlobalLoad(memref::LoadOp op) {
   Value off = globalOffset(*g, idx, e.c32(0));
   off = e.add(off, e.mul(e.toI64(col), g->strides.back()));
   Value ptr = e.gep(g->ptr, g->elementType, off);
-  Type t = op.getType();
+  Value result = op->getResult(0);
+  Type t = result.getType();
   if (t.isInteger(1)) {
     // Boolean memrefs hold a byte per element.
     Value byte = LLVM::LoadOp::create(b, e.loc, b.getI8Type(), ptr, 1);
-    scalars.map(op.getResult(),
-                e.ne(byte, arith::ConstantOp::create(b, e.loc,
-                                                     b.getI8IntegerAttr(0))));
+    scalars.map(result, e.ne(byte, arith::ConstantOp::create(
+                                       b, e.loc, b.getI8IntegerAttr(0))));
     return success();
   }
-  scalars.map(op.getResult(), LLVM::LoadOp::create(
+  scalars.map(result, LLVM::LoadOp::create(
                                   b, e.loc, t, ptr,
                                   t.getIntOrFloatBitWidth() / 8));
   return success();

@@ -21,12 +21,12 @@ using namespace mlir::attn;
 LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                                const AttnTileConfig &config) {
   if (!config.destinations.empty() &&
-      (!isa<AttentionOp, AttentionPartialOp>(op) ||
+      (!isa<AttentionOp, AttentionPartialOp, CombineOp>(op) ||
        config.destinations.size() != op->getNumResults() ||
        !op->use_empty()))
-    return op->emitOpError("attn-tile: destination buffers are for forward "
-                           "and split-KV ops with unused results, one per "
-                           "result");
+    return op->emitOpError("attn-tile: destination buffers are for forward, "
+                           "split-KV and combine ops with unused results, "
+                           "one per result");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);
@@ -35,7 +35,9 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
         return tile::tileAttentionPartial(rewriter, op, config);
       })
       .Case<CombineOp>(
-          [&](CombineOp op) { return tile::tileCombine(rewriter, op); })
+          [&](CombineOp op) {
+            return tile::tileCombine(rewriter, op, config);
+          })
       .Case<AttentionGradOp>([&](AttentionGradOp op) {
         return tile::tileAttentionGrad(rewriter, op, config);
       })

@@ -1,9 +1,13 @@
-//===- TileCombine.cpp - split-KV combine as loops ------------------------===//
+//===- TileCombine.cpp - split-KV combine as tiled loops ------------------===//
 //
 // The second half of Flash-Decoding: every (batch, head, query) row merges
-// its splits by their log-sum-exp. A split with LSE = -inf (empty or fully
+// its splits by their log-sum-exp, O = sum_s w_s O_s / sum_s w_s with
+// w_s = exp(LSE_s - max_s LSE_s). A split with LSE = -inf (empty or fully
 // masked) gets weight 0; a row whose splits are all empty gets O = 0 and
-// LSE = -inf.
+// LSE = -inf. The rows (B x Hq x Sq of them, flattened) go in tiles of
+// block_q; each tile reads its rows of every split straight into register
+// tiles (a map that loads), so the same loop nest is the CPU's loops and a
+// GPU's kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,112 +15,173 @@
 
 #include "mlir/IR/PatternMatch.h"
 
-#include <limits>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
-/// A sequential loop over `[0, ub)` carrying one f32 value.
-static Value reduceLoop(OpBuilder &b, Location loc, Value ub, Value init,
-                        function_ref<Value(OpBuilder &, Location, Value, Value)>
-                            step) {
-  IndexMath ix{b, loc};
-  auto loop = scf::ForOp::create(
-      b, loc, ix.c(0), ub, ix.c(1), init,
-      [&](OpBuilder &b, Location loc, Value iv, ValueRange args) {
-        scf::YieldOp::create(b, loc, step(b, loc, iv, args[0]));
-      });
-  return loop.getResult(0);
-}
-
-LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op) {
+LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
+                                const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   IndexMath ix{b, loc};
   Value parts = toReadOnlyBuffer(b, loc, op.getPartialOutput());
   Value lses = toReadOnlyBuffer(b, loc, op.getPartialLse());
-  auto partsType = cast<MemRefType>(parts.getType());
   auto dimOf = [&](int64_t i) -> Value {
-    if (!partsType.isDynamicDim(i))
-      return ix.c(partsType.getDimSize(i));
     return memref::DimOp::create(b, loc, parts, i);
   };
   Value splits = dimOf(0), batch = dimOf(1), heads = dimOf(2),
         querySeq = dimOf(3);
-  int64_t valueDim = partsType.getDimSize(4);
+  int64_t dv = cast<MemRefType>(parts.getType()).getDimSize(4);
   Layout layout = op.getLayout();
+  Type f32 = b.getF32Type();
 
-  SmallVector<Value> oSizes = {batch, heads, querySeq, ix.c(valueDim)};
-  if (layout == Layout::BSHD)
-    std::swap(oSizes[1], oSizes[2]);
-  Value out = allocResult(b, loc, op.getOutput().getType(), oSizes);
-  Value lse;
-  if (op.getLse())
-    lse = allocResult(b, loc, op.getLse().getType(), {batch, heads, querySeq});
+  Value out, lse;
+  if (!config.destinations.empty()) {
+    out = config.destinations[0];
+    lse = config.destinations.size() > 1 ? config.destinations[1] : Value();
+  } else {
+    SmallVector<Value> oSizes = {batch, heads, querySeq, ix.c(dv)};
+    if (layout == Layout::BSHD)
+      std::swap(oSizes[1], oSizes[2]);
+    out = allocResult(b, loc, op.getOutput().getType(), oSizes);
+    if (op.getLse())
+      lse = allocResult(b, loc, op.getLse().getType(),
+                        {batch, heads, querySeq});
+  }
 
   {
     OpBuilder::InsertionGuard guard(b);
-    SmallVector<Value> ivs = beginForall(b, loc, {batch, heads, querySeq});
-    Value bi = ivs[0], h = ivs[1], i = ivs[2];
-    auto splitLse = [&](OpBuilder &b, Location loc, Value s) -> Value {
-      return memref::LoadOp::create(b, loc, lses, ValueRange{s, bi, h, i});
+    int64_t br = config.sizes.blockQ;
+    Value total = ix.mul(ix.mul(batch, heads), querySeq);
+    SmallVector<Value> ivs = beginForall(b, loc, {ix.ceilDiv(total, ix.c(br))},
+                                         {gpu::MappingId::DimX});
+    setSchedule(b, config);
+    Value r0 = ix.mul(ivs[0], ix.c(br));
+    Value rows = ix.min(ix.c(br), ix.sub(total, r0));
+    // (batch, head, query) of tile row r; rows past `rows` read the last.
+    auto coords = [&](IndexMath &ix, Value r) {
+      Value flat = ix.add(r0, ix.min(r, ix.sub(rows, ix.c(1))));
+      Value i = ix.rem(flat, querySeq);
+      Value bh = ix.div(flat, querySeq);
+      return std::array<Value, 3>{ix.div(bh, heads), ix.rem(bh, heads), i};
+    };
+    auto rowType = RankedTensorType::get({br}, f32);
+    auto accType = RankedTensorType::get({br, dv}, f32);
+    auto splitLse = [&](OpBuilder &b, Location loc, Value s) {
+      return tileMap(b, loc, rowType, {},
+                     [&](OpBuilder &b, Location loc, ValueRange idx,
+                         ValueRange) -> Value {
+                       IndexMath ix{b, loc};
+                       auto [bi, h, i] = coords(ix, idx[0]);
+                       return memref::LoadOp::create(
+                           b, loc, lses, ValueRange{s, bi, h, i});
+                     });
+    };
+    auto maxOf = [](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+      return Value(arith::MaximumFOp::create(b, loc, x[0], x[1]));
     };
 
-    Value m = reduceLoop(
-        b, loc, splits, negInf(b, loc),
-        [&](OpBuilder &b, Location loc, Value s, Value acc) -> Value {
-          return arith::MaximumFOp::create(b, loc, acc, splitLse(b, loc, s));
+    // M = max_s LSE_s.
+    auto maxLoop = scf::ForOp::create(
+        b, loc, ix.c(0), splits, ix.c(1),
+        ValueRange{splat(b, loc, rowType, -INFINITY)},
+        [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
+          scf::YieldOp::create(
+              b, loc,
+              tileMap(b, loc, rowType, {args[0], splitLse(b, loc, s)}, maxOf));
         });
-    Value shift = safeMax(b, loc, m);
-    auto unnormalisedWeight = [&](OpBuilder &b, Location loc,
-                                  Value s) -> Value {
-      return math::ExpOp::create(
-          b, loc, arith::SubFOp::create(b, loc, splitLse(b, loc, s), shift));
-    };
-    Value sum = reduceLoop(
-        b, loc, splits, constF32(b, loc, 0.0),
-        [&](OpBuilder &b, Location loc, Value s, Value acc) -> Value {
-          return arith::AddFOp::create(b, loc, acc,
-                                       unnormalisedWeight(b, loc, s));
-        });
-    Value allEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           sum, constF32(b, loc, 0.0));
+    Value m = maxLoop.getResult(0);
 
-    Value acc = allocTile(b, loc, {valueDim}, b.getF32Type());
-    fill(b, loc, acc, 0.0);
-    {
-      OpBuilder::InsertionGuard loopGuard(b);
-      Value s = beginFor(b, loc, ix.c(0), splits, ix.c(1));
-      Value w = arith::DivFOp::create(b, loc, unnormalisedWeight(b, loc, s),
-                                      sum);
-      w = arith::SelectOp::create(b, loc, allEmpty, constF32(b, loc, 0.0), w);
-      SmallVector<OpFoldResult> offsets = {s, bi, h, i, b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
-      sizes.push_back(b.getIndexAttr(valueDim));
-      SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
-      Value partRow = memref::SubViewOp::create(
-          b, loc,
-          memref::SubViewOp::inferRankReducedResultType(
-              {valueDim}, partsType, offsets, sizes, strides),
-          parts, offsets, sizes, strides);
-      AffineMap id1 = b.getMultiDimIdentityMap(1);
-      generic(b, loc, partRow, acc, {id1, id1},
-              {utils::IteratorType::parallel},
-              [&](OpBuilder &b, Location loc, ValueRange a) {
-                Value contrib = arith::MulFOp::create(b, loc, w, a[0]);
-                linalg::YieldOp::create(
-                    b, loc, Value(arith::AddFOp::create(b, loc, a[1], contrib)));
+    // l = sum_s w_s, acc = sum_s w_s O_s, w_s = exp2((LSE_s - M) log2 e).
+    auto sumLoop = scf::ForOp::create(
+        b, loc, ix.c(0), splits, ix.c(1),
+        ValueRange{splat(b, loc, rowType, 0.0), splat(b, loc, accType, 0.0)},
+        [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
+          Value w = tileMap(
+              b, loc, rowType, {splitLse(b, loc, s), m},
+              [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                Value diff =
+                    arith::SubFOp::create(b, loc, x[0], safeMax(b, loc, x[1]));
+                return Value(math::Exp2Op::create(
+                    b, loc,
+                    arith::MulFOp::create(b, loc, diff,
+                                          constF32(b, loc, kLog2e))));
               });
+          Value part = tileMap(
+              b, loc, accType, {},
+              [&](OpBuilder &b, Location loc, ValueRange idx,
+                  ValueRange) -> Value {
+                IndexMath ix{b, loc};
+                auto [bi, h, i] = coords(ix, idx[0]);
+                return memref::LoadOp::create(b, loc, parts,
+                                              ValueRange{s, bi, h, i, idx[1]});
+              });
+          Value acc = tileMap(
+              b, loc, accType, {args[1], part, w},
+              [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                return Value(math::FmaOp::create(b, loc, x[2], x[1], x[0]));
+              },
+              {b.getMultiDimIdentityMap(2), b.getMultiDimIdentityMap(2),
+               AffineMap::get(2, 0, {b.getAffineDimExpr(0)},
+                              b.getContext())});
+          Value l = tileMap(
+              b, loc, rowType, {args[0], w},
+              [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                return Value(arith::AddFOp::create(b, loc, x[0], x[1]));
+              });
+          scf::YieldOp::create(b, loc, ValueRange{l, acc});
+        });
+    Value l = sumLoop.getResult(0), acc = sumLoop.getResult(1);
+
+    // O = acc (1 / l), 0 on a row whose splits are all empty.
+    Value inv = tileMap(
+        b, loc, rowType, l,
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+          Value zero = constF32(b, loc, 0.0);
+          Value empty = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, x[0], zero);
+          Value r = arith::DivFOp::create(b, loc, constF32(b, loc, 1.0), x[0]);
+          return Value(arith::SelectOp::create(b, loc, empty, zero, r));
+        });
+    Type elt = op.getOutput().getType().getElementType();
+    Value o = tileMap(
+        b, loc, RankedTensorType::get({br, dv}, elt), {acc, inv},
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+          return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], x[1]),
+                         elt);
+        });
+    tileStore(b, loc, o, out, rows, [&](OpBuilder &b, Location loc, Value r) {
+      IndexMath ix{b, loc};
+      auto [bi, h, i] = coords(ix, r);
+      return storedIndices(layout, bi, h, i);
+    });
+    if (lse) {
+      // LSE = M + ln l, -inf on an empty row.
+      Value t = tileMap(
+          b, loc, rowType, {m, l},
+          [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+            Value empty = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, x[1], constF32(b, loc, 0.0));
+            Value ln = arith::MulFOp::create(
+                b, loc, math::Log2Op::create(b, loc, x[1]),
+                constF32(b, loc, kLn2));
+            Value v = arith::AddFOp::create(b, loc, safeMax(b, loc, x[0]), ln);
+            return Value(
+                arith::SelectOp::create(b, loc, empty, negInf(b, loc), v));
+          });
+      tileStore(b, loc, t, lse, rows, [&](OpBuilder &b, Location loc, Value r) {
+        IndexMath ix{b, loc};
+        auto [bi, h, i] = coords(ix, r);
+        return SmallVector<Value>{bi, h, i};
+      });
     }
-    storeConverted(b, loc, acc, seqRow(b, loc, out, layout, bi, h, i));
-    if (lse)
-      memref::StoreOp::create(
-          b, loc,
-          arith::AddFOp::create(b, loc, shift, math::LogOp::create(b, loc, sum)),
-          lse, ValueRange{bi, h, i});
   }
 
-  replaceWithOutputAndLse(rewriter, loc, op, out, lse);
+  if (!config.destinations.empty())
+    rewriter.eraseOp(op);
+  else
+    replaceWithOutputAndLse(rewriter, loc, op, out, lse);
   return success();
 }

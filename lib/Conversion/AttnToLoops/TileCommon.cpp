@@ -546,3 +546,74 @@ void tile::buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
         scf::YieldOp::create(b, loc);
       });
 }
+
+//===----------------------------------------------------------------------===//
+// Tile ops
+//===----------------------------------------------------------------------===//
+
+/// Fills the single-block region of a tile.load / tile.store with
+/// `indices(row)`.
+static void buildRowRegion(OpBuilder &b, Location loc, Region &region,
+                           RowIndices indices) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&region, {}, {b.getIndexType()}, {loc});
+  TileYieldOp::create(b, loc, indices(b, loc, block->getArgument(0)));
+}
+
+void tile::tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
+                    Value rows, RowIndices indices) {
+  auto op = TileLoadOp::create(b, loc, source, tile, rows);
+  buildRowRegion(b, loc, op.getIndices(), indices);
+}
+
+void tile::tileStore(OpBuilder &b, Location loc, Value tile, Value dest,
+                     Value rows, RowIndices indices) {
+  auto op = TileStoreOp::create(b, loc, tile, dest, rows);
+  buildRowRegion(b, loc, op.getIndices(), indices);
+}
+
+Value tile::tileMap(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn,
+    ArrayRef<AffineMap> maps) {
+  auto op = TileMapOp::create(
+      b, loc, type, inputs,
+      maps.empty() ? ArrayAttr() : b.getAffineMapArrayAttr(maps));
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> argTypes(type.getRank(), b.getIndexType());
+  for (Value input : inputs)
+    argTypes.push_back(getElementTypeOrSelf(input.getType()));
+  SmallVector<Location> locs(argTypes.size(), loc);
+  Block *block = b.createBlock(&op.getBody(), {}, argTypes, locs);
+  ValueRange args = block->getArguments();
+  TileYieldOp::create(b, loc,
+                      fn(b, loc, args.take_front(type.getRank()),
+                         args.drop_front(type.getRank())));
+  return op.getResult();
+}
+
+Value tile::tileReduce(OpBuilder &b, Location loc, TileReduceKind kind,
+                       Value input, Value init, std::optional<int64_t> dim) {
+  return TileReduceOp::create(b, loc, init.getType(), kind, input, init,
+                              dim ? b.getI64IntegerAttr(*dim) : IntegerAttr());
+}
+
+Value tile::splat(OpBuilder &b, Location loc, RankedTensorType type,
+                  double v) {
+  return arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+}
+
+SmallVector<Value> tile::storedIndices(Layout layout, Value batch,
+                                       Value head, Value seq) {
+  if (layout == Layout::BHSD)
+    return {batch, head, seq};
+  return {batch, seq, head};
+}
+
+void tile::setSchedule(OpBuilder &b, const AttnTileConfig &config) {
+  Operation *forall = b.getInsertionBlock()->getParentOp();
+  forall->setAttr("attn.schedule", config.sizes.getAttr(b.getContext()));
+}
+

@@ -157,6 +157,44 @@ SmallVector<Value> beginForall(OpBuilder &b, Location loc,
                                ArrayRef<gpu::MappingId> blocks = {});
 
 //===----------------------------------------------------------------------===//
+// Tile ops
+//===----------------------------------------------------------------------===//
+
+/// The buffer indices of a tile row, for tile.load / tile.store regions.
+using RowIndices =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value row)>;
+
+/// A tile.load of the rows `[0, rows)` of `tile` from `source`, row r from
+/// `indices(r)`.
+void tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
+              Value rows, RowIndices indices);
+
+/// A tile.store of the rows `[0, rows)` of `tile` into `dest`.
+void tileStore(OpBuilder &b, Location loc, Value tile, Value dest, Value rows,
+               RowIndices indices);
+
+/// A tile.map to `type` whose element is `fn(indices, elements)`; `maps`
+/// where the inputs' default broadcast does not apply.
+Value tileMap(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn,
+    ArrayRef<AffineMap> maps = {});
+
+/// Reduces dimension `dim` of `input` (the last when absent) into `init`.
+Value tileReduce(OpBuilder &b, Location loc, TileReduceKind kind, Value input,
+                 Value init, std::optional<int64_t> dim = std::nullopt);
+
+/// A register tile of `type` holding `v` everywhere.
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double v);
+
+/// The stored indices of (batch, head, seq) in `layout`.
+SmallVector<Value> storedIndices(Layout layout, Value batch, Value head,
+                                 Value seq);
+
+/// Marks the loop nest around the insertion point with the schedule.
+void setSchedule(OpBuilder &b, const AttnTileConfig &config);
+
+//===----------------------------------------------------------------------===//
 // The attention problem on buffers
 //===----------------------------------------------------------------------===//
 
@@ -266,7 +304,8 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
 LogicalResult tileAttentionPartial(RewriterBase &rewriter,
                                    AttentionPartialOp op,
                                    const AttnTileConfig &config);
-LogicalResult tileCombine(RewriterBase &rewriter, CombineOp op);
+LogicalResult tileCombine(RewriterBase &rewriter, CombineOp op,
+                          const AttnTileConfig &config);
 LogicalResult tileAttentionGrad(RewriterBase &rewriter, AttentionGradOp op,
                                 const AttnTileConfig &config);
 

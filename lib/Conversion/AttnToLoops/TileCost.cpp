@@ -261,8 +261,13 @@ std::string attn::describeAttnTiling(Operation *op,
       })
       .Case<CombineOp>([&](CombineOp op) {
         ShapedType parts = op.getPartialOutput().getType();
+        std::string rowTiles =
+            llvm::formatv("attn-tile: combine, block-q = {0} rows per tile, "
+                          "warps = {1}, no shared memory",
+                          t.blockQ, t.warps)
+                .str();
         if (!parts.hasStaticShape())
-          return std::string("attn-tile: combine, no tiles") + dynamic.str();
+          return rowTiles + dynamic.str();
         double rows = parts.getNumElements() / parts.getDimSize(4);
         double outBytes =
             op.getOutput().getType().getElementType().getIntOrFloatBitWidth() /
@@ -271,9 +276,7 @@ std::string attn::describeAttnTiling(Operation *op,
                        rows / parts.getDimSize(0) *
                            (parts.getDimSize(4) * outBytes +
                             (op.getLse() ? 4 : 0));
-        return llvm::formatv("attn-tile: combine, no tiles; HBM traffic "
-                             "{0:F0} bytes",
-                             bytes)
+        return llvm::formatv("{0}; HBM traffic {1:F0} bytes", rowTiles, bytes)
             .str();
       })
       .Default([](Operation *) { return std::string(); });

@@ -22,74 +22,6 @@ using namespace mlir::attn::tile;
 // Emitting tile ops
 //===----------------------------------------------------------------------===//
 
-using RowIndices = function_ref<SmallVector<Value>(OpBuilder &, Location,
-                                                   Value)>;
-
-/// Fills the single-block region of a tile.load / tile.store with
-/// `indices(row)`.
-static void buildRowRegion(OpBuilder &b, Location loc, Region &region,
-                           RowIndices indices) {
-  OpBuilder::InsertionGuard guard(b);
-  Block *block = b.createBlock(&region, {}, {b.getIndexType()}, {loc});
-  TileYieldOp::create(b, loc, indices(b, loc, block->getArgument(0)));
-}
-
-static void tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
-                     Value rows, RowIndices indices) {
-  auto op = TileLoadOp::create(b, loc, source, tile, rows);
-  buildRowRegion(b, loc, op.getIndices(), indices);
-}
-
-static void tileStore(OpBuilder &b, Location loc, Value tile, Value dest,
-                      Value rows, RowIndices indices) {
-  auto op = TileStoreOp::create(b, loc, tile, dest, rows);
-  buildRowRegion(b, loc, op.getIndices(), indices);
-}
-
-/// A tile.map to `type` whose element is `fn(indices, elements)`; `maps`
-/// where the inputs' default broadcast does not apply.
-static Value tileMap(
-    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
-    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn,
-    ArrayRef<AffineMap> maps = {}) {
-  auto op = TileMapOp::create(
-      b, loc, type, inputs,
-      maps.empty() ? ArrayAttr() : b.getAffineMapArrayAttr(maps));
-  OpBuilder::InsertionGuard guard(b);
-  SmallVector<Type> argTypes(type.getRank(), b.getIndexType());
-  for (Value input : inputs)
-    argTypes.push_back(getElementTypeOrSelf(input.getType()));
-  SmallVector<Location> locs(argTypes.size(), loc);
-  Block *block = b.createBlock(&op.getBody(), {}, argTypes, locs);
-  ValueRange args = block->getArguments();
-  TileYieldOp::create(b, loc,
-                      fn(b, loc, args.take_front(type.getRank()),
-                         args.drop_front(type.getRank())));
-  return op.getResult();
-}
-
-/// Reduces dimension `dim` of `input` (the last when absent) into `init`.
-static Value tileReduce(OpBuilder &b, Location loc, TileReduceKind kind,
-                        Value input, Value init,
-                        std::optional<int64_t> dim = std::nullopt) {
-  return TileReduceOp::create(b, loc, init.getType(), kind, input, init,
-                              dim ? b.getI64IntegerAttr(*dim) : IntegerAttr());
-}
-
-static Value splat(OpBuilder &b, Location loc, RankedTensorType type,
-                   double v) {
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
-}
-
-/// The stored indices of (batch, head, seq) in `layout`.
-static SmallVector<Value> storedIndices(Layout layout, Value batch, Value head,
-                                        Value seq) {
-  if (layout == Layout::BHSD)
-    return {batch, head, seq};
-  return {batch, seq, head};
-}
-
 /// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
 /// `[rows, X]` tile.
 static Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage) {
@@ -393,11 +325,6 @@ static Value lseTile(OpBuilder &b, Location loc, const SoftmaxState &st) {
                  });
 }
 
-/// Marks the loop nest around the insertion point with the schedule.
-static void setSchedule(OpBuilder &b, const AttnTileConfig &config) {
-  Operation *forall = b.getInsertionBlock()->getParentOp();
-  forall->setAttr("attn.schedule", config.sizes.getAttr(b.getContext()));
-}
 
 LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {

@@ -103,8 +103,16 @@ ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
 FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
-  if (!shape)
-    return AttnTileSizes();
+  if (!shape) {
+    // attn.combine: rows of the partial results in tiles of 16 per warp,
+    // no key/value tiles and no shared memory.
+    AttnTileSizes t;
+    t.warps = request.warps ? request.warps : 1;
+    t.blockQ = request.blockQ ? request.blockQ : 16 * t.warps;
+    t.blockKV = 0;
+    t.stages = 0;
+    return t;
+  }
   const TileShape &s = *shape;
   constexpr int64_t kMinBlock = 16;
   int64_t bq = request.blockQ, bkv = request.blockKV;

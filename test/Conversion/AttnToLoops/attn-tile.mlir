@@ -459,31 +459,48 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 
 // -----
 
-// Combine: one query row per forall iteration; the splits' max and sum
-// travel through the loops as iter_args.
+// Combine: the 2 x 8 x 3 = 48 rows of the partial results in tiles of
+// block-q = 32 rows (grid x on a GPU), row r of tile t being flat row
+// 32 t + r = ((b 8) + h) 3 + i. Per tile, a map that loads reads every
+// split's LSE into a row tile; one loop takes their max M, a second sums the
+// weights exp2((LSE_s - M) log2 e) and the weighted rows of the split;
+// O = acc (1 / l) is stored in the output's layout (BSHD here: b, i, h) and
+// LSE = M + ln 2 log2 l.
 
 // CHECK-LABEL: func.func @combine(
 // CHECK-SAME:    %[[PO:[^:]+]]: tensor<3x2x8x3x64xf32>, %[[PL:[^:]+]]: tensor<3x2x8x3xf32>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
-// CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // CHECK:         %[[O:.+]] = memref.alloc() : memref<2x3x8x64xf16>
 // CHECK:         %[[LSE:.+]] = memref.alloc() : memref<2x8x3xf32>
-// CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[I:.+]]) in (2, 8, 3) {
-// CHECK:           %[[MAX:.+]] = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%{{.+}} = %[[NEGINF]]) -> (f32) {
+// CHECK:         scf.forall (%{{.+}}) in (2) {
+// CHECK:           %[[M:.+]] = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%{{.+}} = %{{.+}}) -> (tensor<32xf32>) {
+// CHECK-NEXT:        attn.tile.map -> tensor<32xf32> {
+// CHECK:               %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
+// CHECK-NEXT:          %[[BH:.+]] = arith.divui %[[FLAT]], %[[C3]]
+// CHECK-NEXT:          %[[B:.+]] = arith.divui %[[BH]], %[[C8]]
+// CHECK-NEXT:          %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
+// CHECK-NEXT:          tensor.extract %[[PL]][%[[S]], %[[B]], %[[H]], %[[I]]]
 // CHECK:             arith.maximumf
-// CHECK:           %[[SUM:.+]] = scf.for %{{.+}} = %[[C0]] to %[[C3]] step %[[C1]] iter_args
-// CHECK:             math.exp
-// CHECK:           %[[ACC:.+]] = memref.alloc() : memref<64xf32>
-// CHECK:           scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
-// CHECK:             arith.divf %{{.+}}, %[[SUM]]
-// CHECK:             linalg.generic {{.*}} outs(%[[ACC]] :
-// CHECK:           %[[OROW:.+]] = memref.subview %[[O]][%[[B]], %[[I]], %[[H]], 0] [1, 1, 1, 64]
-// CHECK:           linalg.generic {{.*}} ins(%[[ACC]] : {{.*}}) outs(%[[OROW]] :
-// CHECK:             arith.truncf
-// CHECK:           math.log %[[SUM]]
-// CHECK:           memref.store %{{.+}}, %[[LSE]][%[[B]], %[[H]], %[[I]]]
+// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x64xf32>) {
+// CHECK:             math.exp2
+// CHECK:             attn.tile.map -> tensor<32x64xf32> {
+// CHECK-NEXT:        ^bb0(%{{.+}}: index, %[[COL:.+]]: index):
+// CHECK:               tensor.extract %[[PO]][%[[S]], %{{.+}}, %{{.+}}, %{{.+}}, %[[COL]]]
+// CHECK:             math.fma
+// CHECK:           arith.divf
+// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf16>
+// CHECK:           attn.tile.store %[[OT]] into %[[O]] rows %{{.+}} : tensor<32x64xf16> into memref<2x3x8x64xf16> {
+// CHECK:             %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
+// CHECK-NEXT:        %[[BH:.+]] = arith.divui %[[FLAT]], %[[C3]]
+// CHECK-NEXT:        %[[B:.+]] = arith.divui %[[BH]], %[[C8]]
+// CHECK-NEXT:        %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
+// CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
+// CHECK:           math.log2
+// CHECK:           attn.tile.store %{{.+}} into %[[LSE]]
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 0, stages = 0, warps = 1, key_slices = 1, shared_bytes = 0>, mapping = [#gpu.block<x>]}
 func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (tensor<2x3x8x64xf16>, tensor<2x8x3xf32>) {
   %o, %lse = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32> -> tensor<2x3x8x64xf16>, tensor<2x8x3xf32>
   return %o, %lse : tensor<2x3x8x64xf16>, tensor<2x8x3xf32>

@@ -44,7 +44,7 @@ struct KernelSpec {
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
   MaskOperand mask = MaskOperand::None;
-  // The schedule (attn-tile's #attn.schedule; combine: warps only).
+  // The schedule: attn-tile's #attn.schedule.
   /// Warps per CTA.
   int64_t warps = 4;
   /// Query rows per CTA (forward, decode partial). Forward splits them
@@ -62,10 +62,7 @@ struct KernelSpec {
 
   int64_t threads() const { return warps * 32; }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
-  int64_t rows() const {
-    return kind == KernelKind::DecodeCombine ? threads() / (valueDim / 4)
-                                             : blockQ;
-  }
+  int64_t rows() const { return blockQ; }
   std::string name() const;
   /// "forward", "decode_partial" or "decode_combine".
   StringRef kindName() const;
@@ -83,11 +80,6 @@ struct KernelSpec {
 /// as static innermost sizes, a boolean mask is `i1`.
 gpu::GPUFuncOp createKernelFunc(OpBuilder &b, Location loc,
                                 const KernelSpec &spec);
-
-/// Emits the split-KV combine kernel of `spec` as a gpu.func at the
-/// builder's insertion point (inside a gpu.module).
-gpu::GPUFuncOp buildCombineKernel(OpBuilder &b, Location loc,
-                                  const KernelSpec &spec);
 
 } // namespace attn
 } // namespace mlir

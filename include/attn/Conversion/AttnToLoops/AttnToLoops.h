@@ -24,7 +24,8 @@ namespace attn {
 /// form"). attn-tile carries it on the loop nest it writes as an
 /// `#attn.schedule` attribute.
 struct AttnTileSizes {
-  /// Query rows per tile (for split-KV: packed (query head, query) rows).
+  /// Query rows per tile (for split-KV: packed (query head, query) rows;
+  /// for the combine: output rows).
   int64_t blockQ = 0;
   /// Keys per tile.
   int64_t blockKV = 0;
