@@ -432,6 +432,14 @@ attn_status Parser::parseKernel(int line,
                                             kernelKindName(k.kind)
                                       : std::string()));
   }
+  // A combine kernel's CTA covers block_kv of the value_dim columns (all of
+  // them when it does not say).
+  if (k.kind == KernelKind::DecodeCombine && k.blockKv &&
+      k.valueDim % k.blockKv)
+    return error(line, where + "block_kv=" + std::to_string(k.blockKv) +
+                           " must divide value_dim=" +
+                           std::to_string(k.valueDim) +
+                           " for kind=decode_combine");
   // Only forward kernels take a mask; mask=none is harmless elsewhere.
   if (k.mask != MaskKind::None && k.kind != KernelKind::Forward)
     return error(line, where + "mask=" + maskKindName(k.mask) +

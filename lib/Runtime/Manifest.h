@@ -47,7 +47,7 @@ struct KernelSpec {
   MaskKind mask = MaskKind::None;        // forward
   int64_t blockQ = 0;                    // forward
   int64_t rows = 0;                      // decode_partial, decode_combine
-  int64_t blockKv = 0;                   // forward, decode_partial
+  int64_t blockKv = 0; // forward, decode_partial; decode_combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
   /// The `params` key as written (empty when absent); when present, it is

@@ -614,7 +614,10 @@ attn_status planDecode(const Manifest &manifest, int smCount,
 
   Launch &second = plan.combine;
   second.kernel = combine;
-  if (attn_status s = setGrid(api, second, ceilDiv(rows, combine->rows), 1, 1))
+  int64_t columnTiles =
+      combine->blockKv ? combine->valueDim / combine->blockKv : 1;
+  if (attn_status s =
+          setGrid(api, second, ceilDiv(rows, combine->rows), columnTiles, 1))
     return s;
   second.args.clear();
   pushContiguous(second.args, partialO,

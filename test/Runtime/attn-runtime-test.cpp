@@ -67,7 +67,7 @@ const char *kModule =
     "value_dim=128 causal=bottom_right rows=16 block_kv=64 threads=128 "
     "smem=36864\n"
     "kernel comb_bf16_128 kind=decode_combine dtype=bf16 value_dim=128 "
-    "rows=4 threads=128 smem=0\n";
+    "rows=16 block_kv=16 threads=32 smem=0\n";
 
 void parseCase(const char *name, const std::string &text) {
   Manifest m;
@@ -103,6 +103,9 @@ int runManifest() {
   parseCase("missing-rows",
             h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
                 "threads=128 smem=0\n");
+  parseCase("combine-columns",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "rows=16 block_kv=48 threads=32 smem=0\n");
   parseCase("bad-kind", h + "kernel k kind=backward\n");
   parseCase("bad-dtype", h + "kernel k kind=forward dtype=fp8\n");
   parseCase("bad-causal", h + "kernel k kind=forward causal=left\n");

@@ -84,8 +84,7 @@ std::string KernelSpec::manifestLine() const {
     os << " block_q=" << rows();
   else
     os << " rows=" << rows();
-  if (kind != KernelKind::DecodeCombine)
-    os << " block_kv=" << blockKV;
+  os << " block_kv=" << blockKV;
   os << " threads=" << threads() << " smem=" << sharedBytes
      << " params=";
   const char *separator = "";

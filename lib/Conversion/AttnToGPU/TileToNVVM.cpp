@@ -876,16 +876,46 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
 }
 
 LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
+  auto index = [&](OpFoldResult v) -> Value {
+    if (auto value = dyn_cast<Value>(v))
+      return scalars.lookupOrNull(value);
+    return e.c32(*getConstantIntValue(v));
+  };
+  for (OpFoldResult stride : op.getMixedStrides())
+    if (!isConstantIntValue(stride, 1))
+      return op.emitOpError("has a non-unit stride; the GPU lowering views "
+                            "buffers with unit strides only");
+  if (Global *src = globals.lookup(op.getSource())) {
+    // A view of a kernel parameter: its pointer moves, its strides stay.
+    if (op.getType().getRank() != op.getSourceType().getRank())
+      return op.emitOpError("drops dimensions of a kernel parameter");
+    auto g = std::make_unique<Global>(*src);
+    Value off = e.c64(0);
+    for (auto [offset, stride] : llvm::zip(op.getMixedOffsets(), src->strides)) {
+      Value i = index(offset);
+      if (!i)
+        return op.emitOpError("has an offset the GPU lowering did not map");
+      off = e.add(off, e.mul(e.toI64(i), stride));
+    }
+    g->ptr = e.gep(src->ptr, src->elementType, off);
+    g->sizes.clear();
+    for (OpFoldResult size : op.getMixedSizes()) {
+      Value s = index(size);
+      if (!s)
+        return op.emitOpError("has a size the GPU lowering did not map");
+      g->sizes.push_back(s);
+    }
+    globals[op.getResult()] = g.get();
+    globalStorage.push_back(std::move(g));
+    return success();
+  }
   auto it = shared.find(op.getSource());
   if (it == shared.end())
     return op.emitOpError("views a buffer that is not a shared-memory tile");
   SharedTile src = it->second;
   int64_t rank = src.shape.size();
   Value off = src.offset;
-  for (auto [d, offset, stride] :
-       llvm::enumerate(op.getMixedOffsets(), op.getMixedStrides())) {
-    if (!isConstantIntValue(stride, 1))
-      return op.emitOpError("has a non-unit stride into a shared tile");
+  for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
     if (isConstantIntValue(offset, 0))
       continue;
     // Elements per step of dimension d: the padded rows below it.
@@ -895,14 +925,10 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
       for (int64_t k = d + 1; k < rank - 1; ++k)
         step *= src.shape[k];
     }
-    Value index;
-    if (auto v = dyn_cast<Value>(offset))
-      index = scalars.lookupOrNull(v);
-    else
-      index = e.c32(*getConstantIntValue(offset));
-    if (!index)
+    Value i = index(offset);
+    if (!i)
       return op.emitOpError("has an offset the GPU lowering did not map");
-    off = e.add(off, e.mul(index, e.c32(step * src.elementBytes())));
+    off = e.add(off, e.mul(i, e.c32(step * src.elementBytes())));
   }
   SharedTile t = src;
   t.offset = off;

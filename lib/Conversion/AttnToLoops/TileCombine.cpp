@@ -5,9 +5,9 @@
 // w_s = exp(LSE_s - max_s LSE_s). A split with LSE = -inf (empty or fully
 // masked) gets weight 0; a row whose splits are all empty gets O = 0 and
 // LSE = -inf. The rows (B x Hq x Sq of them, flattened) go in tiles of
-// block_q; each tile reads its rows of every split straight into register
-// tiles (a map that loads), so the same loop nest is the CPU's loops and a
-// GPU's kernel.
+// block_q rows by block_kv columns; each tile reads its part of every split
+// straight into register tiles (a map that loads), so the same loop nest is
+// the CPU's loops and a GPU's kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,12 +53,14 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
 
   {
     OpBuilder::InsertionGuard guard(b);
-    int64_t br = config.sizes.blockQ;
+    int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
     Value total = ix.mul(ix.mul(batch, heads), querySeq);
-    SmallVector<Value> ivs = beginForall(b, loc, {ix.ceilDiv(total, ix.c(br))},
-                                         {gpu::MappingId::DimX});
+    SmallVector<Value> ivs =
+        beginForall(b, loc, {ix.ceilDiv(total, ix.c(br)), ix.c(dv / bc)},
+                    {gpu::MappingId::DimX, gpu::MappingId::DimY});
     setSchedule(b, config);
     Value r0 = ix.mul(ivs[0], ix.c(br));
+    Value c0 = ix.mul(ivs[1], ix.c(bc));
     Value rows = ix.min(ix.c(br), ix.sub(total, r0));
     // (batch, head, query) of tile row r; rows past `rows` read the last.
     auto coords = [&](IndexMath &ix, Value r) {
@@ -68,7 +70,7 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
       return std::array<Value, 3>{ix.div(bh, heads), ix.rem(bh, heads), i};
     };
     auto rowType = RankedTensorType::get({br}, f32);
-    auto accType = RankedTensorType::get({br, dv}, f32);
+    auto accType = RankedTensorType::get({br, bc}, f32);
     auto splitLse = [&](OpBuilder &b, Location loc, Value s) {
       return tileMap(b, loc, rowType, {},
                      [&](OpBuilder &b, Location loc, ValueRange idx,
@@ -115,8 +117,8 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
                   ValueRange) -> Value {
                 IndexMath ix{b, loc};
                 auto [bi, h, i] = coords(ix, idx[0]);
-                return memref::LoadOp::create(b, loc, parts,
-                                              ValueRange{s, bi, h, i, idx[1]});
+                return memref::LoadOp::create(
+                    b, loc, parts, ValueRange{s, bi, h, i, ix.add(c0, idx[1])});
               });
           Value acc = tileMap(
               b, loc, accType, {args[1], part, w},
@@ -147,18 +149,35 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
         });
     Type elt = op.getOutput().getType().getElementType();
     Value o = tileMap(
-        b, loc, RankedTensorType::get({br, dv}, elt), {acc, inv},
+        b, loc, RankedTensorType::get({br, bc}, elt), {acc, inv},
         [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
           return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], x[1]),
                          elt);
         });
-    tileStore(b, loc, o, out, rows, [&](OpBuilder &b, Location loc, Value r) {
+    // The tile's columns of the output.
+    auto outType = cast<MemRefType>(out.getType());
+    SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0)), sizes;
+    offsets.push_back(c0);
+    for (int64_t d = 0; d < 3; ++d)
+      sizes.push_back(memref::getMixedSize(b, loc, out, d));
+    sizes.push_back(b.getIndexAttr(bc));
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    Value outCols = memref::SubViewOp::create(
+        b, loc,
+        memref::SubViewOp::inferResultType(outType, offsets, sizes, strides),
+        out, offsets, sizes, strides);
+    tileStore(b, loc, o, outCols, rows,
+              [&](OpBuilder &b, Location loc, Value r) {
       IndexMath ix{b, loc};
       auto [bi, h, i] = coords(ix, r);
       return storedIndices(layout, bi, h, i);
     });
     if (lse) {
-      // LSE = M + ln l, -inf on an empty row.
+      // LSE = M + ln l, -inf on an empty row, from the first column tile.
+      OpBuilder::InsertionGuard guard(b);
+      auto first = scf::IfOp::create(
+          b, loc, ix.cmp(arith::CmpIPredicate::eq, ivs[1], ix.c(0)), false);
+      b.setInsertionPointToStart(first.thenBlock());
       Value t = tileMap(
           b, loc, rowType, {m, l},
           [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {

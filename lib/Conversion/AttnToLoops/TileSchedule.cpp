@@ -104,12 +104,16 @@ FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
   if (!shape) {
-    // attn.combine: rows of the partial results in tiles of 16 per warp,
-    // no key/value tiles and no shared memory.
+    // attn.combine: tiles of 16 rows per warp by 16 output columns (enough
+    // CTAs, each with few loads per split, for the few rows of a decode
+    // step), no key/value tiles and no shared memory. block-kv requests
+    // keys of the attention ops: the columns are the combine's own choice.
+    auto combine = cast<CombineOp>(op);
+    int64_t dv = combine.getPartialOutput().getType().getDimSize(4);
     AttnTileSizes t;
     t.warps = request.warps ? request.warps : 1;
     t.blockQ = request.blockQ ? request.blockQ : 16 * t.warps;
-    t.blockKV = 0;
+    t.blockKV = dv % 16 == 0 ? 16 : dv % 8 == 0 ? 8 : dv;
     t.stages = 0;
     return t;
   }

@@ -460,12 +460,13 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // -----
 
 // Combine: the 2 x 8 x 3 = 48 rows of the partial results in tiles of
-// block-q = 32 rows (grid x on a GPU), row r of tile t being flat row
-// 32 t + r = ((b 8) + h) 3 + i. Per tile, a map that loads reads every
-// split's LSE into a row tile; one loop takes their max M, a second sums the
-// weights exp2((LSE_s - M) log2 e) and the weighted rows of the split;
-// O = acc (1 / l) is stored in the output's layout (BSHD here: b, i, h) and
-// LSE = M + ln 2 log2 l.
+// block-q = 32 rows by 16 of the 64 columns (grid x and y on a GPU), row r
+// of tile t being flat row 32 t + r = ((b 8) + h) 3 + i. Per tile, a map
+// that loads reads every split's LSE into a row tile; one loop takes their
+// max M, a second sums the weights exp2((LSE_s - M) log2 e) and the
+// weighted columns of the split; O = acc (1 / l) is stored into the tile's
+// columns in the output's layout (BSHD here: b, i, h), and the first
+// column tile stores LSE = M + ln 2 log2 l.
 
 // CHECK-LABEL: func.func @combine(
 // CHECK-SAME:    %[[PO:[^:]+]]: tensor<3x2x8x3x64xf32>, %[[PL:[^:]+]]: tensor<3x2x8x3xf32>
@@ -475,7 +476,8 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // CHECK:         %[[O:.+]] = memref.alloc() : memref<2x3x8x64xf16>
 // CHECK:         %[[LSE:.+]] = memref.alloc() : memref<2x8x3xf32>
-// CHECK:         scf.forall (%{{.+}}) in (2) {
+// CHECK:         scf.forall (%{{.+}}, %[[CT:.+]]) in (2, 4) {
+// CHECK:           %[[C0COL:.+]] = arith.muli %[[CT]], %[[C16:.+]] : index
 // CHECK:           %[[M:.+]] = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%{{.+}} = %{{.+}}) -> (tensor<32xf32>) {
 // CHECK-NEXT:        attn.tile.map -> tensor<32xf32> {
 // CHECK:               %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
@@ -484,23 +486,27 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-NEXT:          %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
 // CHECK-NEXT:          tensor.extract %[[PL]][%[[S]], %[[B]], %[[H]], %[[I]]]
 // CHECK:             arith.maximumf
-// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x64xf32>) {
+// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x16xf32>) {
 // CHECK:             math.exp2
-// CHECK:             attn.tile.map -> tensor<32x64xf32> {
+// CHECK:             attn.tile.map -> tensor<32x16xf32> {
 // CHECK-NEXT:        ^bb0(%{{.+}}: index, %[[COL:.+]]: index):
-// CHECK:               tensor.extract %[[PO]][%[[S]], %{{.+}}, %{{.+}}, %{{.+}}, %[[COL]]]
+// CHECK:               %[[J:.+]] = arith.addi %[[C0COL]], %[[COL]]
+// CHECK-NEXT:          tensor.extract %[[PO]][%[[S]], %{{.+}}, %{{.+}}, %{{.+}}, %[[J]]]
 // CHECK:             math.fma
 // CHECK:           arith.divf
-// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x64xf32>, tensor<32xf32>) -> tensor<32x64xf16>
-// CHECK:           attn.tile.store %[[OT]] into %[[O]] rows %{{.+}} : tensor<32x64xf16> into memref<2x3x8x64xf16> {
+// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x16xf32>, tensor<32xf32>) -> tensor<32x16xf16>
+// CHECK:           %[[OCOLS:.+]] = memref.subview %[[O]][0, 0, 0, %[[C0COL]]] [2, 3, 8, 16] [1, 1, 1, 1]
+// CHECK:           attn.tile.store %[[OT]] into %[[OCOLS]] rows %{{.+}} : tensor<32x16xf16> into memref<2x3x8x16xf16, strided<[1536, 512, 64, 1], offset: ?>> {
 // CHECK:             %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
 // CHECK-NEXT:        %[[BH:.+]] = arith.divui %[[FLAT]], %[[C3]]
 // CHECK-NEXT:        %[[B:.+]] = arith.divui %[[BH]], %[[C8]]
 // CHECK-NEXT:        %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
 // CHECK-NEXT:        attn.tile.yield %[[B]], %[[I]], %[[H]] : index, index, index
-// CHECK:           math.log2
-// CHECK:           attn.tile.store %{{.+}} into %[[LSE]]
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 0, stages = 0, warps = 1, key_slices = 1, shared_bytes = 0>, mapping = [#gpu.block<x>]}
+// CHECK:           %[[FIRST:.+]] = arith.cmpi eq, %[[CT]], %[[C0]]
+// CHECK:           scf.if %[[FIRST]] {
+// CHECK:             math.log2
+// CHECK:             attn.tile.store %{{.+}} into %[[LSE]]
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 16, stages = 0, warps = 1, key_slices = 1, shared_bytes = 0>, mapping = [#gpu.block<x>, #gpu.block<y>]}
 func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (tensor<2x3x8x64xf16>, tensor<2x8x3xf32>) {
   %o, %lse = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32> -> tensor<2x3x8x64xf16>, tensor<2x8x3xf32>
   return %o, %lse : tensor<2x3x8x64xf16>, tensor<2x8x3xf32>

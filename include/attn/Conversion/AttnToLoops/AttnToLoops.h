@@ -27,7 +27,7 @@ struct AttnTileSizes {
   /// Query rows per tile (for split-KV: packed (query head, query) rows;
   /// for the combine: output rows).
   int64_t blockQ = 0;
-  /// Keys per tile.
+  /// Keys per tile (for the combine: output columns).
   int64_t blockKV = 0;
   /// Key/value tiles in flight: the ring of memory tiles.
   int64_t stages = 1;
