@@ -262,9 +262,10 @@ std::string attn::describeAttnTiling(Operation *op,
       .Case<CombineOp>([&](CombineOp op) {
         ShapedType parts = op.getPartialOutput().getType();
         std::string rowTiles =
-            llvm::formatv("attn-tile: combine, block-q = {0} rows per tile, "
-                          "warps = {1}, no shared memory",
-                          t.blockQ, t.warps)
+            llvm::formatv("attn-tile: combine, block-q = {0} rows by "
+                          "block-kv = {1} columns per tile, warps = {2}, no "
+                          "shared memory",
+                          t.blockQ, t.blockKV, t.warps)
                 .str();
         if (!parts.hasStaticShape())
           return rowTiles + dynamic.str();

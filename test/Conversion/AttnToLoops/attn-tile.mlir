@@ -460,7 +460,7 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // -----
 
 // Combine: the 2 x 8 x 3 = 48 rows of the partial results in tiles of
-// block-q = 32 rows by 16 of the 64 columns (grid x and y on a GPU), row r
+// block-q = 32 rows by 8 of the 64 columns (grid x and y on a GPU), row r
 // of tile t being flat row 32 t + r = ((b 8) + h) 3 + i. Per tile, a map
 // that loads reads every split's LSE into a row tile; one loop takes their
 // max M, a second sums the weights exp2((LSE_s - M) log2 e) and the
@@ -476,8 +476,8 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
 // CHECK:         %[[O:.+]] = memref.alloc() : memref<2x3x8x64xf16>
 // CHECK:         %[[LSE:.+]] = memref.alloc() : memref<2x8x3xf32>
-// CHECK:         scf.forall (%{{.+}}, %[[CT:.+]]) in (2, 4) {
-// CHECK:           %[[C0COL:.+]] = arith.muli %[[CT]], %[[C16:.+]] : index
+// CHECK:         scf.forall (%{{.+}}, %[[CT:.+]]) in (2, 8) {
+// CHECK:           %[[C0COL:.+]] = arith.muli %[[CT]], %[[C8]] : index
 // CHECK:           %[[M:.+]] = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%{{.+}} = %{{.+}}) -> (tensor<32xf32>) {
 // CHECK-NEXT:        attn.tile.map -> tensor<32xf32> {
 // CHECK:               %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
@@ -486,17 +486,17 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-NEXT:          %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
 // CHECK-NEXT:          tensor.extract %[[PL]][%[[S]], %[[B]], %[[H]], %[[I]]]
 // CHECK:             arith.maximumf
-// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x16xf32>) {
+// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x8xf32>) {
 // CHECK:             math.exp2
-// CHECK:             attn.tile.map -> tensor<32x16xf32> {
+// CHECK:             attn.tile.map -> tensor<32x8xf32> {
 // CHECK-NEXT:        ^bb0(%{{.+}}: index, %[[COL:.+]]: index):
 // CHECK:               %[[J:.+]] = arith.addi %[[C0COL]], %[[COL]]
 // CHECK-NEXT:          tensor.extract %[[PO]][%[[S]], %{{.+}}, %{{.+}}, %{{.+}}, %[[J]]]
 // CHECK:             math.fma
 // CHECK:           arith.divf
-// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x16xf32>, tensor<32xf32>) -> tensor<32x16xf16>
-// CHECK:           %[[OCOLS:.+]] = memref.subview %[[O]][0, 0, 0, %[[C0COL]]] [2, 3, 8, 16] [1, 1, 1, 1]
-// CHECK:           attn.tile.store %[[OT]] into %[[OCOLS]] rows %{{.+}} : tensor<32x16xf16> into memref<2x3x8x16xf16, strided<[1536, 512, 64, 1], offset: ?>> {
+// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf16>
+// CHECK:           %[[OCOLS:.+]] = memref.subview %[[O]][0, 0, 0, %[[C0COL]]] [2, 3, 8, 8] [1, 1, 1, 1]
+// CHECK:           attn.tile.store %[[OT]] into %[[OCOLS]] rows %{{.+}} : tensor<32x8xf16> into memref<2x3x8x8xf16, strided<[1536, 512, 64, 1], offset: ?>> {
 // CHECK:             %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
 // CHECK-NEXT:        %[[BH:.+]] = arith.divui %[[FLAT]], %[[C3]]
 // CHECK-NEXT:        %[[B:.+]] = arith.divui %[[BH]], %[[C8]]
@@ -506,7 +506,7 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK:           scf.if %[[FIRST]] {
 // CHECK:             math.log2
 // CHECK:             attn.tile.store %{{.+}} into %[[LSE]]
-// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 16, stages = 0, warps = 1, key_slices = 1, shared_bytes = 0>, mapping = [#gpu.block<x>, #gpu.block<y>]}
+// CHECK:         } {attn.schedule = #attn.schedule<block_q = 32, block_kv = 8, stages = 0, warps = 1, key_slices = 1, shared_bytes = 0>, mapping = [#gpu.block<x>, #gpu.block<y>]}
 func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (tensor<2x3x8x64xf16>, tensor<2x8x3xf32>) {
   %o, %lse = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<3x2x8x3x64xf32>, tensor<3x2x8x3xf32> -> tensor<2x3x8x64xf16>, tensor<2x8x3xf32>
   return %o, %lse : tensor<2x3x8x64xf16>, tensor<2x8x3xf32>
