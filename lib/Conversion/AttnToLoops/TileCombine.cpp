@@ -2,7 +2,7 @@
 //
 // The second half of Flash-Decoding: every (batch, head, query) row merges
 // its splits by their log-sum-exp, O = sum_s w_s O_s / sum_s w_s with
-// w_s = exp(LSE_s - max_s LSE_s). A split with LSE = -inf (empty or fully
+// w_s = exp(LSE_s - max_s LSE_s), in one online pass over the splits. A split with LSE = -inf (empty or fully
 // masked) gets weight 0; a row whose splits are all empty gets O = 0 and
 // LSE = -inf. The rows (B x Hq x Sq of them, flattened) go in tiles of
 // block_q rows by block_kv columns; each tile reads its part of every split
@@ -85,31 +85,34 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
       return Value(arith::MaximumFOp::create(b, loc, x[0], x[1]));
     };
 
-    // M = max_s LSE_s.
-    auto maxLoop = scf::ForOp::create(
+    // One pass over the splits, as the online softmax does over keys: the
+    // running max M of the LSE_s, l = sum_s w_s and acc = sum_s w_s O_s
+    // with w_s = exp2((LSE_s - M) log2 e), both rescaled by
+    // exp2((M_old - M) log2 e) when M grows (a split is one latency-bound
+    // step on a GPU: one pass, not a max pass and a sum pass).
+    auto expDiff = [](OpBuilder &b, Location loc, Value x, Value m) -> Value {
+      Value diff = arith::SubFOp::create(b, loc, x, safeMax(b, loc, m));
+      return math::Exp2Op::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, diff, constF32(b, loc, kLog2e)));
+    };
+    auto loop = scf::ForOp::create(
         b, loc, ix.c(0), splits, ix.c(1),
-        ValueRange{splat(b, loc, rowType, -INFINITY)},
+        ValueRange{splat(b, loc, rowType, -INFINITY),
+                   splat(b, loc, rowType, 0.0), splat(b, loc, accType, 0.0)},
         [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
-          scf::YieldOp::create(
-              b, loc,
-              tileMap(b, loc, rowType, {args[0], splitLse(b, loc, s)}, maxOf));
-        });
-    Value m = maxLoop.getResult(0);
-
-    // l = sum_s w_s, acc = sum_s w_s O_s, w_s = exp2((LSE_s - M) log2 e).
-    auto sumLoop = scf::ForOp::create(
-        b, loc, ix.c(0), splits, ix.c(1),
-        ValueRange{splat(b, loc, rowType, 0.0), splat(b, loc, accType, 0.0)},
-        [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
-          Value w = tileMap(
-              b, loc, rowType, {splitLse(b, loc, s), m},
+          Value m = args[0], l = args[1], acc = args[2];
+          Value lseS = splitLse(b, loc, s);
+          Value mNew = tileMap(b, loc, rowType, {m, lseS}, maxOf);
+          Value alpha = tileMap(
+              b, loc, rowType, {m, mNew},
               [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                Value diff =
-                    arith::SubFOp::create(b, loc, x[0], safeMax(b, loc, x[1]));
-                return Value(math::Exp2Op::create(
-                    b, loc,
-                    arith::MulFOp::create(b, loc, diff,
-                                          constF32(b, loc, kLog2e))));
+                return expDiff(b, loc, x[0], x[1]);
+              });
+          Value w = tileMap(
+              b, loc, rowType, {lseS, mNew},
+              [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                return expDiff(b, loc, x[0], x[1]);
               });
           Value part = tileMap(
               b, loc, accType, {},
@@ -120,22 +123,25 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
                 return memref::LoadOp::create(
                     b, loc, parts, ValueRange{s, bi, h, i, ix.add(c0, idx[1])});
               });
-          Value acc = tileMap(
-              b, loc, accType, {args[1], part, w},
+          AffineMap id2 = b.getMultiDimIdentityMap(2);
+          AffineMap row =
+              AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, b.getContext());
+          Value accNew = tileMap(
+              b, loc, accType, {acc, part, alpha, w},
               [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                return Value(math::FmaOp::create(b, loc, x[2], x[1], x[0]));
+                Value scaled = arith::MulFOp::create(b, loc, x[0], x[2]);
+                return Value(math::FmaOp::create(b, loc, x[3], x[1], scaled));
               },
-              {b.getMultiDimIdentityMap(2), b.getMultiDimIdentityMap(2),
-               AffineMap::get(2, 0, {b.getAffineDimExpr(0)},
-                              b.getContext())});
-          Value l = tileMap(
-              b, loc, rowType, {args[0], w},
+              {id2, id2, row, row});
+          Value lNew = tileMap(
+              b, loc, rowType, {l, alpha, w},
               [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                return Value(arith::AddFOp::create(b, loc, x[0], x[1]));
+                return Value(math::FmaOp::create(b, loc, x[0], x[1], x[2]));
               });
-          scf::YieldOp::create(b, loc, ValueRange{l, acc});
+          scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
         });
-    Value l = sumLoop.getResult(0), acc = sumLoop.getResult(1);
+    Value m = loop.getResult(0), l = loop.getResult(1),
+          acc = loop.getResult(2);
 
     // O = acc (1 / l), 0 on a row whose splits are all empty.
     Value inv = tileMap(

@@ -461,12 +461,13 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 
 // Combine: the 2 x 8 x 3 = 48 rows of the partial results in tiles of
 // block-q = 32 rows by 8 of the 64 columns (grid x and y on a GPU), row r
-// of tile t being flat row 32 t + r = ((b 8) + h) 3 + i. Per tile, a map
-// that loads reads every split's LSE into a row tile; one loop takes their
-// max M, a second sums the weights exp2((LSE_s - M) log2 e) and the
-// weighted columns of the split; O = acc (1 / l) is stored into the tile's
-// columns in the output's layout (BSHD here: b, i, h), and the first
-// column tile stores LSE = M + ln 2 log2 l.
+// of tile t being flat row 32 t + r = ((b 8) + h) 3 + i. One online pass
+// over the splits: a map that loads reads the split's LSE into a row tile,
+// the running max M grows, l and acc are rescaled by exp2((M_old - M)
+// log2 e) and gain the weight exp2((LSE_s - M) log2 e) and the weighted
+// columns of the split; O = acc (1 / l) is stored into the tile's columns
+// in the output's layout (BSHD here: b, i, h), and the first column tile
+// stores LSE = M + ln 2 log2 l.
 
 // CHECK-LABEL: func.func @combine(
 // CHECK-SAME:    %[[PO:[^:]+]]: tensor<3x2x8x3x64xf32>, %[[PL:[^:]+]]: tensor<3x2x8x3xf32>
@@ -478,23 +479,28 @@ func.func @split_kv(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK:         %[[LSE:.+]] = memref.alloc() : memref<2x8x3xf32>
 // CHECK:         scf.forall (%{{.+}}, %[[CT:.+]]) in (2, 8) {
 // CHECK:           %[[C0COL:.+]] = arith.muli %[[CT]], %[[C8]] : index
-// CHECK:           %[[M:.+]] = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%{{.+}} = %{{.+}}) -> (tensor<32xf32>) {
-// CHECK-NEXT:        attn.tile.map -> tensor<32xf32> {
+// CHECK:           %[[RES:.+]]:3 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[M:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>) {
+// CHECK-NEXT:        %[[LS:.+]] = attn.tile.map -> tensor<32xf32> {
 // CHECK:               %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
 // CHECK-NEXT:          %[[BH:.+]] = arith.divui %[[FLAT]], %[[C3]]
 // CHECK-NEXT:          %[[B:.+]] = arith.divui %[[BH]], %[[C8]]
 // CHECK-NEXT:          %[[H:.+]] = arith.remui %[[BH]], %[[C8]]
 // CHECK-NEXT:          tensor.extract %[[PL]][%[[S]], %[[B]], %[[H]], %[[I]]]
-// CHECK:             arith.maximumf
-// CHECK:           %[[SUMS:.+]]:2 = scf.for %[[S:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args({{.*}}) -> (tensor<32xf32>, tensor<32x8xf32>) {
-// CHECK:             math.exp2
-// CHECK:             attn.tile.map -> tensor<32x8xf32> {
+// CHECK:             %[[MNEW:.+]] = attn.tile.map ins(%[[M]], %[[LS]] : tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> {
+// CHECK:               arith.maximumf
+// CHECK:             %[[ALPHA:.+]] = attn.tile.map ins(%[[M]], %[[MNEW]] :
+// CHECK:               math.exp2
+// CHECK:             %[[W:.+]] = attn.tile.map ins(%[[LS]], %[[MNEW]] :
+// CHECK:               math.exp2
+// CHECK:             %[[PART:.+]] = attn.tile.map -> tensor<32x8xf32> {
 // CHECK-NEXT:        ^bb0(%{{.+}}: index, %[[COL:.+]]: index):
 // CHECK:               %[[J:.+]] = arith.addi %[[C0COL]], %[[COL]]
 // CHECK-NEXT:          tensor.extract %[[PO]][%[[S]], %{{.+}}, %{{.+}}, %{{.+}}, %[[J]]]
-// CHECK:             math.fma
-// CHECK:           arith.divf
-// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[SUMS]]#1, %{{.+}} : tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf16>
+// CHECK:             attn.tile.map ins(%[[ACC]], %[[PART]], %[[ALPHA]], %[[W]] :
+// CHECK:               math.fma
+// CHECK:           %[[INV:.+]] = attn.tile.map ins(%[[RES]]#1 : tensor<32xf32>) -> tensor<32xf32> {
+// CHECK:             arith.divf
+// CHECK:           %[[OT:.+]] = attn.tile.map ins(%[[RES]]#2, %[[INV]] : tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf16>
 // CHECK:           %[[OCOLS:.+]] = memref.subview %[[O]][0, 0, 0, %[[C0COL]]] [2, 3, 8, 8] [1, 1, 1, 1]
 // CHECK:           attn.tile.store %[[OT]] into %[[OCOLS]] rows %{{.+}} : tensor<32x8xf16> into memref<2x3x8x8xf16, strided<[1536, 512, 64, 1], offset: ?>> {
 // CHECK:             %[[I:.+]] = arith.remui %[[FLAT:.+]], %[[C3]]
