@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -59,6 +60,9 @@ using namespace mlir::attn;
 namespace {
 
 using Mma = MmaM16N8K16;
+
+/// Iterations of a loop without a copy ring that issue together.
+constexpr int64_t kUnroll = 4;
 
 /// Where the rows of a register tile live.
 struct FragLayout {
@@ -796,9 +800,23 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       return failure();
     scf::YieldOp::create(b, e.loc, yielded);
   }
+  // A loop without a copy ring (the combine's over splits) waits on memory
+  // once per iteration: unrolled, ptxas issues the loads of several
+  // iterations together. The results are then those of the remainder loop.
+  ValueRange results = loop.getResults();
+  if (!pipelined) {
+    FailureOr<UnrolledLoopInfo> unrolled =
+        loopUnrollByFactor(loop, kUnroll);
+    if (failed(unrolled))
+      return op.emitOpError("could not be unrolled");
+    if (unrolled->epilogueLoopOp)
+      results = unrolled->epilogueLoopOp->getResults();
+    else if (unrolled->mainLoopOp)
+      results = unrolled->mainLoopOp->getResults();
+  }
   int64_t pos = 0;
   for (auto [res, n, p] : llvm::zip(op.getResults(), sizes, partial)) {
-    if (failed(bind(op, res, loop.getResults().slice(pos, n), p)))
+    if (failed(bind(op, res, results.slice(pos, n), p)))
       return failure();
     pos += n;
   }
