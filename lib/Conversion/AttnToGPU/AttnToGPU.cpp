@@ -158,7 +158,9 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
 /// `q`, `k`, `v` (and `mask`) parameters, its attributes the ones the
 /// kernel is specialised for (causal kind; the scale and window come from
 /// launch parameters, the layout from the strides). Returns the op and
-/// the parameters its results are written to.
+/// the parameters its results are written to. Its head counts are the
+/// kernel's dynamic ones, outside the ops' contract (static head counts):
+/// it is tiled at once and never verified (docs/TileToGPU.md).
 std::pair<Operation *, SmallVector<Value>>
 rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
                 const llvm::StringMap<Value> &params) {
