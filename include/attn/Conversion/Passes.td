@@ -129,15 +129,18 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     specialisation (element type, head dims, causal kind). Each op gets an
     `attn.kernel` attribute naming its kernel, and the module gets
     `attn.manifest`, the manifest lines of docs/KernelABI.md that the runtime
-    reads. Ops the kernels do not cover (f32 operands, a mask operand, head
-    dims that are not multiples of 16) are errors that say so.
+    reads. Ops the kernels do not cover (f32 operands, a mask operand on
+    decode, head dims that are not multiples of 16, attn.attention_grad)
+    are errors that say so.
 
-    The kernels use ldmatrix + mma.sync.m16n8k16 (f32 accumulate), cp.async
-    into a ring of K/V tiles in shared memory, and ex2.approx with log2(e)
-    folded into the scale; they assemble for sm_80 and later. Their tiling
-    (warps, query rows, keys per tile, stages, shared memory) is the schedule
-    attn-tile's cost model picks for the op; the options are requests to
-    it, and `report` prints attn-tile's account of it per op.
+    Each kernel is attn-tile's tile form of the op, rebuilt on the kernel's
+    parameters, mapped onto one CTA (docs/TileToGPU.md): ldmatrix +
+    mma.sync.m16n8k16 (f32 accumulate), cp.async into a ring of K/V tiles
+    in shared memory, ex2.approx with log2(e) folded into the scale; they
+    assemble for sm_80 and later. Their schedule (warps, query rows, keys
+    per tile, stages, shared memory) is the one attn-tile's cost model
+    picks for the op; the options are requests to it, and `report` prints
+    attn-tile's account of it per op.
   }];
   let dependentDialects = ["arith::ArithDialect",
                            "bufferization::BufferizationDialect",

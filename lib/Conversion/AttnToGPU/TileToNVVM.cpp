@@ -198,8 +198,10 @@ private:
   bool uncommittedLoads = false, tilesRetired = false;
 
   Type ptr3() { return LLVM::LLVMPointerType::get(b.getContext(), 3); }
+  /// The dynamic shared memory (made at the kernel's entry on first use).
+  Value sharedBase();
   Value sharedAt(Value byteOffset) {
-    return e.gep(smem, b.getI8Type(), byteOffset);
+    return e.gep(sharedBase(), b.getI8Type(), byteOffset);
   }
   Type convert(Type t) { return t.isIndex() ? e.i32() : t; }
 
@@ -1378,26 +1380,33 @@ LogicalResult TileLowering::lowerReduce(TileReduceOp op) {
 // The kernel
 //===----------------------------------------------------------------------===//
 
+Value TileLowering::sharedBase() {
+  if (smem)
+    return smem;
+  OpBuilder atEntry = OpBuilder::atBlockBegin(entry);
+  Value dyn = gpu::DynamicSharedMemoryOp::create(
+      atEntry, e.loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{},
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+  Value index =
+      memref::ExtractAlignedPointerAsIndexOp::create(atEntry, e.loc, dyn);
+  smem = LLVM::IntToPtrOp::create(
+      atEntry, e.loc, ptr3(),
+      Value(arith::IndexCastOp::create(atEntry, e.loc, e.i64(), index)));
+  return smem;
+}
+
 FailureOr<int64_t> TileLowering::run(func::FuncOp source,
                                      gpu::GPUFuncOp kernel,
                                      ArrayRef<KernelParam> params) {
-  MLIRContext *ctx = b.getContext();
   entry = &kernel.getBody().front();
   b.setInsertionPointToStart(entry);
   tid = e.toI32(gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x));
   warp = e.div(tid, e.c32(32));
   lane = e.rem(tid, e.c32(32));
   frag.emplace(e, lane);
-  Value dyn = gpu::DynamicSharedMemoryOp::create(
-      b, e.loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{},
-                      gpu::AddressSpaceAttr::get(
-                          ctx, gpu::AddressSpace::Workgroup)));
-  Value smemIdx = memref::ExtractAlignedPointerAsIndexOp::create(b, e.loc, dyn);
-  smem = LLVM::IntToPtrOp::create(
-      b, e.loc, ptr3(),
-      Value(arith::IndexCastOp::create(b, e.loc, e.i64(), smemIdx)));
 
   for (auto [param, arg, from] : llvm::zip_equal(
            params, kernel.getArguments(), source.getArguments())) {

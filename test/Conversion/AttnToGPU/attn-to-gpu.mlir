@@ -74,7 +74,22 @@ func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: ten
 // CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
 // CHECK: gpu.barrier
 // CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
-// CHECK: gpu.func @attn_comb_f16_dv128
+// The combine: one warp per 16 rows x 8 columns of the output (grid x, y);
+// the loop over splits, unrolled by 4, reads each split's LSE and columns
+// with global loads; a remainder loop takes the last splits.
+// CHECK: gpu.func @attn_comb_f16_dv128(
+// CHECK-SAME: nvvm.maxntid = array<i32: 32, 1, 1>
+// CHECK-NOT: gpu.dynamic_shared_memory
+// CHECK: gpu.block_id x
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: gpu.block_id y
+// CHECK: scf.for
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> f32
+// CHECK: scf.yield
+// CHECK: llvm.store {{.*}} : i32, !llvm.ptr<1>
 // CHECK-NOT: gpu.func
 func.func @decode(%q: tensor<4x32x1x128xf16>, %k: tensor<4x8x4096x128xf16>, %v: tensor<4x8x4096x128xf16>) -> tensor<4x32x1x128xf16> {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 16 : i64} : tensor<4x32x1x128xf16>, tensor<4x8x4096x128xf16>, tensor<4x8x4096x128xf16> -> tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32>
