@@ -213,10 +213,11 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   using Base::Base;
 
-  /// The kernel of a forward or decode-partial `spec` from attn-tile's tile
-  /// form: the op rebuilt on the kernel's parameters in a scratch function,
-  /// tiled with `sizes` in destination-passing form, canonicalized, then
-  /// mapped onto the CTA (TileToNVVM.cpp). The scratch function is erased.
+  /// The kernel of `spec` from attn-tile's tile form: the op rebuilt on the
+  /// kernel's parameters in a scratch function, its results materialized in
+  /// the output parameters, the `attn-tile` pass run on it with the schedule
+  /// `sizes` (then canonicalize and CSE), and the tile form mapped onto the
+  /// CTA (TileToNVVM.cpp). The scratch function is erased.
   FailureOr<gpu::GPUFuncOp> buildTiledKernel(OpBuilder &b, Operation *op,
                                              const KernelSpec &spec,
                                              const AttnTileSizes &sizes) {
@@ -230,22 +231,25 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     llvm::StringMap<Value> params;
     for (auto [p, arg] : llvm::zip_equal(spec.params(), entry->getArguments()))
       params[p.name] = arg;
-    IRRewriter rewriter(b.getContext());
-    rewriter.setInsertionPointToStart(entry);
-    auto [rebuilt, outputs] = rebuildOnParams(rewriter, op, spec, params);
-    func::ReturnOp::create(rewriter, loc);
-    AttnTileConfig config;
-    config.sizes = sizes;
-    config.memorySpace = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::AddressSpace::Workgroup);
-    config.destinations = outputs;
-    rewriter.setInsertionPoint(rebuilt);
-    if (failed(tileAttnOp(rewriter, rebuilt, config)))
-      return failure();
-    OpPassManager cleanup(func::FuncOp::getOperationName());
-    cleanup.addPass(createCanonicalizerPass());
-    cleanup.addPass(createCSEPass());
-    if (failed(runPipeline(cleanup, source)))
+    OpBuilder body = OpBuilder::atBlockBegin(entry);
+    auto [rebuilt, outputs] = rebuildOnParams(body, op, spec, params);
+    for (auto [result, output] : llvm::zip_equal(rebuilt->getResults(), outputs))
+      bufferization::MaterializeInDestinationOp::create(
+          body, loc, /*result=*/Type(), result, output, /*restrict=*/true,
+          /*writable=*/true);
+    func::ReturnOp::create(body, loc);
+
+    AttnTilePassOptions tiling;
+    tiling.blockQ = sizes.blockQ;
+    tiling.blockKV = sizes.blockKV;
+    tiling.stages = sizes.stages;
+    tiling.warps = sizes.warps;
+    tiling.smemBudget = kMaxSharedMemory;
+    OpPassManager pipeline(func::FuncOp::getOperationName());
+    pipeline.addPass(createAttnTilePass(tiling));
+    pipeline.addPass(createCanonicalizerPass());
+    pipeline.addPass(createCSEPass());
+    if (failed(runPipeline(pipeline, source)))
       return failure();
     FailureOr<int64_t> bytes = lowerTileFormToNVVM(source, kernel, spec.params());
     if (failed(bytes))

@@ -18,8 +18,38 @@ namespace attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The buffers an op's results are materialized in, when every result's
+/// one use is a `bufferization.materialize_in_destination` into a memref
+/// (MLIR's destination-passing idiom); those uses are erased. Empty
+/// otherwise.
+static SmallVector<Value> takeDestinations(RewriterBase &rewriter,
+                                           Operation *op) {
+  if (!isa<AttentionOp, AttentionPartialOp, CombineOp>(op) ||
+      op->getNumResults() == 0)
+    return {};
+  SmallVector<bufferization::MaterializeInDestinationOp> uses;
+  for (Value result : op->getResults()) {
+    if (!result.hasOneUse())
+      return {};
+    auto use = dyn_cast<bufferization::MaterializeInDestinationOp>(
+        *result.getUsers().begin());
+    if (!use || !isa<MemRefType>(use.getDest().getType()))
+      return {};
+    uses.push_back(use);
+  }
+  SmallVector<Value> destinations;
+  for (auto use : uses) {
+    destinations.push_back(use.getDest());
+    rewriter.eraseOp(use);
+  }
+  return destinations;
+}
+
 LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
-                               const AttnTileConfig &config) {
+                               const AttnTileConfig &givenConfig) {
+  AttnTileConfig config = givenConfig;
+  if (config.destinations.empty())
+    config.destinations = takeDestinations(rewriter, op);
   if (!config.destinations.empty() &&
       (!isa<AttentionOp, AttentionPartialOp, CombineOp>(op) ||
        config.destinations.size() != op->getNumResults() ||

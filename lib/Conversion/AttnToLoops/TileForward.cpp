@@ -325,7 +325,6 @@ static Value lseTile(OpBuilder &b, Location loc, const SoftmaxState &st) {
                  });
 }
 
-
 LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {
   OpBuilder &b = rewriter;

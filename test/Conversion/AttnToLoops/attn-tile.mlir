@@ -599,3 +599,27 @@ func.func @no_attn(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = arith.addf %a, %a : tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// Destination-passing: results materialized in buffers (every result's one
+// use a bufferization.materialize_in_destination) are stored straight into
+// them, with no result allocation; the materializations go away. This is
+// how a GPU kernel's output parameters reach attn-tile.
+
+// ATOMIC-LABEL: func.func @into_buffers(
+// CHECK-LABEL: func.func @into_buffers(
+// CHECK-SAME:    %[[O:[^:]+]]: memref<?x4x?x64xf16>, %[[LSE:[^:]+]]: memref<?x4x?xf32>
+// CHECK-NOT:     memref.alloc() : memref<{{.*}}x64xf16>
+// CHECK-NOT:     bufferization.materialize_in_destination
+// CHECK:         scf.forall
+// CHECK:           attn.tile.store %{{.+}} into %[[O]] rows
+// CHECK:           attn.tile.store %{{.+}} into %[[LSE]] rows
+// CHECK-NOT:     bufferization.materialize_in_destination
+// CHECK:         return
+func.func @into_buffers(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>, %o: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf32>) {
+  %out, %l = attn.attention %q, %k, %v : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+  bufferization.materialize_in_destination %out in restrict writable %o : (tensor<?x4x?x64xf16>, memref<?x4x?x64xf16>) -> ()
+  bufferization.materialize_in_destination %l in restrict writable %lse : (tensor<?x4x?xf32>, memref<?x4x?xf32>) -> ()
+  return
+}

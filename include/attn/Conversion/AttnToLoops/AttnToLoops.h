@@ -66,10 +66,13 @@ struct AttnTileConfig {
   Attribute memorySpace;
   /// Gradients: dQ from its own loop nest rather than atomic adds.
   bool deterministic = true;
-  /// Destination-passing form (forward and split-KV ops): the buffers the
-  /// results are written to, one per result and in the same order, instead
-  /// of fresh allocations; the op's results must then be unused, and the op
-  /// is erased. A GPU kernel passes its output parameters here.
+  /// Destination-passing form (forward, split-KV and combine ops): the
+  /// buffers the results are written to, one per result and in the same
+  /// order, instead of fresh allocations; the op's results must then be
+  /// unused, and the op is erased. When empty, an op whose every result is
+  /// used once, by a `bufferization.materialize_in_destination` into a
+  /// memref, writes into those memrefs (the uses are erased): how a GPU
+  /// kernel's output parameters reach attn-tile.
   SmallVector<Value> destinations;
 };
 
