@@ -1,0 +1,674 @@
+//===- TileFragments.cpp - register tiles on MMA fragments ----------------===//
+//
+// The register-tile half of the tile form's GPU lowering (TileLowering.h):
+// where each element of a register tile lives (MmaLayout.h's m16n8k16
+// layout per 16-row tile, rows split between the warps or held whole),
+// lane-partial row sums, and the ops on register tiles: tile.matmul on
+// ldmatrix and mma.sync, tile.map per element, tile.reduce across lanes or
+// through shared memory, tile.store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::tile_lowering;
+
+int64_t tile_lowering::rowElement(const FragLayout &l, int64_t i) {
+  if (!l.cols)
+    return i;
+  return i / l.perTile() * 2 + Mma::rowHalf(i % Mma::kAccElements);
+}
+
+Linearity tile_lowering::linearity(Block &body, int64_t rank, ArrayRef<bool> partial) {
+  DenseMap<Value, Linearity> kind;
+  for (auto [arg, p] :
+       llvm::zip(body.getArguments().drop_front(rank), partial))
+    kind[arg] = p ? Linearity::Partial : Linearity::Full;
+  // Values from outside the body and index arguments are full.
+  auto of = [&](Value v) { return kind.lookup(v); };
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<Linearity> in = llvm::map_to_vector(op.getOperands(), of);
+    int64_t parts = llvm::count(in, Linearity::Partial);
+    Linearity out;
+    if (llvm::is_contained(in, Linearity::Mixed))
+      out = Linearity::Mixed;
+    else if (parts == 0)
+      out = Linearity::Full;
+    else if (isa<arith::AddFOp, arith::SubFOp>(op))
+      out = parts == 2 ? Linearity::Partial : Linearity::Mixed;
+    else if (isa<arith::MulFOp>(op))
+      out = parts == 1 ? Linearity::Partial : Linearity::Mixed;
+    else if (isa<arith::DivFOp>(op))
+      out = in[1] == Linearity::Full ? Linearity::Partial : Linearity::Mixed;
+    else if (isa<arith::NegFOp>(op))
+      out = Linearity::Partial;
+    else
+      out = Linearity::Mixed;
+    for (Value r : op.getResults())
+      kind[r] = out;
+  }
+  return of(body.getTerminator()->getOperand(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts and values
+//===----------------------------------------------------------------------===//
+
+FailureOr<FragLayout> TileLowering::layoutOf(Operation *where,
+                                             RankedTensorType type) {
+  FragLayout l;
+  ArrayRef<int64_t> shape = type.getShape();
+  if (!warps)
+    return where->emitOpError("holds a register tile outside the loop nest "
+                              "of a schedule");
+  // With key slices, a leading dimension of `key_slices` is the slice (the
+  // schedule keeps decode's rows, block_q, apart from it).
+  l.sliced = keySlices > 1 && shape.size() >= 2 && shape[0] == keySlices &&
+             shape[1] == blockQ;
+  ArrayRef<int64_t> rest = shape.drop_front(l.sliced ? 1 : 0);
+  if (rest.empty() || rest.size() > 2)
+    return where->emitOpError("has a register tile of shape ")
+           << type << " the GPU lowering cannot map onto warps";
+  int64_t rows = rest[0];
+  l.cols = rest.size() == 2 ? rest[1] : 0;
+  l.warpRows = keySlices == 1;
+  int64_t rowsPerWarp = l.warpRows ? rows / warps : rows;
+  if (rows % (l.warpRows ? warps : 1) || rowsPerWarp % Mma::kM ||
+      l.cols % Mma::kN)
+    return where->emitOpError("has a register tile of shape ")
+           << type << ": the GPU lowering needs rows in 16-row MMA tiles "
+           << (l.warpRows ? "on each warp " : "")
+           << "and columns in multiples of 8";
+  l.mTiles = rowsPerWarp / Mma::kM;
+  return l;
+}
+
+FailureOr<Fragment> TileLowering::heldFragmentOf(Operation *where,
+                                                 Value tensor) {
+  auto it = regs.find(tensor);
+  if (it != regs.end())
+    return it->second;
+  // A splat constant: every element the same scalar.
+  DenseElementsAttr attr;
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  if (type && matchPattern(tensor, m_Constant(&attr)) && attr.isSplat()) {
+    FailureOr<FragLayout> layout = layoutOf(where, type);
+    if (failed(layout))
+      return failure();
+    // At the kernel's entry, so that it dominates every use.
+    OpBuilder atEntry = OpBuilder::atBlockBegin(entry);
+    Value v = arith::ConstantOp::create(
+        atEntry, e.loc, cast<TypedAttr>(attr.getSplatValue<Attribute>()));
+    Fragment f{*layout, SmallVector<Value>(layout->size(), v)};
+    regs[tensor] = f;
+    return f;
+  }
+  return where->emitOpError("uses a register tile the GPU lowering has no "
+                            "fragments for (only tile ops and splat "
+                            "constants make them)");
+}
+
+FailureOr<Fragment> TileLowering::fragmentOf(Operation *where, Value tensor) {
+  FailureOr<Fragment> f = heldFragmentOf(where, tensor);
+  if (failed(f) || !f->partial)
+    return f;
+  return summed(*f);
+}
+
+Fragment TileLowering::summed(const Fragment &f) {
+  if (!f.partial)
+    return f;
+  Fragment out{f.layout, {}, false};
+  for (Value v : f.elems)
+    out.elems.push_back(frag->rowReduce(e, v, /*isMax=*/false));
+  return out;
+}
+
+Fragment TileLowering::lanePartial(const Fragment &f) {
+  if (f.partial)
+    return f;
+  // The first lane of a row holds the value, the others 0.
+  Fragment out{f.layout, {}, true};
+  for (Value v : f.elems)
+    out.elems.push_back(matchPattern(v, m_AnyZeroFloat())
+                            ? v
+                            : e.select(frag->firstOfRow(e), v, e.cf(0.0)));
+  return out;
+}
+
+bool TileLowering::staysPartial(Value v, const DenseSet<Value> &assumed) {
+  if (assumed.contains(v))
+    return true;
+  if (auto reduce = v.getDefiningOp<TileReduceOp>())
+    return reduce.getKind() == TileReduceKind::Add &&
+           static_cast<int64_t>(reduce.getReducedDim()) ==
+               reduce.getInput().getType().getRank() - 1;
+  auto map = v.getDefiningOp<TileMapOp>();
+  if (!map)
+    return false;
+  SmallVector<bool> partial;
+  for (Value in : map.getInputs())
+    partial.push_back(in.getType() == map.getType() &&
+                      staysPartial(in, assumed));
+  return llvm::is_contained(partial, true) &&
+         linearity(map.getBody().front(), map.getType().getRank(), partial) ==
+             Linearity::Partial;
+}
+
+FailureOr<SmallVector<Value>> TileLowering::flatten(Operation *where,
+                                                    Value old, bool partial) {
+  if (isa<RankedTensorType>(old.getType())) {
+    FailureOr<Fragment> f =
+        partial ? heldFragmentOf(where, old) : fragmentOf(where, old);
+    if (failed(f))
+      return failure();
+    return partial ? lanePartial(*f).elems : f->elems;
+  }
+  Value v = scalars.lookupOrNull(old);
+  if (!v)
+    return where->emitOpError("uses a value the GPU lowering did not map");
+  return SmallVector<Value>{v};
+}
+
+FailureOr<int64_t> TileLowering::flatSize(Operation *where, Value old) {
+  auto type = dyn_cast<RankedTensorType>(old.getType());
+  if (!type)
+    return 1;
+  FailureOr<FragLayout> l = layoutOf(where, type);
+  if (failed(l))
+    return failure();
+  return l->size();
+}
+
+LogicalResult TileLowering::bind(Operation *where, Value old, ValueRange flat,
+                                 bool partial) {
+  if (auto type = dyn_cast<RankedTensorType>(old.getType())) {
+    FailureOr<FragLayout> layout = layoutOf(where, type);
+    if (failed(layout))
+      return failure();
+    regs[old] = Fragment{*layout, llvm::to_vector(flat), partial};
+    return success();
+  }
+  scalars.map(old, flat.front());
+  return success();
+}
+
+Value TileLowering::rowOf(const FragLayout &l, int64_t i) {
+  int64_t mt = i / l.perTile(), k = i % l.perTile();
+  int64_t half = l.cols ? Mma::rowHalf(k % Mma::kAccElements) : k;
+  Value base = l.warpRows ? e.mul(warp, e.c32(l.mTiles * Mma::kM)) : Value();
+  return frag->accRow(e, base, mt, half);
+}
+
+Value TileLowering::colOf(const FragLayout &l, int64_t i) {
+  int64_t k = i % l.perTile();
+  return frag->accColumn(e, k / Mma::kAccElements, k % Mma::kAccElements);
+}
+
+FailureOr<SmallVector<Value>> TileLowering::rowIndices(Region &region,
+                                                       Value row) {
+  Block &block = region.front();
+  scalars.map(block.getArgument(0), row);
+  SmallVector<Value> out;
+  if (failed(lowerBlock(block, &out)))
+    return failure();
+  return out;
+}
+
+Value TileLowering::globalOffset(const Global &g, ArrayRef<Value> leading,
+                                 Value column) {
+  // The innermost dimension is contiguous (the runtime checks it).
+  Value off = e.toI64(column);
+  for (auto [index, stride] : llvm::zip(leading, g.strides))
+    off = e.add(off, e.mul(e.toI64(index), stride));
+  return off;
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> TileLowering::ldmatrix4(Value byteOffset, bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = e.i32();
+  auto structTy = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+  Value res = NVVM::LdMatrixOp::create(
+      b, e.loc, structTy, sharedAt(byteOffset), 4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, e.loc, res, i));
+  return out;
+}
+
+SmallVector<Value> TileLowering::mma(Type elementType, ArrayRef<Value> a,
+                                     ArrayRef<Value> bFrag,
+                                     ArrayRef<Value> c) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = e.f32();
+  auto structTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  NVVM::MMATypes type =
+      elementType.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // Fragments travel as i32 (two 16-bit values); the f16 form of the op
+  // takes them as vector<2xf16>.
+  SmallVector<Value> aOps(a), bOps(bFrag);
+  if (elementType.isF16()) {
+    auto v2 = VectorType::get({2}, elementType);
+    for (Value &v : aOps)
+      v = LLVM::BitcastOp::create(b, e.loc, v2, v);
+    for (Value &v : bOps)
+      v = LLVM::BitcastOp::create(b, e.loc, v2, v);
+  }
+  Value res = NVVM::MmaOp::create(
+      b, e.loc, structTy, aOps, bOps, c, {16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, e.loc, res, i));
+  return out;
+}
+
+Value TileLowering::packPair(Type elementType, Value lo, Value hi) {
+  auto v2 = VectorType::get({2}, elementType);
+  Value v;
+  auto loTrunc = lo.getDefiningOp<arith::TruncFOp>();
+  auto hiTrunc = hi.getDefiningOp<arith::TruncFOp>();
+  if (loTrunc && hiTrunc && loTrunc.getIn().getType().isF32() &&
+      hiTrunc.getIn().getType().isF32()) {
+    // Two f32 -> 16-bit conversions in one cvt.rn.{bf16x2,f16x2}.f32.
+    Value wide = vector::FromElementsOp::create(
+        b, e.loc, VectorType::get({2}, e.f32()),
+        ValueRange{loTrunc.getIn(), hiTrunc.getIn()});
+    v = arith::TruncFOp::create(b, e.loc, v2, wide);
+  } else {
+    v = vector::FromElementsOp::create(b, e.loc, v2, ValueRange{lo, hi});
+  }
+  return LLVM::BitcastOp::create(b, e.loc, e.i32(), v);
+}
+
+SmallVector<Value> TileLowering::sharedA(const SharedTile &tile, Value rowBase,
+                                         int64_t mt, int64_t kk) {
+  auto [laneRow, laneCol] = frag->ldmatrixA(e);
+  Value row = e.add(e.add(rowBase, e.c32(mt * Mma::kM)), laneRow);
+  Value col = e.add(laneCol, e.c32(kk * Mma::kK));
+  return ldmatrix4(
+      e.add(tile.offset, e.mul(e.add(e.mul(row, e.c32(tile.pitch)), col),
+                               e.c32(tile.elementBytes()))),
+      /*transpose=*/false);
+}
+
+void TileLowering::waitForStages(int64_t pending) {
+  if (uncommittedLoads) {
+    NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
+    uncommittedLoads = false;
+  }
+  NVVM::CpAsyncWaitGroupOp::create(b, e.loc, pending);
+  gpu::BarrierOp::create(b, e.loc);
+}
+
+void TileLowering::retireTiles() {
+  if (tilesRetired)
+    return;
+  // No copy may still land and no warp may still read a memory tile once
+  // shared memory is reused as scratch.
+  waitForStages(0);
+  tilesRetired = true;
+}
+
+//===----------------------------------------------------------------------===//
+// Register tiles
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileLowering::lowerStore(TileStoreOp op) {
+  FailureOr<Fragment> f = fragmentOf(op, op.getTile());
+  if (failed(f))
+    return failure();
+  Global *g = globals.lookup(op.getDest());
+  if (!g)
+    return op.emitOpError("stores into a buffer that is not a kernel "
+                          "parameter");
+  const FragLayout &l = f->layout;
+  if (l.sliced)
+    return op.emitOpError("stores a tile split between key slices; merge "
+                          "the slices first");
+  OpBuilder::InsertionGuard guard(b);
+  // Every warp holds a replicated tile: warp 0 writes it.
+  Value cond;
+  if (l.replicated())
+    cond = e.eq(warp, e.c32(0));
+  // The LSE is optional in the ABI: a null pointer skips it.
+  if (g->name == "lse") {
+    Value addr = LLVM::PtrToIntOp::create(b, e.loc, e.i64(), g->ptr);
+    Value given = e.ne(addr, e.c64(0));
+    cond = cond ? e.band(cond, given) : given;
+  }
+  if (cond) {
+    auto ifOp = scf::IfOp::create(b, e.loc, cond, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  }
+  Value rows = scalars.lookup(op.getRows());
+  Type elt = getElementTypeOrSelf(op.getTile().getType());
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  for (int64_t mt = 0; mt < l.mTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      int64_t first = mt * l.perTile() + (l.cols ? half * 2 : half);
+      Value row = rowOf(l, first);
+      Value valid = e.lt(row, rows);
+      // One lane of a row's four writes a row tile's value.
+      if (!l.cols)
+        valid = e.band(valid, frag->firstOfRow(e));
+      OpBuilder::InsertionGuard rowGuard(b);
+      auto ifRow = scf::IfOp::create(b, e.loc, valid, false);
+      b.setInsertionPointToStart(ifRow.thenBlock());
+      FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), row);
+      if (failed(idx))
+        return failure();
+      if (!l.cols) {
+        // The region gives every index; there is no column.
+        Value pos = idx->pop_back_val();
+        Value off = globalOffset(*g, *idx, e.c32(0));
+        off = e.add(off, e.mul(e.toI64(pos), g->strides.back()));
+        LLVM::StoreOp::create(b, e.loc, f->elems[first],
+                              e.gep(g->ptr, g->elementType, off), bytes);
+        continue;
+      }
+      for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
+        int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
+        Value ptr = e.gep(g->ptr, g->elementType,
+                          globalOffset(*g, *idx, colOf(l, i)));
+        // Two adjacent columns per store.
+        Value pair =
+            bytes == 2
+                ? packPair(elt, f->elems[i], f->elems[i + 1])
+                : Value(vector::FromElementsOp::create(
+                      b, e.loc, VectorType::get({2}, elt),
+                      ValueRange{f->elems[i], f->elems[i + 1]}));
+        LLVM::StoreOp::create(b, e.loc, pair, ptr, 2 * bytes);
+      }
+    }
+  return success();
+}
+
+LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
+  FailureOr<Fragment> acc = fragmentOf(op, op.getAcc());
+  if (failed(acc))
+    return failure();
+  const FragLayout &l = acc->layout;
+  auto rit = shared.find(op.getRhs());
+  if (rit == shared.end())
+    return op.emitOpError("has a rhs that is not a shared-memory tile");
+  const SharedTile &r = rit->second;
+  SmallVector<int64_t> rs = r.shape;
+  Value rhsRow = e.c32(0);
+  if (rs.size() == 3) {
+    // Key slices: warp w multiplies slice w.
+    if (!l.sliced || rs[0] != keySlices)
+      return op.emitOpError("multiplies key slices into a tile that is not "
+                            "split by slice");
+    rhsRow = e.mul(warp, e.c32(rs[1]));
+    rs.erase(rs.begin());
+  }
+  bool transpose = op.getTransposeRhs();
+  int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
+  Type elt = r.elementType;
+  if (!(elt.isBF16() || elt.isF16()) || n != l.cols || n % 16 || k % 16)
+    return op.emitOpError("needs f16 or bf16 operands and N, K in multiples "
+                          "of 16 for mma.sync.m16n8k16");
+  int64_t eb = r.elementBytes(), kSteps = k / Mma::kK;
+
+  // The A operand of m-tile mt, k-step kk, made once, on first use.
+  std::optional<SharedTile> lhsTile;
+  std::optional<Fragment> lhsFrag;
+  if (auto it = shared.find(op.getLhs()); it != shared.end()) {
+    lhsTile = it->second;
+  } else {
+    FailureOr<Fragment> f = fragmentOf(op, op.getLhs());
+    if (failed(f))
+      return failure();
+    lhsFrag = *f;
+    if (!lhsFrag->layout.sameRows(l) || lhsFrag->layout.cols != k)
+      return op.emitOpError("has a register lhs in another layout than its "
+                            "accumulator");
+  }
+  auto hoisted = hoistedA.find(op.getLhs());
+  std::map<std::pair<int64_t, int64_t>, SmallVector<Value>> aCache;
+  auto aOperand = [&](int64_t mt, int64_t kk) -> ArrayRef<Value> {
+    auto key = std::make_pair(mt, kk);
+    if (auto found = aCache.find(key); found != aCache.end())
+      return found->second;
+    SmallVector<Value> a;
+    if (hoisted != hoistedA.end()) {
+      a = llvm::to_vector(ArrayRef(hoisted->second)
+                              .slice((mt * kSteps + kk) * Mma::kARegisters,
+                                     Mma::kARegisters));
+    } else if (lhsTile) {
+      Value base = l.warpRows ? e.mul(warp, e.c32(l.mTiles * Mma::kM))
+                              : e.c32(0);
+      a = sharedA(*lhsTile, base, mt, kk);
+    } else {
+      // The accumulator layout packs into the A layout register by register.
+      for (int64_t reg = 0; reg < Mma::kARegisters; ++reg) {
+        auto [block, first] = Mma::aFromAccumulator(reg);
+        int64_t at = mt * lhsFrag->layout.perTile() +
+                     (2 * kk + block) * Mma::kAccElements + first;
+        a.push_back(packPair(elt, lhsFrag->elems[at], lhsFrag->elems[at + 1]));
+      }
+    }
+    return aCache[key] = a;
+  };
+
+  SmallVector<Value> c = acc->elems;
+  // Two 8-column blocks of B per ldmatrix.x4, each into every m-tile.
+  auto multiply = [&](int64_t nb, int64_t kk, ArrayRef<Value> bf) {
+    for (int64_t mt = 0; mt < l.mTiles; ++mt)
+      for (int64_t half = 0; half < 2; ++half) {
+        auto first =
+            c.begin() + mt * l.perTile() + (nb + half) * Mma::kAccElements;
+        SmallVector<Value> in(first, first + Mma::kAccElements);
+        SmallVector<Value> out =
+            mma(elt, aOperand(mt, kk), {bf[half * 2], bf[half * 2 + 1]}, in);
+        std::copy(out.begin(), out.end(), first);
+      }
+  };
+  auto rhsAt = [&](Value row, Value col) {
+    return e.add(r.offset,
+                 e.mul(e.add(e.mul(row, e.c32(r.pitch)), col), e.c32(eb)));
+  };
+  if (transpose) {
+    // rhs rows are the N dimension (K for S = Q K^T).
+    auto [laneRow, laneCol] = frag->ldmatrixB(e);
+    Value row0 = e.add(laneRow, rhsRow);
+    for (int64_t kk = 0; kk < kSteps; ++kk)
+      for (int64_t nb = 0; nb < n / Mma::kN; nb += 2)
+        multiply(nb, kk,
+                 ldmatrix4(rhsAt(e.add(row0, e.c32(nb * Mma::kN)),
+                                 e.add(laneCol, e.c32(kk * Mma::kK))),
+                           /*transpose=*/false));
+  } else {
+    // rhs rows are the K dimension (V for O = P V), read transposed.
+    auto [laneRow, laneCol] = frag->ldmatrixBTransposed(e);
+    Value row0 = e.add(laneRow, rhsRow);
+    for (int64_t nb = 0; nb < n / Mma::kN; nb += 2)
+      for (int64_t kk = 0; kk < kSteps; ++kk)
+        multiply(nb, kk,
+                 ldmatrix4(rhsAt(e.add(row0, e.c32(kk * Mma::kK)),
+                                 e.add(laneCol, e.c32(nb * Mma::kN))),
+                           /*transpose=*/true));
+  }
+  regs[op.getResult()] = Fragment{l, c};
+  return success();
+}
+
+LogicalResult TileLowering::lowerMap(TileMapOp op) {
+  FailureOr<FragLayout> out = layoutOf(op, op.getType());
+  if (failed(out))
+    return failure();
+  const FragLayout &l = *out;
+  int64_t rank = op.getType().getRank();
+  // What each dimension of a tile is: the key slice, the row, the column.
+  enum Role { Slice, Row, Col };
+  auto roles = [](const FragLayout &l) {
+    SmallVector<Role> r;
+    if (l.sliced)
+      r.push_back(Slice);
+    r.push_back(Row);
+    if (l.cols)
+      r.push_back(Col);
+    return r;
+  };
+  SmallVector<Role> outRoles = roles(l);
+  SmallVector<Fragment> inputs;
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    FailureOr<Fragment> f = heldFragmentOf(op, input);
+    if (failed(f))
+      return failure();
+    const FragLayout &in = f->layout;
+    AffineMap map = op.getInputMap(i);
+    SmallVector<Role> inRoles = roles(in);
+    bool ok = map.getNumResults() == inRoles.size() &&
+              (in.sameRows(l) ||
+               (l.sliced && in.replicated() && in.mTiles == l.mTiles)) &&
+              (!in.cols || in.cols == l.cols);
+    for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      ok = ok && dim && j < inRoles.size() &&
+           outRoles[dim.getPosition()] == inRoles[j];
+    }
+    if (!ok)
+      return op.emitOpError("broadcasts input ")
+             << i << " in a way the GPU lowering cannot map onto fragments "
+             << "(an input holds the rows of the result, and its columns or "
+             << "none)";
+    inputs.push_back(*f);
+  }
+  // Lane-partial inputs stay partial through a body linear in them (of
+  // the result's own shape); otherwise they are summed first.
+  SmallVector<bool> partial =
+      llvm::map_to_vector(inputs, [](const Fragment &f) { return f.partial; });
+  Block &body = op.getBody().front();
+  bool keepPartial = false;
+  if (llvm::is_contained(partial, true)) {
+    keepPartial =
+        !l.cols && linearity(body, rank, partial) == Linearity::Partial;
+    if (!keepPartial)
+      for (Fragment &f : inputs)
+        f = summed(f);
+  }
+  SmallVector<Value> elems;
+  for (int64_t i = 0; i < l.size(); ++i) {
+    // The element's indices, where the body uses them.
+    ValueRange idx = body.getArguments().take_front(rank);
+    int64_t d = 0;
+    if (l.sliced)
+      scalars.map(idx[d++], warp);
+    if (!idx[d].use_empty())
+      scalars.map(idx[d], rowOf(l, i));
+    ++d;
+    if (l.cols && !idx[d].use_empty())
+      scalars.map(idx[d], colOf(l, i));
+    for (auto [arg, in] :
+         llvm::zip(body.getArguments().drop_front(rank), inputs))
+      scalars.map(arg, in.elems[in.layout.cols ? i : rowElement(l, i)]);
+    SmallVector<Value> yielded;
+    if (failed(lowerBlock(body, &yielded)))
+      return failure();
+    elems.push_back(yielded.front());
+  }
+  regs[op.getResult()] = Fragment{l, elems, keepPartial};
+  return success();
+}
+
+LogicalResult TileLowering::lowerReduce(TileReduceOp op) {
+  FailureOr<Fragment> in = fragmentOf(op, op.getInput());
+  FailureOr<Fragment> init = fragmentOf(op, op.getInit());
+  if (failed(in) || failed(init))
+    return failure();
+  const FragLayout &li = in->layout, &lo = init->layout;
+  bool isMax = op.getKind() == TileReduceKind::Max;
+  auto combine = [&](Value x, Value y) {
+    return isMax ? e.fmax(x, y) : e.fadd(x, y);
+  };
+  int64_t dim = op.getReducedDim();
+  int64_t rank = op.getInput().getType().getRank();
+  SmallVector<Value> out;
+  bool partial = false;
+  if (li.cols && dim == rank - 1) {
+    // Over the columns: a thread's elements of the row, then, for a max,
+    // the row's four lanes; a sum stays lane-partial.
+    if (!lo.sameRows(li) || lo.sliced != li.sliced || lo.cols)
+      return op.emitOpError("reduces into a tile of other rows");
+    partial = !isMax;
+    Fragment start = partial ? lanePartial(*init) : *init;
+    for (int64_t mt = 0; mt < li.mTiles; ++mt)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value v;
+        for (int64_t k = 0; k < li.perTile(); ++k)
+          if (Mma::rowHalf(k % Mma::kAccElements) == half) {
+            Value x = in->elems[mt * li.perTile() + k];
+            v = v ? combine(v, x) : x;
+          }
+        if (isMax)
+          v = frag->rowReduce(e, v, /*isMax=*/true);
+        Value s = start.elems[mt * 2 + half];
+        out.push_back(matchPattern(s, m_AnyZeroFloat()) && partial
+                          ? v
+                          : combine(s, v));
+      }
+  } else if (li.sliced && dim == 0) {
+    // Over the key slices: each warp writes its elements to shared memory
+    // (the memory tiles are done with), then every thread combines the
+    // warps' values of its own elements.
+    if (lo.sliced || !lo.replicated() || lo.mTiles != li.mTiles ||
+        lo.cols != li.cols)
+      return op.emitOpError("reduces key slices into a tile of other rows");
+    retireTiles();
+    int64_t rows = li.mTiles * Mma::kM, width = li.cols ? li.cols : 1;
+    int64_t base = scratchBytes;
+    scratchBytes += llvm::alignTo(keySlices * rows * width * 4, 16);
+    auto at = [&](Value w, Value row, Value col) {
+      Value idx = e.add(e.mul(e.add(e.mul(w, e.c32(rows)), row), e.c32(width)),
+                        col);
+      return sharedAt(e.add(e.c32(base), e.mul(idx, e.c32(4))));
+    };
+    {
+      OpBuilder::InsertionGuard guard(b);
+      if (!li.cols) {
+        auto writer = scf::IfOp::create(b, e.loc, frag->firstOfRow(e), false);
+        b.setInsertionPointToStart(writer.thenBlock());
+      }
+      for (int64_t i = 0; i < li.size(); ++i)
+        LLVM::StoreOp::create(
+            b, e.loc, in->elems[i],
+            at(warp, rowOf(li, i), li.cols ? colOf(li, i) : e.c32(0)), 4);
+    }
+    gpu::BarrierOp::create(b, e.loc);
+    for (int64_t i = 0; i < li.size(); ++i) {
+      Value v = init->elems[i];
+      Value row = rowOf(li, i), col = li.cols ? colOf(li, i) : e.c32(0);
+      for (int64_t w = 0; w < keySlices; ++w)
+        v = combine(v, LLVM::LoadOp::create(b, e.loc, e.f32(),
+                                            at(e.c32(w), row, col), 4));
+      out.push_back(v);
+    }
+  } else {
+    return op.emitOpError("reduces dimension ")
+           << dim << "; the GPU lowering reduces columns or key slices";
+  }
+  regs[op.getResult()] = Fragment{lo, out, partial};
+  return success();
+}
+

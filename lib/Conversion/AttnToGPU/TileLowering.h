@@ -1,0 +1,208 @@
+//===- TileLowering.h - state of the tile form's GPU lowering ---*- C++ -*-===//
+//
+// The mapping of attn-tile's tile form onto one CTA (docs/TileToGPU.md),
+// shared by its two halves: TileToNVVM.cpp (the structure: loops, memory
+// tiles, the kernel) and TileFragments.cpp (register tiles: layouts,
+// lane-partial sums, products, maps, reductions, stores). Private to
+// lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_TILELOWERING_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_TILELOWERING_H
+
+#include "Emitter.h"
+#include "MmaLayout.h"
+#include "TileToNVVM.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+namespace tile_lowering {
+
+using Mma = MmaM16N8K16;
+
+/// Iterations of a loop without a copy ring that issue together.
+constexpr int64_t kUnroll = 4;
+
+/// Where the rows of a register tile live.
+struct FragLayout {
+  /// The leading dimension is the key slice, one per warp.
+  bool sliced = false;
+  /// The rows are split between the warps (else every warp's rows start at
+  /// row 0: sliced tiles and tiles every warp holds whole).
+  bool warpRows = false;
+  /// 16-row MMA tiles per warp, and columns (0: a row tile, one value per
+  /// row).
+  int64_t mTiles = 0, cols = 0;
+
+  /// Elements per 16-row MMA tile and per thread.
+  int64_t perTile() const {
+    return cols ? cols / Mma::kN * Mma::kAccElements : 2;
+  }
+  int64_t size() const { return mTiles * perTile(); }
+  /// Whether every warp holds the same elements.
+  bool replicated() const { return !sliced && !warpRows; }
+  bool sameRows(const FragLayout &o) const {
+    return warpRows == o.warpRows && mTiles == o.mTiles;
+  }
+};
+
+/// A register tile: its layout and this thread's elements.
+struct Fragment {
+  FragLayout layout;
+  SmallVector<Value> elems;
+  /// A row tile held lane-partial: a row's value is the sum of its four
+  /// lanes' elements.
+  bool partial = false;
+};
+
+/// How a tile.map body depends on its lane-partial inputs.
+enum class Linearity {
+  /// Not at all.
+  Full,
+  /// Linearly: the body of the lanes' parts sums to the body of the sum.
+  Partial,
+  /// Otherwise: the inputs must be summed across the lanes first.
+  Mixed
+};
+
+/// A memref kernel parameter.
+struct Global {
+  StringRef name;
+  Value ptr;
+  Type elementType;
+  SmallVector<Value> sizes, strides;
+};
+
+/// A memory tile in shared memory: byte offset (i32), static shape, row
+/// pitch in elements.
+struct SharedTile {
+  Value offset;
+  SmallVector<int64_t> shape;
+  int64_t pitch;
+  Type elementType;
+  int64_t elementBytes() const {
+    return elementType.getIntOrFloatBitWidth() / 8;
+  }
+};
+
+/// One kernel's lowering: the value maps and the per-thread state.
+class TileLowering {
+public:
+  TileLowering(OpBuilder &b, Location loc) : b(b), e{b, loc} {}
+
+  FailureOr<int64_t> run(func::FuncOp source, gpu::GPUFuncOp kernel,
+                         ArrayRef<KernelParam> params);
+
+private:
+  OpBuilder &b;
+  Emitter e;
+
+  // The schedule of the loop nest being lowered.
+  int64_t warps = 0, keySlices = 1, blockQ = 0, stages = 0;
+  Value tid, warp, lane, smem;
+  Block *entry = nullptr;
+  std::optional<Mma> frag;
+
+  IRMapping scalars;
+  /// The scalar kernel parameters, by name.
+  llvm::StringMap<Value> paramArgs;
+  DenseMap<Value, Global *> globals;
+  std::vector<std::unique_ptr<Global>> globalStorage;
+  DenseMap<Value, SharedTile> shared;
+  DenseMap<Value, Fragment> regs;
+  /// Tiles read into A-operand registers before the loop that uses them:
+  /// per m-tile and k-step, four registers.
+  DenseMap<Value, SmallVector<Value>> hoistedA;
+
+  int64_t tileBytes = 0, scratchBytes = 0;
+  bool uncommittedLoads = false, tilesRetired = false;
+
+  Type ptr3() { return LLVM::LLVMPointerType::get(b.getContext(), 3); }
+  /// The dynamic shared memory (made at the kernel's entry on first use).
+  Value sharedBase();
+  Value sharedAt(Value byteOffset) {
+    return e.gep(sharedBase(), b.getI8Type(), byteOffset);
+  }
+  Type convert(Type t) { return t.isIndex() ? e.i32() : t; }
+
+  // Ops.
+  /// Lowers the ops of `block`; the operands of its terminator go to
+  /// `yielded`, lane-partial where `partial` says so.
+  LogicalResult lowerBlock(Block &block, SmallVectorImpl<Value> *yielded,
+                           ArrayRef<bool> partial = {});
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerScalar(Operation *op);
+  LogicalResult lowerView(Operation *op);
+  LogicalResult lowerForall(scf::ForallOp op);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerIf(scf::IfOp op);
+  LogicalResult lowerAlloc(memref::AllocOp op);
+  LogicalResult lowerSubView(memref::SubViewOp op);
+  /// memref.load or tensor.extract of a kernel parameter.
+  LogicalResult lowerGlobalLoad(Operation *op);
+  LogicalResult lowerLoad(TileLoadOp op);
+  LogicalResult lowerStore(TileStoreOp op);
+  LogicalResult lowerMatmul(TileMatmulOp op);
+  LogicalResult lowerMap(TileMapOp op);
+  LogicalResult lowerReduce(TileReduceOp op);
+
+  // Values.
+  FailureOr<FragLayout> layoutOf(Operation *where, RankedTensorType type);
+  /// The fragments of `tensor`, summed across lanes if they are partial.
+  FailureOr<Fragment> fragmentOf(Operation *where, Value tensor);
+  /// The fragments of `tensor` as they are held.
+  FailureOr<Fragment> heldFragmentOf(Operation *where, Value tensor);
+  Fragment summed(const Fragment &f);
+  Fragment lanePartial(const Fragment &f);
+  /// Whether `v`, a row tile, can be held lane-partial, given that the
+  /// loop-carried values in `assumed` are.
+  bool staysPartial(Value v, const DenseSet<Value> &assumed);
+  FailureOr<SmallVector<Value>> flatten(Operation *where, Value old,
+                                        bool partial = false);
+  FailureOr<int64_t> flatSize(Operation *where, Value old);
+  LogicalResult bind(Operation *where, Value old, ValueRange flat,
+                     bool partial = false);
+  /// The i32 row and column of element `i` of a tile of `layout`.
+  Value rowOf(const FragLayout &layout, int64_t i);
+  Value colOf(const FragLayout &layout, int64_t i);
+  /// Evaluates a tile.load / tile.store row region at row `row`.
+  FailureOr<SmallVector<Value>> rowIndices(Region &region, Value row);
+  Value globalOffset(const Global &g, ArrayRef<Value> leading, Value column);
+
+  // Instructions.
+  SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);
+  SmallVector<Value> mma(Type elementType, ArrayRef<Value> a,
+                         ArrayRef<Value> bFrag, ArrayRef<Value> c);
+  Value packPair(Type elementType, Value lo, Value hi);
+  SmallVector<Value> sharedA(const SharedTile &tile, Value rowBase, int64_t mt,
+                             int64_t kk);
+  void waitForStages(int64_t pending);
+  void retireTiles();
+};
+
+/// The linearity of `body` (a tile.map's, `rank` index arguments first) in
+/// the element arguments whose `partial` flag is set.
+Linearity linearity(Block &body, int64_t rank, ArrayRef<bool> partial);
+
+/// Element of a row tile with the rows of element `i` of `l`.
+int64_t rowElement(const FragLayout &l, int64_t i);
+
+} // namespace tile_lowering
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_TILELOWERING_H
