@@ -153,9 +153,9 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
   return spec;
 }
 
-/// The attn op a forward or decode-partial kernel runs, rebuilt on the
-/// kernel's parameters at `b`'s insertion point: its operands are the
-/// `q`, `k`, `v` (and `mask`) parameters, its attributes the ones the
+/// The attn op a kernel runs, rebuilt on the kernel's parameters at `b`'s
+/// insertion point: its operands are the `q`, `k`, `v` (and `mask`), or
+/// `partial_o` and `partial_lse`, parameters, its attributes the ones the
 /// kernel is specialised for (causal kind; the scale and window come from
 /// launch parameters, the layout from the strides). Returns the op and
 /// the parameters its results are written to. Its head counts are the
