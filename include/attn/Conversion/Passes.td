@@ -12,7 +12,12 @@ def AttnTilePass : Pass<"attn-tile"> {
     target: the tile form (docs/Overview.md). Tensor operands are read
     through `bufferization.to_buffer ... read_only`; results are fresh
     `memref.alloc`s handed back with `bufferization.to_tensor ... restrict`,
-    so that one-shot-bufferize still runs on what surrounds the ops.
+    so that one-shot-bufferize still runs on what surrounds the ops. An op
+    whose every result is used once, by a
+    `bufferization.materialize_in_destination` into a memref, stores into
+    those memrefs instead (how attn-to-gpu hands a kernel's outputs over).
+    Every loop nest is an `scf.forall` with a `#gpu.block` mapping, the
+    grid dimensions a GPU launches it on.
 
     - `attn.attention`: `scf.forall` over (batch, query head, query tile),
       carrying the op's `#attn.schedule`, around an `scf.for` over the
@@ -25,18 +30,21 @@ def AttnTilePass : Pass<"attn-tile"> {
       loop and computed by `attn.tile.matmul`, `attn.tile.reduce` and
       `attn.tile.map`: S = Q K^T unscaled, m in log2 units of the scaled
       scores (m_new = max(m, scale log2(e) rowmax S)), P = exp2(scale
-      log2(e) S - m_new), rescale by exp2(m - m_new), O = acc / l once after
-      the loop (`attn.tile.store`), LSE = ln(2) (m + log2 l). Only tiles
-      that cross the causal diagonal, the window edge or the key end
-      evaluate the index masks; a mask operand is read in the score map.
+      log2(e) S - m_new), rescale by exp2(m - m_new), O = acc (1 / l) once
+      after the loop (`attn.tile.store`), LSE = ln(2) (m + log2 l). Only
+      tiles that cross the causal diagonal, the window edge or the key end
+      evaluate the index masks (every tile, with a mask operand, which is
+      read in the score map). Causal query tiles go last first.
     - `attn.attention_partial`: the same loop nest per (split, batch,
-      key/value head, row tile), a row tile packing the `Hq / Hkv` query
+      key/value head x row tile), a row tile packing the `Hq / Hkv` query
       heads of one key/value head (times Sq) so that they share the K/V
       tiles; the key loop is clipped to the split's chunk of
-      `ceil(Sk / num_splits)` keys. An empty or fully masked split writes
-      O = 0 and LSE = -inf.
-    - `attn.combine`: `scf.forall` over (batch, head, query) merging the
-      splits by their LSE.
+      `ceil(Sk / N)` keys, N the partial results' first size. Each K/V tile
+      is cut into `key_slices` parts with a softmax state each, merged after
+      the loop. An empty or fully masked split writes O = 0 and LSE = -inf.
+    - `attn.combine`: `scf.forall` over tiles of output rows (B x Hq x Sq)
+      by columns, one online pass over the splits merging them by their
+      LSE, the inputs read by maps that load.
     - `attn.attention_grad`: an `scf.forall` over query rows computing
       D = rowsum(dO * O); an `scf.forall` over (batch, key/value head,
       key/value tile) whose loops over the query heads of the group and
