@@ -420,8 +420,9 @@ class Module:
     def decode(self, q, k, v, *, num_splits=None, causal=False, window=None,
                scale=None, layout="bhsd", return_lse=False, out=None,
                lse=None, workspace=None):
-        """Split-KV decode (Flash-Decoding) of q [B, Hq, Sq, D] (Sq small:
-        (Hq / Hkv) * Sq rows must fit one CTA) against a KV cache; the
+        """Split-KV decode (Flash-Decoding) of q [B, Hq, Sq, D] (Sq small;
+        the (Hq / Hkv) * Sq rows of a KV head go in tiles of the kernel's
+        rows) against a KV cache; the
         options are forward()'s. The workspace is allocated with torch on
         the current stream unless given (a uint8 CUDA tensor)."""
         import torch

@@ -117,8 +117,8 @@ attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
  * of the keys, then the combine kernel. num_splits <= 0 picks the count from
  * the shape and the device's SM count; a count above the number of key tiles
  * (ceil(Sk / block_kv)) is clamped to it: attn_decode_splits() says which
- * count a call uses. (Hq / Hkv) * Sq query rows must fit the rows of one
- * decode_partial CTA (ATTN_ERROR_SHAPE otherwise; use attn_forward).
+ * count a call uses. The (Hq / Hkv) * Sq query rows of a KV head go in
+ * tiles of the decode_partial kernel's `rows`, one CTA each per split.
  * `workspace` is device memory, 256-byte aligned, of at least
  * attn_decode_workspace_size(q, v, attn_decode_splits(...)) bytes. */
 ATTN_RUNTIME_API int64_t attn_decode_workspace_size(const attn_tensor *q,

@@ -399,8 +399,8 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
   return ATTN_OK;
 }
 
-/// Decode's checks that do not involve the outputs: the inputs, the
-/// kernels, and the query rows one CTA must hold.
+/// Decode's checks that do not involve the outputs: the inputs and the
+/// kernels.
 attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
                               const attn_tensor *q, const attn_tensor *k,
                               const attn_tensor *v, const attn_options *options,
@@ -419,22 +419,22 @@ attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
   if (attn_status s =
           findKernel(api, manifest, KernelKind::DecodeCombine, p, combine))
     return s;
-  int64_t rowsPerKvHead = (p.headsQ / p.headsKv) * p.seqQ;
-  if (rowsPerKvHead > partial->rows)
-    return failf(ATTN_ERROR_SHAPE,
-                 "%s: decode packs (Hq / Hkv) * Sq = %lld query rows per KV "
-                 "head into one CTA, kernel '%s' holds rows=%lld; use "
-                 "attn_forward for this shape",
-                 api, static_cast<long long>(rowsPerKvHead),
-                 partial->name.c_str(), static_cast<long long>(partial->rows));
   return ATTN_OK;
+}
+
+/// Row tiles of the partial kernel per KV head: its CTAs hold `rows` of the
+/// (Hq / Hkv) * Sq query rows of a KV head (docs/KernelABI.md).
+int64_t rowTilesPerKvHead(const Problem &p, const KernelSpec &partial) {
+  return ceilDiv((p.headsQ / p.headsKv) * p.seqQ, partial.rows);
 }
 
 int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
                   int64_t numSplits) {
   int64_t tiles = ceilDiv(p.seqK, partial.blockKv);
   if (numSplits <= 0)
-    return defaultSplits(smCount, p.batch, p.headsKv, p.seqK, partial.blockKv);
+    return defaultSplits(smCount, p.batch,
+                         p.headsKv * rowTilesPerKvHead(p, partial), p.seqK,
+                         partial.blockKv);
   return numSplits < tiles ? numSplits : tiles;
 }
 
@@ -600,7 +600,9 @@ attn_status planDecode(const Manifest &manifest, int smCount,
 
   Launch &first = plan.partial;
   first.kernel = partial;
-  if (attn_status s = setGrid(api, first, splits, p.headsKv, p.batch))
+  if (attn_status s = setGrid(api, first, splits,
+                              p.headsKv * rowTilesPerKvHead(p, *partial),
+                              p.batch))
     return s;
   first.args.clear();
   pushTensor(first.args, *q);

@@ -175,15 +175,21 @@ template <typename T, int C>
 __device__ void decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v,
                               View<float, 5> po, View<float, 4> plse,
                               float scaleLog2, int64_t window) {
-  int64_t s = blockIdx.x, kh = blockIdx.y, b = blockIdx.z;
   int64_t sq = q.sizes[2], sk = k.sizes[2], d = q.sizes[3], dv = v.sizes[3];
   int64_t group = q.sizes[1] / k.sizes[1];
+  // Grid y walks the KV heads and the row tiles of each: this CTA takes
+  // its share of the group * sq rows of KV head kh.
+  int64_t tiles = gridDim.y / k.sizes[1];
+  int64_t s = blockIdx.x, kh = blockIdx.y / tiles, b = blockIdx.z;
+  int64_t perTile = (group * sq + tiles - 1) / tiles;
+  int64_t r0 = (blockIdx.y % tiles) * perTile;
+  int64_t r1 = r0 + perTile < group * sq ? r0 + perTile : group * sq;
   int lane = threadIdx.x % 32;
   int warps = blockDim.x / 32;
   // Split s of N = partial_o's first size covers keys [s chunk, +chunk).
   int64_t chunk = (sk + po.sizes[0] - 1) / po.sizes[0];
   int64_t first = s * chunk, last = first + chunk < sk ? first + chunk : sk;
-  for (int64_t r = threadIdx.x / 32; r < group * sq; r += warps) {
+  for (int64_t r = r0 + threadIdx.x / 32; r < r1; r += warps) {
     int64_t h = kh * group + r / sq, i = r % sq;
     float qi[kMaxPerLane], acc[kMaxPerLane] = {};
     loadQuery(q, b, h, i, qi);

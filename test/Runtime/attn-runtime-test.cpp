@@ -656,8 +656,14 @@ int runDecode() {
   a = DecodeArgs();
   a.workspaceBytes = 4096;
   decodeCase(m, "workspace-small", a);
-  a = DecodeArgs(1, 1, 4096); // 32 query rows per KV head > rows=16
-  decodeCase(m, "rows", a);
+  a = DecodeArgs(1, 1, 4096); // 32 query rows per KV head: two row tiles
+  {
+    DecodePlan p;
+    if (attn_status s = a.plan(m, p))
+      report("rows", s);
+    else
+      printLaunchHeader("rows", p.partial);
+  }
   a = DecodeArgs();
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
   decodeCase(m, "no-kernel-causal", a);

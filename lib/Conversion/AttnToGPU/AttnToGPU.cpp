@@ -114,17 +114,6 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
              << maskElt << "; the GPU kernels read additive masks in the "
              << "operands' element type " << spec.elementType;
   }
-  if (auto p = dyn_cast<AttentionPartialOp>(op)) {
-    // The decode kernel holds the packed rows of one key/value head in one
-    // MMA tile.
-    AttentionConfig c = getAttentionConfig(p);
-    int64_t rows = c.dims.groupSize() * c.dims.querySeq;
-    if (!ShapedType::isDynamic(c.dims.querySeq) && rows > 16)
-      return op->emitOpError("packs ")
-             << c.dims.groupSize() << " query heads x Sq = " << c.dims.querySeq
-             << " = " << rows
-             << " rows per key/value head; the GPU decode kernel holds 16";
-  }
   FailureOr<AttnTileSizes> sizes =
       chooseTiling(op, spec, warps, mTiles, blockKV);
   if (failed(sizes))
