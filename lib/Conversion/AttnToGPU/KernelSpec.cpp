@@ -27,20 +27,45 @@ static std::string typeName(Type t) {
   return "?";
 }
 
+namespace {
+/// One thing a kernel is specialised for: its manifest key and value, and
+/// its part of the kernel's name.
+struct Facet {
+  const char *key;
+  std::string value, namePart;
+};
+} // namespace
+
+/// What `spec`'s kernel is specialised for, in the order of its name and
+/// of its manifest line (the combine has no head dim and no causal kind).
+static SmallVector<Facet> facets(const KernelSpec &spec) {
+  std::string dtype = typeName(spec.elementType);
+  bool combine = spec.kind == KernelKind::DecodeCombine;
+  SmallVector<Facet> out = {{"dtype", dtype, "_" + dtype}};
+  if (!combine)
+    out.push_back({"head_dim", std::to_string(spec.headDim),
+                   "_d" + std::to_string(spec.headDim)});
+  out.push_back({"value_dim", std::to_string(spec.valueDim),
+                 "_dv" + std::to_string(spec.valueDim)});
+  if (!combine) {
+    std::string causal = stringifyCausalKind(spec.causal).str();
+    out.push_back({"causal", causal, "_" + causal});
+  }
+  if (spec.mask != MaskOperand::None) {
+    bool additive = spec.mask == MaskOperand::Additive;
+    out.push_back({"mask", additive ? "add" : "bool",
+                   additive ? "_addmask" : "_boolmask"});
+  }
+  return out;
+}
+
 std::string KernelSpec::name() const {
-  std::ostringstream os;
-  os << (kind == KernelKind::Forward         ? "attn_fwd"
-         : kind == KernelKind::DecodePartial ? "attn_dec"
-                                             : "attn_comb")
-     << "_" << typeName(elementType);
-  if (kind != KernelKind::DecodeCombine)
-    os << "_d" << headDim;
-  os << "_dv" << valueDim;
-  if (kind != KernelKind::DecodeCombine)
-    os << "_" << stringifyCausalKind(causal).str();
-  if (mask != MaskOperand::None)
-    os << (mask == MaskOperand::Additive ? "_addmask" : "_boolmask");
-  return os.str();
+  std::string name = kind == KernelKind::Forward         ? "attn_fwd"
+                     : kind == KernelKind::DecodePartial ? "attn_dec"
+                                                         : "attn_comb";
+  for (const Facet &f : facets(*this))
+    name += f.namePart;
+  return name;
 }
 
 StringRef KernelSpec::kindName() const {
@@ -72,14 +97,9 @@ SmallVector<KernelParam> KernelSpec::params() const {
 
 std::string KernelSpec::manifestLine() const {
   std::ostringstream os;
-  os << "kernel " << name() << " kind=" << kindName().str() << " dtype=" << typeName(elementType);
-  if (kind != KernelKind::DecodeCombine)
-    os << " head_dim=" << headDim;
-  os << " value_dim=" << valueDim;
-  if (kind != KernelKind::DecodeCombine)
-    os << " causal=" << stringifyCausalKind(causal).str();
-  if (mask != MaskOperand::None)
-    os << " mask=" << (mask == MaskOperand::Additive ? "add" : "bool");
+  os << "kernel " << name() << " kind=" << kindName().str();
+  for (const Facet &f : facets(*this))
+    os << " " << f.key << "=" << f.value;
   if (kind == KernelKind::Forward)
     os << " block_q=" << rows();
   else
