@@ -94,6 +94,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.warps = options.warps;
   kernelOptions.mTiles = options.mTiles;
   kernelOptions.report = options.report;
+  kernelOptions.chip = options.chip;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;
@@ -108,6 +109,8 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
+  // nvvm ops that are written as inline PTX (wgmma).
+  device.addPass(createConvertNVVMToLLVMPass());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

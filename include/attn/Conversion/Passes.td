@@ -145,7 +145,10 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     parameters, mapped onto one CTA (docs/TileToGPU.md): ldmatrix +
     mma.sync.m16n8k16 (f32 accumulate), cp.async into a ring of K/V tiles
     in shared memory, ex2.approx with log2(e) folded into the scale; they
-    assemble for sm_80 and later. Their schedule (warps, query rows, keys
+    assemble for sm_80 and later. With `chip=sm_90a` the forward kernels
+    are mapped onto warpgroups instead: wgmma for both products (Q and K
+    from shared-memory descriptors, P from registers), K/V tiles in
+    128-byte-swizzled shared memory. Their schedule (warps, query rows, keys
     per tile, stages, shared memory) is the one attn-tile's cost model
     picks for the op; the options are requests to it, and `report` prints
     attn-tile's account of it per op.
@@ -170,7 +173,10 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "mask operand, always use 1)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit attn-tile's report (schedule, shared memory, HBM bytes and "
-           "FLOPs) for the kernel of every op, as a remark">
+           "FLOPs) for the kernel of every op, as a remark">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The GPU the kernels are for, sm_80 or later (sm_<NN>, sm_90a): "
+           "sm_90a maps forward kernels onto wgmma warpgroups">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

@@ -44,6 +44,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.blockKV = blockKV;
   request.warps = warps;
   request.smemBudget = kMaxSharedMemory;
+  request.target = spec.target;
   if (mTiles && spec.kind == KernelKind::Forward) {
     // The query tile follows from the warps the model picks.
     FailureOr<AttnTileSizes> first = chooseAttnTileSizes(op, request);
@@ -62,12 +63,27 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   return sizes;
 }
 
+/// The tensor-core mapping for `chip` (sm_<NN>[a], NN >= 80): wgmma on
+/// sm_90a, whose instructions no other chip has; mma.sync elsewhere.
+std::optional<TileTarget> parseChip(StringRef chip) {
+  unsigned version = 0;
+  StringRef digits = chip;
+  if (!digits.consume_front("sm_"))
+    return std::nullopt;
+  bool archSpecific = digits.consume_back("a");
+  if (digits.getAsInteger(10, version) || version < 80)
+    return std::nullopt;
+  if (archSpecific && version == 90)
+    return TileTarget::Sm90a;
+  return TileTarget::Sm80;
+}
+
 /// The kernel spec of an attn op, or an error on the op. With `report`,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
 /// remark on the op.
-FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
-                              int64_t blockKV, bool report,
-                              AttnTileSizes &tiling) {
+FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
+                              int64_t warps, int64_t mTiles, int64_t blockKV,
+                              bool report, AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -75,6 +91,9 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
                                           a.getKey().getType(),
                                           a.getValue().getType());
     spec.kind = KernelKind::Forward;
+    // Split-KV decode keeps the sm_80 mapping on sm_90a: its few rows fill
+    // no 64-row warpgroup.
+    spec.target = target;
     spec.elementType = a.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
@@ -127,7 +146,7 @@ FailureOr<KernelSpec> specFor(Operation *op, int64_t warps, int64_t mTiles,
            << spec.blockKV;
   if (spec.warps < 1 || spec.warps > 8)
     return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
-  if (spec.kind == KernelKind::Forward &&
+  if (spec.kind == KernelKind::Forward && spec.target == TileTarget::Sm80 &&
       (spec.blockQ % (16 * spec.warps) || spec.blockQ / (16 * spec.warps) > 2))
     return op->emitOpError("'m-tiles' must be 1 or 2, got block-q = ")
            << spec.blockQ << " for " << spec.warps << " warps";
@@ -240,7 +259,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     pipeline.addPass(createCSEPass());
     if (failed(runPipeline(pipeline, source)))
       return failure();
-    FailureOr<int64_t> bytes = lowerTileFormToNVVM(source, kernel, spec.params());
+    FailureOr<int64_t> bytes =
+        lowerTileFormToNVVM(source, kernel, spec.params(), spec.target);
     if (failed(bytes))
       return failure();
     if (*bytes != sizes.workgroupBytes)
@@ -252,6 +272,13 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<TileTarget> target = parseChip(chip);
+    if (!target) {
+      module.emitError("attn-to-gpu: chip must be sm_<NN> with NN >= 80 "
+                       "(sm_80, sm_86, sm_90, sm_90a, ...), got '")
+          << chip << "'";
+      return signalPassFailure();
+    }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
@@ -276,7 +303,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     for (Operation *op : ops) {
       AttnTileSizes sizes;
       FailureOr<KernelSpec> spec =
-          specFor(op, warps, mTiles, blockKV, report, sizes);
+          specFor(op, *target, warps, mTiles, blockKV, report, sizes);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();

@@ -60,7 +60,12 @@ struct Emitter {
   Value ge(Value x, Value y) { return cmp(arith::CmpIPredicate::sge, x, y); }
   Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
   Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
+  Value udiv(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value urem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
   Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);

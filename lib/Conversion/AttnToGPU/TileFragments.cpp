@@ -300,15 +300,25 @@ Value TileLowering::packPair(Type elementType, Value lo, Value hi) {
   return LLVM::BitcastOp::create(b, e.loc, e.i32(), v);
 }
 
+SmallVector<Value> TileLowering::packA(const Fragment &f, int64_t mt,
+                                       int64_t kk, Type elementType) {
+  // The accumulator layout packs into the A layout register by register.
+  SmallVector<Value> a;
+  for (int64_t reg = 0; reg < Mma::kARegisters; ++reg) {
+    auto [block, first] = Mma::aFromAccumulator(reg);
+    int64_t at =
+        mt * f.layout.perTile() + (2 * kk + block) * Mma::kAccElements + first;
+    a.push_back(packPair(elementType, f.elems[at], f.elems[at + 1]));
+  }
+  return a;
+}
+
 SmallVector<Value> TileLowering::sharedA(const SharedTile &tile, Value rowBase,
                                          int64_t mt, int64_t kk) {
   auto [laneRow, laneCol] = frag->ldmatrixA(e);
   Value row = e.add(e.add(rowBase, e.c32(mt * Mma::kM)), laneRow);
   Value col = e.add(laneCol, e.c32(kk * Mma::kK));
-  return ldmatrix4(
-      e.add(tile.offset, e.mul(e.add(e.mul(row, e.c32(tile.pitch)), col),
-                               e.c32(tile.elementBytes()))),
-      /*transpose=*/false);
+  return ldmatrix4(tileOffset(tile, row, col), /*transpose=*/false);
 }
 
 void TileLowering::waitForStages(int64_t pending) {
@@ -317,6 +327,12 @@ void TileLowering::waitForStages(int64_t pending) {
     uncommittedLoads = false;
   }
   NVVM::CpAsyncWaitGroupOp::create(b, e.loc, pending);
+  // wgmma reads shared memory through the async proxy: the copies, made
+  // through the generic one, must be visible to it.
+  if (hopper)
+    NVVM::FenceProxyOp::create(
+        b, e.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b, e.loc);
 }
 
@@ -412,6 +428,8 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (rit == shared.end())
     return op.emitOpError("has a rhs that is not a shared-memory tile");
   const SharedTile &r = rit->second;
+  if (hopper)
+    return lowerMatmulWgmma(op, *acc, r);
   SmallVector<int64_t> rs = r.shape;
   Value rhsRow = e.c32(0);
   if (rs.size() == 3) {
@@ -428,7 +446,7 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (!(elt.isBF16() || elt.isF16()) || n != l.cols || n % 16 || k % 16)
     return op.emitOpError("needs f16 or bf16 operands and N, K in multiples "
                           "of 16 for mma.sync.m16n8k16");
-  int64_t eb = r.elementBytes(), kSteps = k / Mma::kK;
+  int64_t kSteps = k / Mma::kK;
 
   // The A operand of m-tile mt, k-step kk, made once, on first use.
   std::optional<SharedTile> lhsTile;
@@ -460,13 +478,7 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
                               : e.c32(0);
       a = sharedA(*lhsTile, base, mt, kk);
     } else {
-      // The accumulator layout packs into the A layout register by register.
-      for (int64_t reg = 0; reg < Mma::kARegisters; ++reg) {
-        auto [block, first] = Mma::aFromAccumulator(reg);
-        int64_t at = mt * lhsFrag->layout.perTile() +
-                     (2 * kk + block) * Mma::kAccElements + first;
-        a.push_back(packPair(elt, lhsFrag->elems[at], lhsFrag->elems[at + 1]));
-      }
+      a = packA(*lhsFrag, mt, kk, elt);
     }
     return aCache[key] = a;
   };
@@ -484,10 +496,7 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
         std::copy(out.begin(), out.end(), first);
       }
   };
-  auto rhsAt = [&](Value row, Value col) {
-    return e.add(r.offset,
-                 e.mul(e.add(e.mul(row, e.c32(r.pitch)), col), e.c32(eb)));
-  };
+  auto rhsAt = [&](Value row, Value col) { return tileOffset(r, row, col); };
   if (transpose) {
     // rhs rows are the N dimension (K for S = Q K^T).
     auto [laneRow, laneCol] = frag->ldmatrixB(e);

@@ -88,12 +88,17 @@ struct Global {
 };
 
 /// A memory tile in shared memory: byte offset (i32), static shape, row
-/// pitch in elements.
+/// pitch in elements. sm_80: rows padded by 16 bytes. sm_90a: the layout
+/// that wgmma's descriptors read, `swizzle` bytes (128, 64 or 32) per row
+/// of a column block, blocks one after another, the 16-byte chunks of row
+/// r XORed with r's bits (the pattern repeats every 8 rows and every tile
+/// is 1024-byte aligned); `pitch` is then the row's elements.
 struct SharedTile {
   Value offset;
   SmallVector<int64_t> shape;
   int64_t pitch;
   Type elementType;
+  int64_t swizzle = 0;
   int64_t elementBytes() const {
     return elementType.getIntOrFloatBitWidth() / 8;
   }
@@ -102,7 +107,8 @@ struct SharedTile {
 /// One kernel's lowering: the value maps and the per-thread state.
 class TileLowering {
 public:
-  TileLowering(OpBuilder &b, Location loc) : b(b), e{b, loc} {}
+  TileLowering(OpBuilder &b, Location loc, TileTarget target)
+      : b(b), e{b, loc}, hopper(target == TileTarget::Sm90a) {}
 
   FailureOr<int64_t> run(func::FuncOp source, gpu::GPUFuncOp kernel,
                          ArrayRef<KernelParam> params);
@@ -110,6 +116,8 @@ public:
 private:
   OpBuilder &b;
   Emitter e;
+  /// The sm_90a mapping: warpgroups, wgmma, swizzled memory tiles.
+  bool hopper;
 
   // The schedule of the loop nest being lowered.
   int64_t warps = 0, keySlices = 1, blockQ = 0, stages = 0;
@@ -157,6 +165,9 @@ private:
   LogicalResult lowerLoad(TileLoadOp op);
   LogicalResult lowerStore(TileStoreOp op);
   LogicalResult lowerMatmul(TileMatmulOp op);
+  /// The sm_90a form (TileWgmma.cpp): one wgmma per k-step per warpgroup.
+  LogicalResult lowerMatmulWgmma(TileMatmulOp op, const Fragment &acc,
+                                 const SharedTile &rhs);
   LogicalResult lowerMap(TileMapOp op);
   LogicalResult lowerReduce(TileReduceOp op);
 
@@ -183,11 +194,22 @@ private:
   FailureOr<SmallVector<Value>> rowIndices(Region &region, Value row);
   Value globalOffset(const Global &g, ArrayRef<Value> leading, Value column);
 
+  /// The i32 byte offset in shared memory of element (row, col) of a rank-2
+  /// memory tile.
+  Value tileOffset(const SharedTile &tile, Value row, Value col);
+  /// The wgmma descriptor of the 8-row groups of `tile` at `byteOffset`:
+  /// K-major (rows are M or N, the reduction runs along them) or MN-major.
+  Value wgmmaDescriptor(const SharedTile &tile, Value byteOffset, bool kMajor);
+
   // Instructions.
   SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);
   SmallVector<Value> mma(Type elementType, ArrayRef<Value> a,
                          ArrayRef<Value> bFrag, ArrayRef<Value> c);
   Value packPair(Type elementType, Value lo, Value hi);
+  /// The A operand of m-tile `mt`, k-step `kk` from a register tile in the
+  /// accumulator layout (P for O = P V): four packed pairs.
+  SmallVector<Value> packA(const Fragment &f, int64_t mt, int64_t kk,
+                           Type elementType);
   SmallVector<Value> sharedA(const SharedTile &tile, Value rowBase, int64_t mt,
                              int64_t kk);
   void waitForStages(int64_t pending);

@@ -201,6 +201,11 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
   keySlices = schedule.getKeySlices();
   blockQ = schedule.getBlockQ();
   stages = schedule.getStages();
+  if (hopper && (warps % 4 || blockQ != 16 * warps || keySlices != 1))
+    return op.emitOpError("has a schedule of ")
+           << warps << " warps, " << blockQ << " query rows and " << keySlices
+           << " key slices; the sm_90a lowering needs warpgroups of 4 warps "
+           << "with 16 rows each and no key slices";
   if (keySlices > 1 && (keySlices != warps || keySlices == blockQ))
     return op.emitOpError("splits key/value tiles into ")
            << keySlices << " slices; the GPU lowering gives one to each of "
@@ -236,10 +241,13 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
            << "tiles in flight";
 
   // A memory lhs that the loop does not write and one m-tile per warp: read
-  // into registers once, before the loop.
+  // into registers once, before the loop (sm_80; wgmma reads it from
+  // shared memory).
   bool waited = false;
   WalkResult hoist = op.getBody()->walk([&](TileMatmulOp mm) {
     Value lhs = mm.getLhs();
+    if (hopper)
+      return WalkResult::advance();
     auto it = shared.find(lhs);
     if (it == shared.end() || hoistedA.count(lhs))
       return WalkResult::advance();
@@ -409,6 +417,20 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
   int64_t rows = 1;
   for (int64_t d : type.getShape().drop_back())
     rows *= d;
+  if (hopper) {
+    // Swizzled rows: the widest pattern (128, 64 or 32 bytes) that divides
+    // the row, the pattern's 8-row period whole in every tile.
+    int64_t rowBytes = type.getShape().back() * eb;
+    t.swizzle = rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
+    t.pitch = type.getShape().back();
+    if (rowBytes % 32 || type.getShape().drop_back().back() % 8)
+      return op.emitOpError("allocates ")
+             << type << "; the sm_90a kernels take tiles of 8-row groups "
+             << "with rows of whole 32-byte chunks";
+    tileBytes += llvm::alignTo(rows * rowBytes, 1024);
+    shared[op.getResult()] = t;
+    return success();
+  }
   tileBytes += llvm::alignTo(rows * t.pitch * eb, 16);
   shared[op.getResult()] = t;
   return success();
@@ -457,6 +479,9 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
   for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
     if (isConstantIntValue(offset, 0))
       continue;
+    if (src.swizzle && static_cast<int64_t>(d) >= rank - 2)
+      return op.emitOpError("views part of the rows or columns of a swizzled "
+                            "shared-memory tile");
     // Elements per step of dimension d: the padded rows below it.
     int64_t step = 1;
     if (static_cast<int64_t>(d) < rank - 1) {
@@ -542,8 +567,7 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
     if (failed(idx))
       return failure();
     Value src = e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, col));
-    Value dst = sharedAt(e.add(
-        t.offset, e.mul(e.add(e.mul(r, e.c32(t.pitch)), col), e.c32(eb))));
+    Value dst = sharedAt(tileOffset(t, r, col));
     NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
                             NVVM::LoadCacheModifierKind::CG,
                             e.select(e.lt(r, rows), e.c32(16), e.c32(0)));
@@ -614,7 +638,8 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
 
 FailureOr<int64_t> attn::lowerTileFormToNVVM(func::FuncOp source,
                                              gpu::GPUFuncOp kernel,
-                                             ArrayRef<KernelParam> params) {
+                                             ArrayRef<KernelParam> params,
+                                             TileTarget target) {
   OpBuilder b(kernel.getContext());
-  return TileLowering(b, source.getLoc()).run(source, kernel, params);
+  return TileLowering(b, source.getLoc(), target).run(source, kernel, params);
 }

@@ -1,7 +1,8 @@
 //===- TileToNVVM.h - the tile form on warps and tensor cores ---*- C++ -*-===//
 //
-// The sm_80 lowering of attn-tile's tile form (docs/TileToGPU.md): one
-// kernel's loop nest onto a CTA's threads, ldmatrix, mma.sync and cp.async.
+// The GPU lowering of attn-tile's tile form (docs/TileToGPU.md): one
+// kernel's loop nest onto a CTA's threads; cp.async copies, and ldmatrix and
+// mma.sync (sm_80) or wgmma (sm_90a) products.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,10 +23,12 @@ namespace attn {
 /// `#gpu.block` mapping, with the loads, products, maps, reductions and
 /// stores of attn-tile inside; its iterations become the CTAs of the grid.
 /// Returns the bytes of dynamic shared memory the kernel uses, or an error
-/// on the op it cannot map.
+/// on the op it cannot map. `target` picks the tensor-core mapping: sm_80's
+/// warps (mma.sync, ldmatrix) or sm_90a's warpgroups (wgmma).
 FailureOr<int64_t> lowerTileFormToNVVM(func::FuncOp source,
                                        gpu::GPUFuncOp kernel,
-                                       ArrayRef<KernelParam> params);
+                                       ArrayRef<KernelParam> params,
+                                       TileTarget target);
 
 } // namespace attn
 } // namespace mlir

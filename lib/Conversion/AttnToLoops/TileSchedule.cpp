@@ -76,13 +76,24 @@ static std::optional<TileShape> getTileShape(Operation *op) {
 
 /// Bytes of shared memory the tiles take. Forward and split-KV: the Q tile
 /// and `stages` K and V tiles, each row padded by 16 bytes (ldmatrix then
-/// reads no bank twice). Gradients (CPU only so far): Q, dO, K and V tiles.
+/// reads no bank twice), or for sm_90a unpadded swizzled rows with every
+/// tile 1024-byte aligned (the swizzle repeats every 8 rows of 128
+/// bytes; the K and V rings are one tile each). Gradients (CPU only so far): Q, dO, K and V tiles.
 static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
-                           int64_t stages) {
+                           int64_t stages,
+                           TileTarget target = TileTarget::Sm80) {
   if (s.kind == TileShape::Kind::Gradient)
     return (blockQ * (s.headDim + s.valueDim) +
             blockKV * (s.headDim + s.valueDim)) *
            s.elementBytes;
+  if (target == TileTarget::Sm90a) {
+    auto tile = [&](int64_t rows, int64_t cols) {
+      return static_cast<int64_t>(
+          llvm::alignTo(rows * cols * s.elementBytes, 1024));
+    };
+    return tile(blockQ, s.headDim) + tile(stages * blockKV, s.headDim) +
+           tile(stages * blockKV, s.valueDim);
+  }
   int64_t pad = 16 / s.elementBytes;
   int64_t qRow = s.headDim + pad, kRow = s.headDim + pad,
           vRow = s.valueDim + pad;
@@ -125,8 +136,22 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   AttnTileSizes t;
   t.stages = request.stages ? request.stages : 3;
 
+  bool hopper = request.target == TileTarget::Sm90a;
   switch (s.kind) {
   case TileShape::Kind::Forward: {
+    if (hopper) {
+      // Warpgroups of 4 warps, 64 rows each (wgmma's m64, one 16-row tile
+      // per warp), 128-key tiles up to D = 128 (64 above: the accumulators
+      // of S and O stay in registers), 2 stages.
+      t.warps = request.warps ? request.warps : 8;
+      if (!bq)
+        bq = 16 * t.warps;
+      if (!bkv)
+        bkv = std::max(s.headDim, s.valueDim) <= 128 ? 128 : 64;
+      if (!request.stages)
+        t.stages = 2;
+      break;
+    }
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
     t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
     // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
@@ -167,7 +192,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
-  while (sharedBytes(s, bq, bkv, t.stages) > request.smemBudget) {
+  while (sharedBytes(s, bq, bkv, t.stages, request.target) >
+         request.smemBudget) {
     if (!request.blockKV && bkv > kMinBlock)
       bkv /= 2;
     else if (!request.blockQ && s.kind == TileShape::Kind::Gradient &&
@@ -176,7 +202,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  int64_t bytes = sharedBytes(s, bq, bkv, t.stages);
+  int64_t bytes = sharedBytes(s, bq, bkv, t.stages, request.target);
   if (bytes > request.smemBudget) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();
@@ -184,8 +210,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     if (!gradient)
       diag << " in " << t.stages << " stages";
     diag << " need " << bytes << " bytes of workgroup memory ("
-         << (gradient ? "Q, dO, K, V tiles" : "Q, K, V tiles, rows padded by "
-                                              "16 bytes")
+         << (gradient  ? "Q, dO, K, V tiles"
+             : hopper ? "Q, K, V tiles in swizzled rows"
+                      : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
          << s.elementBytes << "-byte elements), more than smem-budget = "
          << request.smemBudget;

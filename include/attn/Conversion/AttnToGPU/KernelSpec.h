@@ -8,6 +8,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_KERNELSPEC_H
 #define ATTN_CONVERSION_ATTNTOGPU_KERNELSPEC_H
 
+#include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/Types.h"
@@ -44,6 +45,9 @@ struct KernelSpec {
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
   MaskOperand mask = MaskOperand::None;
+  /// The tensor-core mapping: sm_80's (mma.sync, every kernel) or sm_90a's
+  /// (wgmma; forward kernels on sm_90a).
+  TileTarget target = TileTarget::Sm80;
   // The schedule: attn-tile's #attn.schedule.
   /// Warps per CTA.
   int64_t warps = 4;
@@ -57,7 +61,8 @@ struct KernelSpec {
   /// (decode), merged at the end.
   int64_t keySlices = 1;
   /// Dynamic shared memory: the Q tile and the ring of K and V tiles, rows
-  /// padded by 16 bytes so that ldmatrix reads no bank twice.
+  /// padded by 16 bytes so that ldmatrix reads no bank twice (sm_90a:
+  /// swizzled, unpadded).
   int64_t sharedBytes = 0;
 
   int64_t threads() const { return warps * 32; }

@@ -42,11 +42,17 @@ struct AttnTileSizes {
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
 
+/// The tensor-core mapping a schedule is for: sm_80's warps of mma.sync
+/// with rows padded by 16 bytes in shared memory, or sm_90a's warpgroups
+/// of wgmma (64 query rows each) with 128-byte-swizzled rows.
+enum class TileTarget { Sm80, Sm90a };
+
 /// What the user asked for; 0 means "choose".
 struct AttnTileRequest {
   int64_t blockQ = 0, blockKV = 0, stages = 0, warps = 0;
   /// Bytes of workgroup memory the tiles may take.
   int64_t smemBudget = 232448;
+  TileTarget target = TileTarget::Sm80;
 };
 
 /// The bytes of workgroup memory that `sizes` take for `op`.

@@ -1,0 +1,90 @@
+// RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90a | FileCheck %s
+// RUN: not attn-opt %s -attn-to-gpu=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -attn-to-gpu=chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
+// RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a warps=6" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90 | FileCheck %s --check-prefix=SM90
+
+// CHIP: chip must be sm_<NN> with NN >= 80 (sm_80, sm_86, sm_90, sm_90a, ...)
+// MTILES: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1)
+// WARPS: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1) and at most 256 keys per tile; got 6 warps
+// SM90-NOT: wgmma
+
+// On sm_90a the forward kernel is the same tile form on two warpgroups:
+// 128 query rows, 128-key tiles in 2 stages, unpadded swizzled tiles
+// (Q 16 KiB, K and V rings 32 KiB each). The copies write each 16-byte
+// chunk at its swizzled place (an xor); after the wait, a proxy fence
+// makes them visible to wgmma. S = Q K^T: 4 k-steps, Q and K from
+// shared-memory descriptors (K K-major: B layout col), the first step
+// not reading the zero accumulator; P V: P packed from the S accumulators
+// in registers, V MN-major (the trailing 1 in the PTX).
+// CHECK: kernel attn_fwd_bf16_d64_dv64_none kind=forward {{.*}} block_q=128 block_kv=128 threads=256 smem=81920
+// CHECK-LABEL: gpu.func @attn_fwd_bf16_d64_dv64_none(
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: arith.xori
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: gpu.return
+func.func @forward(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x130x64xbf16>, %v: tensor<2x4x130x64xbf16>) -> tensor<2x4x100x64xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<2x4x100x64xbf16>, tensor<2x4x130x64xbf16>, tensor<2x4x130x64xbf16> -> tensor<2x4x100x64xbf16>
+  return %o : tensor<2x4x100x64xbf16>
+}
+
+// -----
+
+// Rows of 80 f16 (160 bytes) take the 32-byte swizzle, V of Dv = 48 too;
+// D = 256 keeps 64-key tiles; causal and a boolean mask map as on sm_80.
+// CHECK: kernel attn_fwd_f16_d80_dv48_top_left_boolmask kind=forward {{.*}} block_q=128 block_kv=128 threads=256
+// CHECK-LABEL: gpu.func @attn_fwd_f16_d80_dv48_top_left_boolmask(
+// The K-major descriptors' constant fields: 32-byte swizzle (mode 3 in
+// bits 62-63), 8 rows of 32 bytes between 8-row groups (256 >> 4 in bits
+// 32-45), leading offset 1.
+// CHECK: arith.constant -4611685949707845632 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16
+func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: tensor<1x2x47x48xf16>, %m: tensor<33x47xi1>) -> tensor<1x2x33x48xf16> {
+  %o = attn.attention %q, %k, %v mask(%m : tensor<33x47xi1>) {causal = #attn.causal<top_left>} : tensor<1x2x33x80xf16>, tensor<1x2x47x80xf16>, tensor<1x2x47x48xf16> -> tensor<1x2x33x48xf16>
+  return %o : tensor<1x2x33x48xf16>
+}
+
+// -----
+
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=256 smem=196608
+// CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+func.func @wide(%q: tensor<1x2x64x256xbf16>, %k: tensor<1x2x64x256xbf16>, %v: tensor<1x2x64x256xbf16>) -> tensor<1x2x64x256xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16> -> tensor<1x2x64x256xbf16>
+  return %o : tensor<1x2x64x256xbf16>
+}
+
+// -----
+
+// Split-KV decode keeps the warp mapping: its 16 packed rows fill no
+// 64-row warpgroup.
+// CHECK-LABEL: gpu.func @attn_dec_bf16_d128_dv128_none(
+// CHECK-NOT: wgmma
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.return
+func.func @decode(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>) -> tensor<1x32x1x128xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 4 : i64} : tensor<1x32x1x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16> -> tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32>
+  %o = attn.combine %po, %pl : tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32> -> tensor<1x32x1x128xbf16>
+  return %o : tensor<1x32x1x128xbf16>
+}
