@@ -109,6 +109,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createAttnGridConstantsPass());
   // nvvm ops that are written as inline PTX (wgmma).
   device.addPass(createConvertNVVMToLLVMPass());
   device.addPass(createCanonicalizerPass());

@@ -71,6 +71,9 @@ struct LoadedDriver {
 #undef ATTN_CUDA_DRIVER_LOAD
     driver.funcGetParamInfo = reinterpret_cast<decltype(&::cuFuncGetParamInfo)>(
         dlsym(handle, "cuFuncGetParamInfo"));
+    driver.tensorMapEncodeTiled =
+        reinterpret_cast<decltype(&::cuTensorMapEncodeTiled)>(
+            dlsym(handle, "cuTensorMapEncodeTiled"));
     // The handle stays open for the life of the process.
     CUresult result = driver.cuInit(0);
     if (result != CUDA_SUCCESS)

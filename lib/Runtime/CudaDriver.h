@@ -42,6 +42,9 @@ struct CudaDriver {
 #undef ATTN_CUDA_DRIVER_MEMBER
   /// CUDA 12.4+; null on older drivers (the parameter check is skipped).
   decltype(&::cuFuncGetParamInfo) funcGetParamInfo = nullptr;
+  /// CUDA 12.0+; null on older drivers, which cannot launch kernels that
+  /// take tensor maps.
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 
   /// "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
   std::string errorString(CUresult result) const;

@@ -10,37 +10,70 @@
 namespace attn::runtime {
 
 namespace {
+/// The WHEN column of attn_kernel_abi.def, spelled as it is there so that a
+/// value this runtime does not know fails to compile.
+enum class AbiWhen { always, mask, tma };
+
 struct AbiEntry {
   const char *kind, *name, *type;
   int rank;
-  bool maskOnly;
+  AbiWhen when;
 };
 constexpr AbiEntry kAbi[] = {
 #define ATTN_KERNEL_PARAM(KIND, NAME, TYPE, RANK, WHEN)                        \
-  {#KIND, #NAME, #TYPE, RANK, sizeof(#WHEN) == sizeof("mask")},
+  {#KIND, #NAME, #TYPE, RANK, AbiWhen::WHEN},
 #include "attn-runtime/attn_kernel_abi.def"
 };
 } // namespace
 
-std::vector<AbiParam> abiParams(KernelKind kind, MaskKind mask) {
+std::string_view tensorMapSource(std::string_view name) {
+  constexpr std::string_view suffix = "_tmap";
+  if (name.size() <= suffix.size() ||
+      name.substr(name.size() - suffix.size()) != suffix)
+    return {};
+  return name.substr(0, name.size() - suffix.size());
+}
+
+std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
   std::vector<AbiParam> params;
-  for (const AbiEntry &e : kAbi)
-    if (std::strcmp(e.kind, kernelKindName(kind)) == 0 &&
-        (!e.maskOnly || mask != MaskKind::None))
+  for (const AbiEntry &e : kAbi) {
+    if (std::strcmp(e.kind, kernelKindName(kernel.kind)) != 0)
+      continue;
+    bool taken = e.when == AbiWhen::always ||
+                 (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
+                 (e.when == AbiWhen::tma && kernel.usesTma());
+    if (taken)
       params.push_back({e.name, e.type, e.rank});
+  }
   return params;
 }
 
-std::string abiParamList(KernelKind kind, MaskKind mask) {
+std::string abiParamList(const KernelSpec &kernel) {
   std::string list;
-  for (const AbiParam &p : abiParams(kind, mask)) {
+  for (const AbiParam &p : abiParams(kernel)) {
     if (!list.empty())
       list += ",";
     list += std::string(p.name) + ":" + p.type;
-    if (std::strcmp(p.type, "memref") == 0)
+    if (std::strcmp(p.type, "memref") == 0 || std::strcmp(p.type, "tmap") == 0)
       list += std::to_string(p.rank);
   }
   return list;
+}
+
+std::string abiName(const KernelSpec &kernel) {
+  std::string name = std::string("kind=") + kernelKindName(kernel.kind);
+  if (kernel.mask != MaskKind::None)
+    name += std::string(" mask=") + maskKindName(kernel.mask);
+  if (kernel.usesTma())
+    name += " with tensor maps";
+  return name;
+}
+
+const TmaBox *KernelSpec::tmaBox(std::string_view tensor) const {
+  for (const TmaBox &box : tma)
+    if (box.tensor == tensor)
+      return &box;
+  return nullptr;
 }
 
 const char *kernelKindName(KernelKind kind) {
@@ -201,6 +234,8 @@ private:
   }
   attn_status parseRecord(int line, const std::vector<std::string_view> &t);
   attn_status parseKernel(int line, const std::vector<std::string_view> &t);
+  attn_status parseTma(int line, const std::string &where,
+                       std::string_view value, KernelSpec &k);
 
   const std::string &path;
   Manifest &manifest;
@@ -326,12 +361,16 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   static const char *const keys[] = {
       "kind",    "dtype", "head_dim", "value_dim", "causal",
-      "block_q", "rows",  "block_kv", "threads",   "smem", "mask", "params"};
+      "block_q", "rows",  "block_kv", "threads",   "smem",
+      "mask",    "tma",   "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
-                            &k.threads, &k.smem,   nullptr,    nullptr};
+                            &k.threads, &k.smem,   nullptr,    nullptr,
+                            nullptr};
+  // Read once every key is known: its checks need the kind and dtype.
+  std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
     size_t eq = t[i].find('=');
     if (eq == std::string_view::npos || eq == 0)
@@ -386,6 +425,8 @@ attn_status Parser::parseKernel(int line,
         return error(line, bad + " (none, top_left, bottom_right)");
     } else if (key == "params") {
       k.params = std::string(value);
+    } else if (key == "tma") {
+      tma = value;
     } else if (key == "mask") {
       if (value == "none")
         k.mask = MaskKind::None;
@@ -445,19 +486,17 @@ attn_status Parser::parseKernel(int line,
     return error(line, where + "mask=" + maskKindName(k.mask) +
                            " is for kind=forward only (this is kind=" +
                            kernelKindName(k.kind) + ")");
+  if (seen[numKeys - 2])
+    if (attn_status s = parseTma(line, where, tma, k))
+      return s;
   // The compiler writes the parameter list it built the kernel with; it
   // must be the ABI this runtime packs.
   if (seen[numKeys - 1]) {
-    std::string expected = abiParamList(k.kind, k.mask);
+    std::string expected = abiParamList(k);
     if (k.params != expected)
       return error(line, where + "params=" + k.params +
-                             " is not this runtime's ABI for kind=" +
-                             kernelKindName(k.kind) +
-                             (k.mask != MaskKind::None
-                                  ? std::string(" mask=") + maskKindName(k.mask)
-                                  : std::string()) +
-                             ", params=" + expected +
-                             " (docs/KernelABI.md)");
+                             " is not this runtime's ABI for " + abiName(k) +
+                             ", params=" + expected + " (docs/KernelABI.md)");
   }
   if (k.threads > 1024)
     return error(line, where + "threads=" + std::to_string(k.threads) +
@@ -466,6 +505,84 @@ attn_status Parser::parseKernel(int line,
     return error(line, where + "smem=" + std::to_string(k.smem) +
                            " is not a plausible shared-memory size");
   manifest.kernels.push_back(std::move(k));
+  return ATTN_OK;
+}
+
+attn_status Parser::parseTma(int line, const std::string &where,
+                             std::string_view value, KernelSpec &k) {
+  // The tensors whose tensor maps the ABI gives this kind: q, k, v.
+  std::vector<std::string> tensors;
+  for (const AbiEntry &e : kAbi)
+    if (std::strcmp(e.kind, kernelKindName(k.kind)) == 0 &&
+        std::strcmp(e.type, "tmap") == 0)
+      tensors.emplace_back(tensorMapSource(e.name));
+  if (tensors.empty())
+    return error(line, where + "tma is for kind=forward only (this is kind=" +
+                           kernelKindName(k.kind) + ")");
+  std::string names;
+  for (const std::string &t : tensors)
+    names += (names.empty() ? "" : ", ") + t;
+
+  size_t elementBytes = dtypeSize(k.dtype);
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t end = value.find(',', pos);
+    if (end == std::string_view::npos)
+      end = value.size();
+    std::string entry(value.substr(pos, end - pos));
+    pos = end + 1;
+    // TENSOR:ROWSxCOLS:SWIZZLE
+    TmaBox box;
+    size_t colon = entry.find(':');
+    size_t times = entry.find('x', colon == std::string::npos ? 0 : colon);
+    size_t colon2 = entry.find(':', times == std::string::npos ? 0 : times);
+    if (colon == std::string::npos || times == std::string::npos ||
+        colon2 == std::string::npos ||
+        !parseInt(std::string_view(entry).substr(colon + 1, times - colon - 1),
+                  box.rows) ||
+        !parseInt(std::string_view(entry).substr(times + 1, colon2 - times - 1),
+                  box.cols) ||
+        !parseInt(std::string_view(entry).substr(colon2 + 1), box.swizzle))
+      return error(line, where + "bad tma entry '" + entry +
+                             "' (expected TENSOR:ROWSxCOLS:SWIZZLE, e.g. "
+                             "q:128x64:128)");
+    box.tensor = entry.substr(0, colon);
+    bool known = false;
+    for (const std::string &t : tensors)
+      known = known || t == box.tensor;
+    if (!known)
+      return error(line, where + "tma entry '" + entry + "' is for '" +
+                             box.tensor + "'; the tensor maps are over " +
+                             names);
+    if (k.tmaBox(box.tensor))
+      return error(line,
+                   where + "tma has two entries for '" + box.tensor + "'");
+    if (box.rows < 1 || box.rows > 256 || box.cols < 1 || box.cols > 256)
+      return error(line, where + "tma box of '" + box.tensor + "' has " +
+                             std::to_string(box.rows) + " rows and " +
+                             std::to_string(box.cols) +
+                             " columns: each must be in [1, 256]");
+    if (box.swizzle != 32 && box.swizzle != 64 && box.swizzle != 128)
+      return error(line, where + "tma swizzle of '" + box.tensor + "' is " +
+                             std::to_string(box.swizzle) +
+                             " bytes: it must be 32, 64 or 128");
+    // A box row is the innermost span TMA copies: whole 16-byte units, and
+    // no wider than the swizzle pattern it lands in.
+    int64_t rowBytes = box.cols * static_cast<int64_t>(elementBytes);
+    std::string row = "tma box of '" + box.tensor + "' has rows of " +
+                      std::to_string(box.cols) + " " + dtypeName(k.dtype) +
+                      " = " + std::to_string(rowBytes) + " bytes";
+    if (rowBytes % 16)
+      return error(line, where + row + ", not a multiple of 16");
+    if (rowBytes > box.swizzle)
+      return error(line, where + row + ", wider than its " +
+                             std::to_string(box.swizzle) + "-byte swizzle");
+    k.tma.push_back(std::move(box));
+  }
+  for (const std::string &t : tensors)
+    if (!k.tmaBox(t))
+      return error(line, where + "tma has no entry for '" + t +
+                             "' (it needs one for each of " + names + ")");
   return ATTN_OK;
 }
 

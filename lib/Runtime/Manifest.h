@@ -36,6 +36,16 @@ enum class MaskKind { None, Add, Bool };
 /// "none", "add", "bool".
 ATTN_RUNTIME_API const char *maskKindName(MaskKind mask);
 
+/// One entry of a forward kernel's `tma` key: the box that the kernel copies
+/// by TMA out of the memref parameter `tensor` (q, k or v) through its tensor
+/// map parameter `<tensor>_tmap`, and the swizzle of the copy in shared memory.
+struct TmaBox {
+  std::string tensor;
+  int64_t rows = 0;    // elements along the sequence dim
+  int64_t cols = 0;    // elements along the head dim (innermost)
+  int64_t swizzle = 0; // bytes: 32, 64 or 128
+};
+
 /// One `kernel` record. Fields a kind does not use stay 0.
 struct KernelSpec {
   std::string name;
@@ -50,27 +60,44 @@ struct KernelSpec {
   int64_t blockKv = 0; // forward, decode_partial; decode_combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
+  /// The `tma` key (forward): one box per tensor map parameter, as written;
+  /// empty when the kernel takes no tensor maps.
+  std::vector<TmaBox> tma;
   /// The `params` key as written (empty when absent); when present, it is
   /// checked against abiParamList() as the manifest is read.
   std::string params;
   int line = 0;
+
+  /// Whether the kernel takes tensor maps (the ABI's WHEN=tma parameters).
+  bool usesTma() const { return !tma.empty(); }
+  /// The box of the tensor map over `tensor` ("q"); null when there is none.
+  const TmaBox *tmaBox(std::string_view tensor) const;
 };
 
 /// One kernel parameter as include/attn-runtime/attn_kernel_abi.def gives
-/// it: `type` is "memref" (of `rank`), "f32" or "i64".
+/// it: `type` is "memref" (of `rank`), "tmap" (a CUtensorMap over a memref
+/// of `rank`), "f32" or "i64".
 struct AbiParam {
   const char *name;
   const char *type;
   int rank;
 };
 
-/// The parameters of a `kind` kernel (with a mask operand or not), in order.
-ATTN_RUNTIME_API std::vector<AbiParam> abiParams(KernelKind kind,
-                                                 MaskKind mask);
+/// The parameters of `kernel`, in order: those of its kind, with the mask
+/// operand's when it takes a mask and the tensor maps when it has `tma`.
+ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
-/// "q:memref4,k:memref4,...,scale_log2:f32,window:i64".
-ATTN_RUNTIME_API std::string abiParamList(KernelKind kind, MaskKind mask);
+/// "q:memref4,k:memref4,...,scale_log2:f32,window:i64[,q_tmap:tmap4,...]".
+ATTN_RUNTIME_API std::string abiParamList(const KernelSpec &kernel);
+
+/// The memref parameter that the tensor map parameter `name` maps: `name`
+/// without its `_tmap` suffix ("q" for "q_tmap"); empty for other names.
+ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
+
+/// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
+/// mask=add", "kind=forward with tensor maps".
+ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 struct ATTN_RUNTIME_API Manifest {
   int version = 0;

@@ -376,6 +376,108 @@ void pushMask(std::vector<uint64_t> &args, const attn_tensor &mask,
   pushMemref(args, reinterpret_cast<uint64_t>(mask.data), sizes, strides, 4);
 }
 
+/// Checks a tensor map against TMA's limits before anything reaches the
+/// driver. The argument checks that every kernel needs already require the
+/// alignment of q, k and v; TMA's terms are checked here in full so that
+/// they hold however those change.
+attn_status checkTensorMap(const char *api, const KernelSpec &kernel,
+                           const attn_tensor &t, const char *dims,
+                           const TensorMapArg &m) {
+  std::string reads = std::string("kernel '") + kernel.name +
+                      "' reads it through a tensor map (TMA)";
+  if (m.address % kDataAlignment)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: %s->data 0x%llx is not %lld-byte aligned: %s", api,
+                 m.tensor, static_cast<unsigned long long>(m.address),
+                 static_cast<long long>(kDataAlignment), reads.c_str());
+  for (int i = 0; i < 4; ++i)
+    if (m.dims[i] > kMaxTensorMapDim)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %s has shape %s (%s): %s, whose dims have at most "
+                   "2^32 elements; dim %d has %llu",
+                   api, m.tensor, shapeString(t).c_str(), dims, reads.c_str(),
+                   3 - i, static_cast<unsigned long long>(m.dims[i]));
+  for (int i = 0; i < 3; ++i) {
+    uint64_t stride = m.strides[i];
+    if (stride % kDataAlignment == 0 && stride < kMaxTensorMapStride)
+      continue;
+    return failf(stride % kDataAlignment ? ATTN_ERROR_ALIGNMENT
+                                         : ATTN_ERROR_STRIDE,
+                 "%s: %s has strides %s (%s): %s, whose strides are "
+                 "multiples of %lld bytes below 2^40; dim %d steps %llu "
+                 "bytes",
+                 api, m.tensor, stridesString(t).c_str(), dtypeName(t.dtype),
+                 reads.c_str(), static_cast<long long>(kDataAlignment), 2 - i,
+                 static_cast<unsigned long long>(stride));
+  }
+  return ATTN_OK;
+}
+
+/// The tensor map parameters of a kernel with `tma`, after all its other
+/// parameters (they come last in the forward ABI): each over the memref
+/// parameter its name says, with that memref's sizes and strides innermost
+/// first, and its box and swizzle from the manifest. A dim of size 1 is
+/// never stepped over, so it gets stride 0 whatever the caller gave it:
+/// any stride is valid there, and TMA would reject most.
+attn_status pushTensorMaps(const char *api, Launch &launch,
+                           const attn_tensor *q, const attn_tensor *k,
+                           const attn_tensor *v) {
+  const struct {
+    const char *name, *dims;
+    const attn_tensor *tensor;
+  } sources[] = {{"q", "B, Hq, Sq, D", q},
+                 {"k", "B, Hkv, Sk, D", k},
+                 {"v", "B, Hkv, Sk, Dv", v}};
+  const KernelSpec &kernel = *launch.kernel;
+  launch.tensorMaps.clear();
+  if (!kernel.usesTma())
+    return ATTN_OK;
+  for (const AbiParam &p : abiParams(kernel)) {
+    if (std::strcmp(p.type, "tmap") != 0)
+      continue;
+    std::string_view name = tensorMapSource(p.name);
+    const TmaBox *box = kernel.tmaBox(name);
+    const attn_tensor *t = nullptr;
+    const char *dims = "";
+    for (const auto &source : sources)
+      if (name == source.name) {
+        t = source.tensor;
+        dims = source.dims;
+      }
+    if (!box || !t || p.rank != 4)
+      return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                   "%s: internal error: no tensor for parameter %s of kernel "
+                   "'%s'",
+                   api, p.name, kernel.name.c_str());
+    TensorMapArg m;
+    m.param = launch.args.size();
+    m.tensor = box->tensor.c_str();
+    m.dtype = t->dtype;
+    m.address = reinterpret_cast<uint64_t>(t->data);
+    uint64_t elementBytes = dtypeSize(t->dtype);
+    for (int i = 0; i < 4; ++i)
+      m.dims[i] = static_cast<uint64_t>(t->shape[3 - i]);
+    for (int i = 0; i < 3; ++i) {
+      int dim = 2 - i;
+      uint64_t bytes = 0;
+      if (t->shape[dim] > 1 &&
+          __builtin_mul_overflow(static_cast<uint64_t>(t->strides[dim]),
+                                 elementBytes, &bytes))
+        bytes = UINT64_MAX; // far past TMA's limit: checkTensorMap says so
+      m.strides[i] = bytes;
+    }
+    m.box[0] = static_cast<uint32_t>(box->cols);
+    m.box[1] = static_cast<uint32_t>(box->rows);
+    m.box[2] = m.box[3] = 1;
+    m.swizzle = box->swizzle;
+    if (attn_status s = checkTensorMap(api, kernel, *t, dims, m))
+      return s;
+    launch.args.push_back(0);
+    launch.tensorMaps.push_back(m);
+  }
+  return ATTN_OK;
+}
+
 void pushF32(std::vector<uint64_t> &args, float value) {
   uint32_t bits;
   static_assert(sizeof(bits) == sizeof(value), "f32 is 4 bytes");
@@ -445,11 +547,13 @@ int64_t workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim) {
 
 } // namespace
 
-std::vector<size_t> abiParamSizes(KernelKind kind, MaskKind mask) {
+std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
   std::vector<size_t> sizes;
-  for (const AbiParam &p : abiParams(kind, mask)) {
+  for (const AbiParam &p : abiParams(kernel)) {
     if (std::strcmp(p.type, "memref") == 0)
       sizes.insert(sizes.end(), 3 + 2 * p.rank, 8);
+    else if (std::strcmp(p.type, "tmap") == 0)
+      sizes.push_back(kTensorMapBytes);
     else
       sizes.push_back(std::strcmp(p.type, "f32") == 0 ? 4 : 8);
   }
@@ -487,7 +591,7 @@ attn_status planForward(const Manifest &manifest, const attn_tensor *q,
     pushMask(args, *mask, p);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  return ATTN_OK;
+  return pushTensorMaps(api, launch, q, k, v);
 }
 
 int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,

@@ -1,10 +1,11 @@
 //===- Plan.h - argument checks and launch plans ----------------*- C++ -*-===//
 //
 // Turns one attn_forward / attn_decode call into the launches it needs (the
-// kernel, grid, block, dynamic shared memory and the parameter words of
-// docs/KernelABI.md), after checking every argument. Nothing here touches
-// CUDA: a plan is pure data, so the tests check arguments and parameter
-// packing without a GPU, and the C API only launches what a plan says.
+// kernel, grid, block, dynamic shared memory, the parameter words of
+// docs/KernelABI.md and the tensor maps to encode), after checking every
+// argument. Nothing here touches CUDA: a plan is pure data, so the tests
+// check arguments and parameter packing without a GPU, and the C API only
+// encodes and launches what a plan says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,15 +25,43 @@ constexpr int64_t kWorkspaceAlignment = 256;
 /// The bytes of data pointers and row strides must be a multiple of this.
 constexpr int64_t kDataAlignment = 16;
 
+/// The bytes of a CUtensorMap parameter.
+constexpr size_t kTensorMapBytes = 128;
+
+/// The tensor-map strides, in bytes, must be below this (TMA's limit).
+constexpr uint64_t kMaxTensorMapStride = uint64_t(1) << 40;
+
+/// A tensor-map dim may have at most this many elements (TMA's limit).
+constexpr uint64_t kMaxTensorMapDim = uint64_t(1) << 32;
+
+/// A CUtensorMap parameter, as cuTensorMapEncodeTiled takes it: the memref
+/// parameter `tensor` seen innermost dim first, its strides in bytes (the
+/// innermost stride, 1 element, is implied). The plan checks it against
+/// TMA's limits; the launch encodes it (Runtime.cpp), interleave none, L2
+/// promotion 256B, out-of-bounds elements read as zero.
+struct TensorMapArg {
+  size_t param = 0;        // the kernel parameter it fills
+  const char *tensor = ""; // "q", "k", "v"
+  attn_dtype dtype = ATTN_F32;
+  uint64_t address = 0;
+  uint64_t dims[4] = {};    // [D, S, H, B]
+  uint64_t strides[3] = {}; // bytes: [S, H, B]
+  uint32_t box[4] = {};     // [cols, rows, 1, 1]
+  int64_t swizzle = 0;      // bytes: 32, 64 or 128
+};
+
 /// One kernel launch. `args` holds one 8-byte word per kernel parameter, in
 /// ABI order; an f32 parameter sits in the low 4 bytes of its word, which is
 /// what cuLaunchKernel reads through a pointer to the word (little endian).
+/// A tensor map parameter's word is 0: `tensorMaps` says what to encode for
+/// it, and the launch passes the 128-byte CUtensorMap in its place.
 struct Launch {
   const KernelSpec *kernel = nullptr;
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 0;
   unsigned smem = 0;
   std::vector<uint64_t> args;
+  std::vector<TensorMapArg> tensorMaps;
 };
 
 /// The sizes one call works on, after its arguments passed every check.
@@ -53,10 +82,10 @@ struct DecodePlan {
   int64_t workspaceBytes = 0; // what the plan uses
 };
 
-/// The parameter sizes in bytes, in order, that the ABI gives `kind` (with
-/// the mask descriptor after lse for a forward kernel with a mask).
-ATTN_RUNTIME_API std::vector<size_t>
-abiParamSizes(KernelKind kind, MaskKind mask = MaskKind::None);
+/// The parameter sizes in bytes, in order, that the ABI gives `kernel`: 8
+/// for each word of a memref descriptor (3 + 2 * rank) and for i64, 4 for
+/// f32, 128 for a tensor map.
+ATTN_RUNTIME_API std::vector<size_t> abiParamSizes(const KernelSpec &kernel);
 
 /// Checks a forward call (options->mask included) and plans its launch.
 ATTN_RUNTIME_API attn_status planForward(

@@ -84,11 +84,8 @@ attn_status checkParams(const CudaDriver &driver, const KernelSpec &kernel,
                         CUfunction function) {
   if (!driver.funcGetParamInfo)
     return ATTN_OK;
-  std::vector<size_t> expected = abiParamSizes(kernel.kind, kernel.mask);
-  // "kind=forward", or "kind=forward mask=add" for a kernel with a mask.
-  std::string abi = std::string("kind=") + kernelKindName(kernel.kind);
-  if (kernel.mask != MaskKind::None)
-    abi += std::string(" mask=") + maskKindName(kernel.mask);
+  std::vector<size_t> expected = abiParamSizes(kernel);
+  std::string abi = abiName(kernel);
   std::vector<size_t> sizes;
   CUresult end = CUDA_SUCCESS;
   while (sizes.size() <= expected.size()) {
@@ -244,13 +241,62 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
   return ATTN_OK;
 }
 
+template <typename T> std::string listString(const T *values, int count) {
+  std::string s = "[";
+  for (int i = 0; i < count; ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+/// Encodes the tensor map a plan describes (Plan.h) into `map`; the
+/// module's context must be current (the driver asks for one).
+attn_status encodeTensorMap(const CudaDriver &driver, const KernelSpec &kernel,
+                            const TensorMapArg &t, CUtensorMap &map) {
+  if (!driver.tensorMapEncodeTiled)
+    return failf(ATTN_ERROR_CUDA,
+                 "kernel '%s' takes tensor maps, but the CUDA driver has no "
+                 "cuTensorMapEncodeTiled (CUDA 12.0 and later drivers have "
+                 "it)",
+                 kernel.name.c_str());
+  CUtensorMapDataType type =
+      t.dtype == ATTN_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      : t.dtype == ATTN_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMapSwizzle swizzle = t.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                               : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                 : CU_TENSOR_MAP_SWIZZLE_32B;
+  const cuuint32_t elementStrides[4] = {1, 1, 1, 1};
+  // Out-of-bounds elements read as zero: the kernels rely on it for the
+  // rows and keys past the end of a ragged sequence.
+  if (CUresult r = driver.tensorMapEncodeTiled(
+          &map, type, 4, reinterpret_cast<void *>(t.address), t.dims, t.strides,
+          t.box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
+    return cudaFailure(
+        driver,
+        "cuTensorMapEncodeTiled(" + std::string(t.tensor) + " of kernel '" +
+            kernel.name + "': " + dtypeName(t.dtype) + " dims " +
+            listString(t.dims, 4) + ", strides " + listString(t.strides, 3) +
+            " bytes, box " + listString(t.box, 4) + ", swizzle " +
+            std::to_string(t.swizzle) + "B)",
+        r);
+  return ATTN_OK;
+}
+
 attn_status launch(const attn_module &m, const Launch &l, void *stream) {
   const CudaDriver *driver = cudaDriver();
   if (!driver)
     return ATTN_ERROR_CUDA;
+  // One entry per kernel parameter: its word, or for a tensor map the 128
+  // bytes of the CUtensorMap, which the driver copies by value.
   std::vector<void *> params(l.args.size());
   for (size_t i = 0; i < l.args.size(); ++i)
     params[i] = const_cast<uint64_t *>(&l.args[i]);
+  static_assert(alignof(CUtensorMap) >= 64 &&
+                    sizeof(CUtensorMap) == kTensorMapBytes,
+                "a tensor map parameter is 128 bytes, 64-byte aligned");
+  std::vector<CUtensorMap> maps(l.tensorMaps.size());
   if (m.verbose > 1)
     std::fprintf(stderr,
                  "attn-runtime: launch %s grid=(%u,%u,%u) block=%u smem=%u "
@@ -260,6 +306,12 @@ attn_status launch(const attn_module &m, const Launch &l, void *stream) {
   ContextScope scope(*driver, m.context);
   if (scope.status != CUDA_SUCCESS)
     return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
+  for (size_t i = 0; i < maps.size(); ++i) {
+    if (attn_status s =
+            encodeTensorMap(*driver, *l.kernel, l.tensorMaps[i], maps[i]))
+      return s;
+    params[l.tensorMaps[i].param] = &maps[i];
+  }
   if (CUresult r = driver->cuLaunchKernel(
           m.function(l.kernel), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
           l.smem, static_cast<CUstream>(stream), params.data(), nullptr))

@@ -4,17 +4,23 @@
  * LD_LIBRARY_PATH the runtime's dlopen finds it instead of a driver, so the
  * tests drive attn_module_load and the launches on a machine without a GPU.
  * It reads each .entry's parameters from the PTX it is given (so
- * cuFuncGetParamInfo reports what the PTX declares), and cuLaunchKernel
- * prints the launch and every parameter word instead of running anything.
+ * cuFuncGetParamInfo reports what the PTX declares: 128 bytes for a tensor
+ * map, `.param .align 64 .b8 NAME[128]`), cuTensorMapEncodeTiled prints its
+ * arguments and numbers the maps it makes, and cuLaunchKernel prints the
+ * launch and every parameter word (a tensor map as `tmap#N`) instead of
+ * running anything.
  *
  * Environment: FAKE_CUDA_NO_CONTEXT=1 (no current context), FAKE_CUDA_SM
  * (compute capability, default 90), FAKE_CUDA_SMS (SM count, default 132),
  * FAKE_CUDA_JIT_ERROR=1 (cuModuleLoadDataEx fails with a log),
- * FAKE_CUDA_MAX_THREADS (per kernel, default 1024).
+ * FAKE_CUDA_MAX_THREADS (per kernel, default 1024), FAKE_CUDA_ENCODE_ERROR=1
+ * (cuTensorMapEncodeTiled fails). Built with FAKE_CUDA_NO_TENSOR_MAPS, it
+ * has no cuTensorMapEncodeTiled, like a driver older than CUDA 12.
  *===----------------------------------------------------------------------===*/
 
 #include <cuda.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +49,9 @@ CUresult cuInit(unsigned flags) {
 }
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
-  *name = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
-                                          : "CUDA_ERROR_FAKE";
+  *name = error == CUDA_ERROR_INVALID_PTX     ? "CUDA_ERROR_INVALID_PTX"
+          : error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+                                              : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
 
@@ -195,6 +202,96 @@ CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
   return CUDA_SUCCESS;
 }
 
+/* The first word of the maps cuTensorMapEncodeTiled makes: "tmap" and the
+ * map's number. */
+#define TMAP_MAGIC 0x746d617000000000ull
+
+#ifndef FAKE_CUDA_NO_TENSOR_MAPS
+static int tensorMapCount;
+
+static void printList(const char *name, const void *values, int count,
+                      int bits) {
+  printf(" %s=[", name);
+  for (int i = 0; i < count; ++i) {
+    unsigned long long v = bits == 64 ? ((const cuuint64_t *)values)[i]
+                                      : ((const cuuint32_t *)values)[i];
+    printf("%s%llu", i ? ", " : "", v);
+  }
+  printf("]");
+}
+
+static const char *dataTypeName(CUtensorMapDataType type) {
+  switch (type) {
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    return "f16";
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return "bf16";
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    return "f32";
+  default:
+    return "other";
+  }
+}
+
+/* Prints the arguments, checks what the driver documents (returning
+ * CUDA_ERROR_INVALID_VALUE as it does), and fills the map with its number
+ * and arguments. */
+CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+    CUtensorMapFloatOOBfill oobFill) {
+  static const char *swizzles[] = {"none", "32B", "64B", "128B"};
+  static const char *promotions[] = {"none", "64B", "128B", "256B"};
+  printf("fake-cuda: encode %s rank=%u address=%p", dataTypeName(type), rank,
+         address);
+  printList("dims", dims, (int)rank, 64);
+  printList("strides", strides, (int)rank - 1, 64);
+  printList("box", box, (int)rank, 32);
+  printList("element_strides", elementStrides, (int)rank, 32);
+  printf(" interleave=%s swizzle=%s l2=%s oob=%s\n",
+         interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? "none" : "other",
+         (unsigned)swizzle < 4 ? swizzles[swizzle] : "other",
+         (unsigned)l2 < 4 ? promotions[l2] : "other",
+         oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ? "zero" : "nan");
+  size_t elementBytes = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  size_t swizzleBytes = swizzle ? (size_t)16 << swizzle : 0;
+  const char *bad = NULL;
+  if ((uintptr_t)map % 64)
+    bad = "map not 64-byte aligned";
+  else if (rank < 1 || rank > 5)
+    bad = "rank";
+  else if ((uintptr_t)address % 16)
+    bad = "address not 16-byte aligned";
+  for (cuuint32_t i = 0; !bad && i < rank; ++i)
+    if (dims[i] < 1 || dims[i] > (1ull << 32))
+      bad = "dim not in [1, 2^32]";
+    else if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (1ull << 40)))
+      bad = "stride not a multiple of 16 below 2^40";
+    else if (box[i] < 1 || box[i] > 256)
+      bad = "box not in [1, 256]";
+    else if (elementStrides[i] < 1 || elementStrides[i] > 8)
+      bad = "element stride not in [1, 8]";
+  if (!bad && (box[0] * elementBytes) % 16)
+    bad = "box row not a multiple of 16 bytes";
+  if (!bad && swizzleBytes && box[0] * elementBytes > swizzleBytes)
+    bad = "box row wider than the swizzle";
+  if (!bad && envInt("FAKE_CUDA_ENCODE_ERROR", 0))
+    bad = "FAKE_CUDA_ENCODE_ERROR";
+  if (bad) {
+    printf("fake-cuda: encode rejected: %s\n", bad);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  memset(map, 0, sizeof(*map));
+  map->opaque[0] = TMAP_MAGIC | (cuuint64_t)++tensorMapCount;
+  map->opaque[1] = (cuuint64_t)(uintptr_t)address;
+  for (cuuint32_t i = 0; i < rank && i < 4; ++i)
+    map->opaque[2 + i] = dims[i];
+  return CUDA_SUCCESS;
+}
+#endif
+
 CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
                         unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream stream, void **params,
@@ -210,6 +307,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
       float x;
       memcpy(&x, params[i], 4);
       printf(" %g", (double)x);
+    } else if (f->sizes[i] == 128) {
+      cuuint64_t first;
+      memcpy(&first, params[i], 8);
+      if ((first & ~0xffffffffull) == TMAP_MAGIC)
+        printf(" tmap#%llu", first & 0xffffffffull);
+      else
+        printf(" tmap?%llx", first);
+      if ((uintptr_t)params[i] % 64)
+        printf("(misaligned)");
     } else {
       long long x;
       memcpy(&x, params[i], 8);

@@ -6,8 +6,8 @@
 // prints one line, "<case>: <status>: <message>", or the launch it plans;
 // the .test files in this directory FileCheck them.
 //
-// Usage: attn-runtime-test manifest|ptx|forward|mask|decode|load DIR|
-//        launch FILE
+// Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|load DIR|
+//        launch FILE|launch-tma FILE
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,6 +157,77 @@ int runManifest() {
                              "scale_log2:f32,window:i64\n",
                          "m.manifest", withParams));
   }
+  // The tma key (forward only): a box and swizzle per tensor map, q, k and
+  // v once each; with it the ABI ends with their tensor maps.
+  const std::string tmaParams = fwdParams + ",q_tmap:tmap4,k_tmap:tmap4,"
+                                            "v_tmap:tmap4";
+  const std::string tma = " tma=q:128x64:128,k:64x64:128,v:64x32:64";
+  {
+    Manifest m;
+    report("tma-valid",
+           parseManifest(h + fwd + tma + " params=" + tmaParams + "\n" +
+                             fwd.substr(0, 8) + "_add" + fwd.substr(8) +
+                             " mask=add params=q:memref4,k:memref4,"
+                             "v:memref4,o:memref4,lse:memref3,mask:memref4,"
+                             "scale_log2:f32,window:i64,"
+                             "q_tmap:tmap4,k_tmap:tmap4,v_tmap:tmap4 "
+                             "tma=v:128x64:128,q:128x64:128,k:128x64:128\n" +
+                             "kernel k_tl kind=forward dtype=bf16 "
+                             "head_dim=128 value_dim=128 causal=top_left "
+                             "block_q=128 block_kv=64 threads=256 smem=0\n",
+                         "m.manifest", m));
+    for (const KernelSpec &k : m.kernels) {
+      std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+      for (const TmaBox &b : k.tma)
+        std::printf("%s:%lldx%lld:%lld ", b.tensor.c_str(),
+                    static_cast<long long>(b.rows),
+                    static_cast<long long>(b.cols),
+                    static_cast<long long>(b.swizzle));
+      std::printf("\n");
+    }
+  }
+  parseCase("tma-f32",
+            h + "kernel k kind=forward dtype=f32 head_dim=32 value_dim=32 "
+                "causal=none block_q=64 block_kv=64 threads=128 smem=0 "
+                "tma=q:64x32:128,k:64x32:128,v:64x32:128\n");
+  parseCase("tma-f32-wide",
+            h + "kernel k kind=forward dtype=f32 head_dim=64 value_dim=64 "
+                "causal=none block_q=64 block_kv=64 threads=128 smem=0 "
+                "tma=q:64x64:128,k:64x32:128,v:64x32:128\n");
+  parseCase("tma-decode",
+            h +
+                "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+                "smem=0" +
+                tma + "\n");
+  parseCase("tma-combine",
+            h +
+                "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "rows=4 threads=128 smem=0" +
+                tma + "\n");
+  parseCase("tma-twice", h + fwd + tma + tma + "\n");
+  parseCase("tma-empty", h + fwd + " tma=\n");
+  parseCase("tma-no-swizzle", h + fwd + " tma=q:128x64,k:64x64:128\n");
+  parseCase("tma-no-x", h + fwd + " tma=q:128*64:128\n");
+  parseCase("tma-not-int", h + fwd + " tma=q:128x64:wide\n");
+  parseCase("tma-trailing-comma", h + fwd + tma + ",\n");
+  parseCase("tma-unknown", h + fwd + " tma=q:128x64:128,o:64x64:128\n");
+  parseCase("tma-duplicate",
+            h + fwd + " tma=q:128x64:128,k:64x64:128,q:64x64:128\n");
+  parseCase("tma-missing", h + fwd + " tma=q:128x64:128,v:64x64:128\n");
+  parseCase("tma-rows-zero", h + fwd + " tma=q:0x64:128\n");
+  parseCase("tma-rows-257", h + fwd + " tma=q:257x64:128\n");
+  parseCase("tma-cols-512", h + fwd + " tma=q:128x512:128\n");
+  parseCase("tma-swizzle-16", h + fwd + " tma=q:128x8:16\n");
+  parseCase("tma-swizzle-0", h + fwd + " tma=q:128x64:0\n");
+  parseCase("tma-wider-than-swizzle", h + fwd + " tma=q:128x64:64\n");
+  parseCase("tma-row-not-16", h + fwd + " tma=q:128x4:32\n");
+  parseCase("tma-params-without-maps",
+            h + fwd + tma + " params=" + fwdParams + "\n");
+  parseCase("params-maps-without-tma", h + fwd + " params=" + tmaParams + "\n");
+  parseCase("duplicate-config-tma", h + fwd + "\n" + fwd.substr(0, 8) + "2" +
+                                        fwd.substr(8) + tma + "\n");
   parseCase("duplicate-config-mask",
             h + fwd + " mask=add\n" +
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "
@@ -306,8 +377,7 @@ void printLaunchHeader(const char *name, const Launch &l) {
   std::printf("%s: kernel=%s grid=(%u, %u, %u) block=%u smem=%u params=%zu "
               "abi=%zu\n",
               name, l.kernel->name.c_str(), l.grid[0], l.grid[1], l.grid[2],
-              l.block, l.smem, l.args.size(),
-              abiParamSizes(l.kernel->kind, l.kernel->mask).size());
+              l.block, l.smem, l.args.size(), abiParamSizes(*l.kernel).size());
 }
 
 void printForward(const char *name, const Launch &l) {
@@ -889,6 +959,149 @@ int runMask() {
 }
 
 //===----------------------------------------------------------------------===//
+// Forward plans with tensor maps (kernels with `tma=`)
+//===----------------------------------------------------------------------===//
+
+/// Forward kernels that take tensor maps, as attn-compile writes the sm_90a
+/// ones (with and without a mask; f16 d96 with the boxes written out of the
+/// ABI's order), and one that takes none.
+const char *kTmaModule =
+    "attn-manifest 1\n"
+    "target sm_90a\n"
+    "ptx kernels.ptx\n"
+    "kernel fwd_tma kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+    "causal=none block_q=128 block_kv=128 threads=256 smem=196608 "
+    "tma=q:128x64:128,k:128x64:128,v:128x64:128\n"
+    "kernel fwd_tma_add kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+    "causal=none mask=add block_q=128 block_kv=128 threads=256 smem=196608 "
+    "tma=q:128x64:128,k:128x64:128,v:128x64:128\n"
+    "kernel fwd_tma_f16_d96 kind=forward dtype=f16 head_dim=96 value_dim=96 "
+    "causal=bottom_right block_q=64 block_kv=64 threads=128 smem=65536 "
+    "tma=v:64x32:64,q:64x32:64,k:64x32:64\n"
+    "kernel fwd_tl kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+    "causal=top_left block_q=128 block_kv=64 threads=256 smem=73728\n";
+
+void printTensorMaps(const Launch &l) {
+  for (const TensorMapArg &t : l.tensorMaps)
+    std::printf(
+        "  %s_tmap: param=%zu word=%llu %s address=0x%llx "
+        "dims=[%llu, %llu, %llu, %llu] strides=[%llu, %llu, %llu] "
+        "box=[%u, %u, %u, %u] swizzle=%lld\n",
+        t.tensor, t.param, static_cast<unsigned long long>(l.args[t.param]),
+        dtypeName(t.dtype), static_cast<unsigned long long>(t.address),
+        static_cast<unsigned long long>(t.dims[0]),
+        static_cast<unsigned long long>(t.dims[1]),
+        static_cast<unsigned long long>(t.dims[2]),
+        static_cast<unsigned long long>(t.dims[3]),
+        static_cast<unsigned long long>(t.strides[0]),
+        static_cast<unsigned long long>(t.strides[1]),
+        static_cast<unsigned long long>(t.strides[2]), t.box[0], t.box[1],
+        t.box[2], t.box[3], static_cast<long long>(t.swizzle));
+}
+
+void tmaCase(const Manifest &m, const char *name, const ForwardArgs &a,
+             bool words = false) {
+  Launch l;
+  attn_status s = a.plan(m, l);
+  report(name, s);
+  if (s != ATTN_OK)
+    return;
+  if (words)
+    printForward(name, l);
+  else
+    printLaunchHeader(name, l);
+  printTensorMaps(l);
+}
+
+/// ForwardArgs of dtype `dtype` and head dim `d` (B=2 Hq=8 Hkv=2 Sq=77
+/// Sk=1000, BHSD).
+ForwardArgs forwardOf(attn_dtype dtype, int64_t d) {
+  ForwardArgs a;
+  a.q = bhsd(dtype, 2, 8, 77, d, kQ);
+  a.k = bhsd(dtype, 2, 2, 1000, d, kK);
+  a.v = bhsd(dtype, 2, 2, 1000, d, kV);
+  a.o = bhsd(dtype, 2, 8, 77, d, kO);
+  return a;
+}
+
+int runTma() {
+  Manifest m;
+  if (parseManifest(kTmaModule, "m.manifest", m)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
+  ForwardArgs a;
+  tmaCase(m, "bhsd", a, true);
+  a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
+  a.k = bshd(ATTN_BF16, 2, 2, 1000, 128, kK);
+  a.v = bshd(ATTN_BF16, 2, 2, 1000, 128, kV);
+  a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
+  a.withLse = false;
+  tmaCase(m, "bshd", a, true);
+
+  // f16 d96: 192-byte rows in boxes of 32 columns, 64-byte swizzle; the
+  // maps follow the ABI's order (q, k, v), not the manifest's.
+  a = forwardOf(ATTN_F16, 96);
+  a.withLse = false;
+  a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  tmaCase(m, "f16-d96", a);
+
+  // A mask goes after lse, the tensor maps stay last.
+  a = ForwardArgs();
+  attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+  a.options.mask = &mask;
+  tmaCase(m, "mask", a);
+
+  // Dims of size 1 are never stepped over: whatever their strides (here
+  // odd, which TMA would reject), their maps get stride 0.
+  a = ForwardArgs();
+  a.q = bhsd(ATTN_BF16, 1, 1, 77, 128, kQ);
+  a.k = bhsd(ATTN_BF16, 1, 1, 1000, 128, kK);
+  a.v = bhsd(ATTN_BF16, 1, 1, 1000, 128, kV);
+  a.o = bhsd(ATTN_BF16, 1, 1, 77, 128, kO);
+  a.lse = lseOf(1, 1, 77, kLse);
+  a.q.strides[0] = 3;
+  a.q.strides[1] = 5;
+  a.k.strides[1] = 7;
+  tmaCase(m, "size-one-dims", a);
+
+  // K and V shared by the batch (stride 0 over B) are a valid read.
+  a = ForwardArgs();
+  a.k.strides[0] = a.v.strides[0] = 0;
+  tmaCase(m, "kv-batch-broadcast", a);
+
+  // A kernel without tma= takes no maps.
+  a = ForwardArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  tmaCase(m, "no-tma", a);
+
+  // Errors. A misaligned pointer or a row stride that is not a multiple of
+  // 16 bytes fails the checks every kernel has, before the maps.
+  a = ForwardArgs();
+  a.q.data = reinterpret_cast<void *>(kQ + 8);
+  tmaCase(m, "misaligned", a);
+  a = ForwardArgs();
+  a.k.strides[2] = 132; // 264 bytes
+  a.k.strides[1] = 132 * 1000;
+  a.k.strides[0] = 132 * 1000 * 2;
+  tmaCase(m, "stride-not-16", a);
+  // TMA's own limits: strides below 2^40 bytes, dims of at most 2^32.
+  a = ForwardArgs();
+  a.k.strides[0] = int64_t(1) << 39; // 2^40 bytes
+  tmaCase(m, "stride-2^40", a);
+  a = ForwardArgs();
+  a.v.strides[0] = (int64_t(1) << 39) - 8; // 2^40 - 16 bytes
+  tmaCase(m, "stride-below-2^40", a);
+  a = ForwardArgs();
+  int64_t sk = (int64_t(1) << 32) + 1;
+  a.k = bhsd(ATTN_BF16, 2, 2, sk, 128, kK);
+  a.v = bhsd(ATTN_BF16, 2, 2, sk, 128, kV);
+  tmaCase(m, "dim-2^32", a);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Module loading without a usable GPU
 //===----------------------------------------------------------------------===//
 
@@ -1008,13 +1221,54 @@ int runLaunch(const std::string &manifest) {
   return 0;
 }
 
+/// Forward launches through kernels with tensor maps (Inputs/tma.manifest):
+/// the driver encodes q, k, v's maps, then gets them by value.
+int runLaunchTma(const std::string &manifest) {
+  attn_module *module = nullptr;
+  attn_status s = attn_module_load(manifest.c_str(), &module);
+  report("load", s);
+  if (s != ATTN_OK)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  ForwardArgs a;
+  report("forward", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                 &a.options, stream));
+  a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
+  a.k = bshd(ATTN_BF16, 2, 2, 1000, 128, kK);
+  a.v = bshd(ATTN_BF16, 2, 2, 1000, 128, kV);
+  a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
+  report("forward-bshd", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                      &a.options, stream));
+  a = forwardOf(ATTN_F16, 64);
+  a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  report("forward-f16", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                     &a.options, stream));
+  a = ForwardArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  report("forward-no-tma", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                        &a.options, stream));
+  a = ForwardArgs();
+  a.v.data = reinterpret_cast<void *>(kV + 4);
+  report("forward-misaligned", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
+                                            nullptr, &a.options, stream));
+  a = ForwardArgs();
+  a.q.strides[2] = 132;
+  a.q.strides[1] = 132 * 77;
+  a.q.strides[0] = 132 * 77 * 8;
+  report("forward-stride", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                        &a.options, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s manifest|ptx|forward|mask|decode|load DIR|"
-                 "launch FILE\n",
+                 "usage: %s manifest|ptx|forward|mask|tma|decode|load DIR|"
+                 "launch FILE|launch-tma FILE\n",
                  argv[0]);
     return 2;
   }
@@ -1027,12 +1281,16 @@ int main(int argc, char **argv) {
     return runForward();
   if (what == "mask")
     return runMask();
+  if (what == "tma")
+    return runTma();
   if (what == "decode")
     return runDecode();
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
     return runLaunch(argv[2]);
+  if (what == "launch-tma" && argc == 3)
+    return runLaunchTma(argv[2]);
   std::fprintf(stderr, "unknown or incomplete command '%s'\n", what.c_str());
   return 2;
 }

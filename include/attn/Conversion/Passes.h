@@ -25,6 +25,7 @@ namespace attn {
 // attn-tile's declarations come with AttnToLoops.h.
 #define GEN_PASS_DECL_ATTNLOWERTILESPASS
 #define GEN_PASS_DECL_ATTNTOGPUPASS
+#define GEN_PASS_DECL_ATTNGRIDCONSTANTSPASS
 #include "attn/Conversion/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION

@@ -183,4 +183,20 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
   ];
 }
 
+def AttnGridConstantsPass : Pass<"attn-grid-constants", "gpu::GPUModuleOp"> {
+  let summary = "Pass the CUDA tensor maps of attn's kernels by value";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`, which drops argument attributes of
+    a `gpu.func` that the NVVM target reads. On every `llvm.func` with
+    `attn.grid_constants` (the positions of the kernel's tensor maps,
+    `!llvm.ptr` arguments, among the llvm.func's arguments, where each
+    memref is its descriptor's 3 + 2 x rank fields), marks those arguments
+    `llvm.byval = !llvm.array<16 x i64>`, `llvm.align = 64` and
+    `nvvm.grid_constant`: in PTX a 128-byte `.param` whose address the
+    kernel hands to `cp.async.bulk.tensor`, as CUDA C++ does with a
+    `const __grid_constant__ CUtensorMap`. Removes the attribute.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect", "NVVM::NVVMDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

@@ -9,6 +9,7 @@
 #include "attn/Conversion/AttnToGPU/KernelSpec.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -82,16 +83,20 @@ SmallVector<KernelParam> KernelSpec::params() const {
   static constexpr struct {
     StringLiteral kind, name, type;
     int64_t rank;
-    bool maskOnly;
+    StringLiteral when;
   } abi[] = {
 #define ATTN_KERNEL_PARAM(KIND, NAME, TYPE, RANK, WHEN)                        \
-  {#KIND, #NAME, #TYPE, RANK, sizeof(#WHEN) == sizeof("mask")},
+  {#KIND, #NAME, #TYPE, RANK, #WHEN},
 #include "attn-runtime/attn_kernel_abi.def"
   };
   SmallVector<KernelParam> params;
-  for (const auto &p : abi)
-    if (p.kind == kindName() && (!p.maskOnly || mask != MaskOperand::None))
+  for (const auto &p : abi) {
+    bool taken = p.when == "always" ||
+                 (p.when == "mask" && mask != MaskOperand::None) ||
+                 (p.when == "tma" && usesTma());
+    if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
+  }
   return params;
 }
 
@@ -105,12 +110,28 @@ std::string KernelSpec::manifestLine() const {
   else
     os << " rows=" << rows();
   os << " block_kv=" << blockKV;
-  os << " threads=" << threads() << " smem=" << sharedBytes
-     << " params=";
+  os << " threads=" << threads() << " smem=" << sharedBytes;
+  if (usesTma()) {
+    // Box rows x columns and swizzle of each tensor map: column blocks of
+    // the swizzled tiles (TileWgmma.cpp).
+    auto box = [&](StringRef name, int64_t rows, int64_t cols) {
+      int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+      int64_t swizzle = swizzleBytes(cols * bytes);
+      os << name.str() << ":" << rows << "x" << swizzle / bytes << ":"
+         << swizzle;
+    };
+    os << " tma=";
+    box("q", blockQ, headDim);
+    os << ",";
+    box("k", blockKV, headDim);
+    os << ",";
+    box("v", blockKV, valueDim);
+  }
+  os << " params=";
   const char *separator = "";
   for (const KernelParam &p : params()) {
     os << separator << p.name.str() << ":" << p.type.str();
-    if (p.type == "memref")
+    if (p.type == "memref" || p.type == "tmap")
       os << p.rank;
     separator = ",";
   }
@@ -183,8 +204,20 @@ int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
 gpu::GPUFuncOp attn::createKernelFunc(OpBuilder &b, Location loc,
                                       const KernelSpec &spec) {
   SmallVector<Type> args;
+  // The positions of the tensor maps among the arguments of the llvm.func
+  // the kernel becomes, where a memref is its descriptor's 3 + 2 x rank
+  // fields, as the ABI has it.
+  SmallVector<int64_t> tensorMaps;
+  int64_t position = 0;
   for (const KernelParam &p : spec.params()) {
-    if (p.type == "memref")
+    position += p.type == "memref" ? 3 + 2 * p.rank : 1;
+    if (p.type == "tmap") {
+      // The CUtensorMap's address in the param space; attn-grid-constants
+      // makes it a by-value __grid_constant__ after the NVVM conversion,
+      // which drops such argument attributes.
+      tensorMaps.push_back(position - 1);
+      args.push_back(LLVM::LLVMPointerType::get(b.getContext()));
+    } else if (p.type == "memref")
       args.push_back(memrefType(b.getContext(), p.rank,
                                 paramElementType(b, spec, p.name),
                                 paramLastDim(spec, p.name)));
@@ -199,6 +232,8 @@ gpu::GPUFuncOp attn::createKernelFunc(OpBuilder &b, Location loc,
   func->setAttr("nvvm.maxntid",
                 b.getDenseI32ArrayAttr({static_cast<int32_t>(spec.threads()), 1, 1}));
   func->setAttr("attn.manifest", b.getStringAttr(spec.manifestLine()));
+  if (!tensorMaps.empty())
+    func->setAttr(kGridConstantsAttr, b.getDenseI64ArrayAttr(tensorMaps));
   return func;
 }
 

@@ -85,6 +85,9 @@ struct Global {
   Value ptr;
   Type elementType;
   SmallVector<Value> sizes, strides;
+  /// Its CUDA tensor map (a generic pointer to the by-value parameter), in
+  /// kernels that copy by TMA.
+  Value tensorMap;
 };
 
 /// A memory tile in shared memory: byte offset (i32), static shape, row
@@ -138,6 +141,22 @@ private:
 
   int64_t tileBytes = 0, scratchBytes = 0;
   bool uncommittedLoads = false, tilesRetired = false;
+
+  // TMA copies (sm_90a kernels that take tensor maps; TileTma.cpp). Each
+  // group of copies (an scf.if with loads, as cp.async's commit groups)
+  // completes on one of `stages` mbarriers, slot g % stages for group g;
+  // the loads outside any scf.if (Q) on one more.
+  bool tma = false;
+  /// Byte offset of the mbarriers, after the tiles: set once they are laid
+  /// out.
+  arith::ConstantOp barrierOffset;
+  /// Loads outside any scf.if, and whether they may still be in flight.
+  int64_t topLevelLoads = 0;
+  bool topLevelPending = false;
+  /// Groups issued before the pipelined loop; its iteration index while it
+  /// is lowered; the barrier of the group being lowered.
+  int64_t prologueGroups = 0;
+  Value loopIter, groupBarrier;
 
   Type ptr3() { return LLVM::LLVMPointerType::get(b.getContext(), 3); }
   /// The dynamic shared memory (made at the kernel's entry on first use).
@@ -214,6 +233,19 @@ private:
                              int64_t kk);
   void waitForStages(int64_t pending);
   void retireTiles();
+
+  // TMA (TileTma.cpp).
+  Value barrierAt(Value slot);
+  /// Initialises the mbarriers (thread 0) and publishes them to the CTA.
+  void initBarriers();
+  /// Inside the then-block of `op`, an scf.if with loads: arms the group's
+  /// barrier with the bytes its copies bring.
+  void openGroup(scf::IfOp op);
+  /// Waits for group `iter` of the pipelined loop (or, with a null `iter`,
+  /// for the loads outside any scf.if).
+  void waitForGroup(Value iter);
+  LogicalResult lowerLoadTma(TileLoadOp op, const Global &g,
+                             const SharedTile &t);
 };
 
 /// The linearity of `body` (a tile.map's, `rank` index arguments first) in

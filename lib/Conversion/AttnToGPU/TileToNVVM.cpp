@@ -206,6 +206,12 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
            << warps << " warps, " << blockQ << " query rows and " << keySlices
            << " key slices; the sm_90a lowering needs warpgroups of 4 warps "
            << "with 16 rows each and no key slices";
+  if (tma) {
+    if (stages < 2)
+      return op.emitOpError("copies by TMA in a schedule of ")
+             << stages << " stage; it needs at least 2";
+    initBarriers();
+  }
   if (keySlices > 1 && (keySlices != warps || keySlices == blockQ))
     return op.emitOpError("splits key/value tiles into ")
            << keySlices << " slices; the GPU lowering gives one to each of "
@@ -307,9 +313,13 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     llvm::append_range(init, *flat);
     sizes.push_back(flat->size());
   }
+  // The loads outside any scf.if (Q) have landed.
+  if (pipelined && tma && topLevelPending)
+    waitForGroup(Value());
   auto loop = scf::ForOp::create(b, e.loc, scalars.lookup(op.getLowerBound()),
                                  scalars.lookup(op.getUpperBound()),
                                  scalars.lookup(op.getStep()), init);
+  Value outerIter = loopIter;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -322,13 +332,20 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     }
     // This tile has landed, and every warp is done with the stage that the
     // prefetch below overwrites.
-    if (pipelined)
+    if (pipelined && tma) {
+      loopIter = e.div(e.sub(loop.getInductionVar(), loop.getLowerBound()),
+                       loop.getStep());
+      waitForGroup(loopIter);
+      gpu::BarrierOp::create(b, e.loc);
+    } else if (pipelined) {
       waitForStages(stages - 2);
+    }
     SmallVector<Value> yielded;
     if (failed(lowerBlock(*op.getBody(), &yielded, partial)))
       return failure();
     scf::YieldOp::create(b, e.loc, yielded);
   }
+  loopIter = outerIter;
   // A loop without a copy ring (the combine's over splits) waits on memory
   // once per iteration: unrolled, ptxas issues the loads of several
   // iterations together. The results are then those of the remainder loop.
@@ -366,6 +383,11 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     sizes.push_back(*n);
   }
   bool hasElse = !op.getElseRegion().empty();
+  bool loads = op->walk([](TileLoadOp) { return WalkResult::interrupt(); })
+                   .wasInterrupted();
+  if (tma && loads && (hasElse || groupBarrier))
+    return op.emitOpError("copies by TMA in a nested or two-sided scf.if; "
+                          "each group of copies is the then-block of one");
   auto ifOp = scf::IfOp::create(b, e.loc, types, cond, hasElse);
   for (auto [from, to] : llvm::zip(op->getRegions(), ifOp->getRegions())) {
     if (from.empty())
@@ -375,15 +397,17 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     if (!block.empty())
       block.getTerminator()->erase();
     b.setInsertionPointToEnd(&block);
+    if (tma && loads)
+      openGroup(op);
     SmallVector<Value> yielded;
     if (failed(lowerBlock(from.front(), &yielded)))
       return failure();
     scf::YieldOp::create(b, e.loc, yielded);
   }
+  groupBarrier = Value();
   // One cp.async group per scf.if with loads, taken or not, so that the
   // groups count key/value tiles.
-  if (op->walk([](TileLoadOp) { return WalkResult::interrupt(); })
-          .wasInterrupted()) {
+  if (loads && !tma) {
     NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
     uncommittedLoads = false;
   }
@@ -421,7 +445,7 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
     // Swizzled rows: the widest pattern (128, 64 or 32 bytes) that divides
     // the row, the pattern's 8-row period whole in every tile.
     int64_t rowBytes = type.getShape().back() * eb;
-    t.swizzle = rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
+    t.swizzle = swizzleBytes(rowBytes);
     t.pitch = type.getShape().back();
     if (rowBytes % 32 || type.getShape().drop_back().back() % 8)
       return op.emitOpError("allocates ")
@@ -543,6 +567,8 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
                           "map (a kernel parameter into a rank-2 shared "
                           "tile)");
   const SharedTile &t = it->second;
+  if (tma)
+    return lowerLoadTma(op, *g, t);
   int64_t eb = t.elementBytes(), chunk = 16 / eb;
   if (t.shape[1] % chunk)
     return op.emitOpError("copies rows of ")
@@ -608,8 +634,22 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
   lane = e.rem(tid, e.c32(32));
   frag.emplace(e, lane);
 
+  llvm::StringMap<Global *> byName;
   for (auto [param, arg, from] : llvm::zip_equal(
            params, kernel.getArguments(), source.getArguments())) {
+    if (param.type == "tmap") {
+      // The tensor map of the memref parameter it is named after.
+      StringRef mapped = param.name;
+      Global *g =
+          mapped.consume_back("_tmap") ? byName.lookup(mapped) : nullptr;
+      if (!g || !hopper)
+        return source.emitError("kernel parameter '")
+               << param.name << "' is a tensor map of no memref parameter "
+               << "of an sm_90a kernel";
+      g->tensorMap = arg;
+      tma = true;
+      continue;
+    }
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type) {
       paramArgs[param.name] = arg;
@@ -624,10 +664,22 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     g->ptr = e.globalBase(arg, g->elementType);
     e.metadata(arg, g->sizes, g->strides);
     globals[from] = g.get();
+    byName[param.name] = g.get();
     globalStorage.push_back(std::move(g));
   }
+  source.walk([&](TileLoadOp load) {
+    if (!load->getParentOfType<scf::IfOp>())
+      ++topLevelLoads;
+  });
   if (failed(lowerBlock(source.front(), nullptr)))
     return failure();
+  if (tma) {
+    // No copy may still be landing when the CTA exits.
+    if (topLevelPending)
+      waitForGroup(Value());
+    barrierOffset.setValueAttr(b.getI32IntegerAttr(tileBytes));
+    tileBytes += llvm::alignTo(8 * (stages + 1), 16);
+  }
   gpu::ReturnOp::create(b, e.loc);
   if (scratchBytes > tileBytes)
     return source.emitError("the cross-warp merge needs ")

@@ -91,8 +91,10 @@ static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       return static_cast<int64_t>(
           llvm::alignTo(rows * cols * s.elementBytes, 1024));
     };
+    // The mbarriers of the TMA copies follow: one per stage and one for Q.
     return tile(blockQ, s.headDim) + tile(stages * blockKV, s.headDim) +
-           tile(stages * blockKV, s.valueDim);
+           tile(stages * blockKV, s.valueDim) +
+           static_cast<int64_t>(llvm::alignTo(8 * (stages + 1), 16));
   }
   int64_t pad = 16 / s.elementBytes;
   int64_t qRow = s.headDim + pad, kRow = s.headDim + pad,

@@ -12,22 +12,48 @@
 
 // On sm_90a the forward kernel is the same tile form on two warpgroups:
 // 128 query rows, 128-key tiles in 2 stages, unpadded swizzled tiles
-// (Q 16 KiB, K and V rings 32 KiB each). The copies write each 16-byte
-// chunk at its swizzled place (an xor); after the wait, a proxy fence
-// makes them visible to wgmma. S = Q K^T: 4 k-steps, Q and K from
-// shared-memory descriptors (K K-major: B layout col), the first step
-// not reading the zero accumulator; P V: P packed from the S accumulators
-// in registers, V MN-major (the trailing 1 in the PTX).
-// CHECK: kernel attn_fwd_bf16_d64_dv64_none kind=forward {{.*}} block_q=128 block_kv=128 threads=256 smem=81920
+// (Q 16 KiB, K and V rings 32 KiB each) and 3 mbarriers (32 bytes with
+// padding). The tensor maps of q, k, v follow the ABI's parameters as
+// pointers; attn-grid-constants makes them by-value after the NVVM
+// conversion, at their positions among the llvm.func's arguments (each
+// memref 3 + 2 x rank of them). Thread 0 initialises the barriers: one
+// arrival for each K/V group, one for the load of Q. It copies Q (one
+// 128-byte column block, box coordinates innermost first: column, row,
+// head, batch) on the last barrier, and the first K/V tile as one group
+// on barrier 0, armed with its 32 KiB. Before the loop the CTA waits for
+// Q; at the top of iteration j for group j (slot j % 2, parity (j / 2) %
+// 2), then a CTA barrier frees the stage the prefetch reuses, whose group
+// j + 1 arms slot (j + 1) % 2.
+// CHECK: kernel attn_fwd_bf16_d64_dv64_none kind=forward {{.*}} block_q=128 block_kv=128 threads=256 smem=81952 tma=q:128x64:128,k:128x64:128,v:128x64:128 params={{.*}},window:i64,q_tmap:tmap4,k_tmap:tmap4,v_tmap:tmap4
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d64_dv64_none(
+// CHECK-SAME: %[[QMAP:[a-z0-9]+]]: !llvm.ptr, %[[KMAP:[a-z0-9]+]]: !llvm.ptr, %[[VMAP:[a-z0-9]+]]: !llvm.ptr) kernel
+// CHECK-SAME: attn.grid_constants = array<i64: 55, 56, 57>
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
-// CHECK: arith.xori
-// CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: scf.for
-// CHECK-NEXT: nvvm.cp.async.wait.group 0
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: %[[BARRIERS:.*]] = arith.constant 81920 : i32
+// CHECK: scf.if
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[QBAR:.*]], %c16384_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[QMAP]], %[[QBAR]], box[%c0_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[B0:.*]], %c32768_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %[[B0]], box
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]], %[[B0]], box
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32{{.*}}, %c10000000_i32
+// CHECK: scf.for %[[J:.*]] = %[[LB:[a-z0-9_]+]] to
+// CHECK: %[[ITER:.*]] = arith.divsi
+// CHECK: arith.remui %[[ITER]], %c2_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: arith.addi %[[ITER]], %c1_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// S = Q K^T: 4 k-steps, Q and K from shared-memory descriptors (K K-major:
+// B layout col), the first step not reading the zero accumulator. P V: P
+// packed from the S accumulators in registers, V MN-major (the trailing 1
+// in the PTX). No cp.async: every copy is a TMA box.
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
@@ -42,6 +68,7 @@
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.ldmatrix
+// CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: gpu.return
 func.func @forward(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x130x64xbf16>, %v: tensor<2x4x130x64xbf16>) -> tensor<2x4x100x64xbf16> {
   %o = attn.attention %q, %k, %v : tensor<2x4x100x64xbf16>, tensor<2x4x130x64xbf16>, tensor<2x4x130x64xbf16> -> tensor<2x4x100x64xbf16>
@@ -67,7 +94,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 
 // -----
 
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=256 smem=196608
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=256 smem=196640
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 func.func @wide(%q: tensor<1x2x64x256xbf16>, %k: tensor<1x2x64x256xbf16>, %v: tensor<1x2x64x256xbf16>) -> tensor<1x2x64x256xbf16> {

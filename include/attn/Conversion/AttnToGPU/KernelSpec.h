@@ -27,12 +27,24 @@ enum class KernelKind { Forward, DecodePartial, DecodeCombine };
 /// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
 constexpr int64_t kMaxSharedMemory = 227 * 1024;
 
+/// The swizzle of a memory tile with rows of `rowBytes` on sm_90a: the
+/// widest of wgmma's and TMA's patterns (128, 64 or 32 bytes) that divides
+/// the row; the row is then that many column blocks.
+inline int64_t swizzleBytes(int64_t rowBytes) {
+  return rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
+}
+
+/// The kernel attribute listing the arguments that are CUDA tensor maps
+/// passed by value (attn-grid-constants).
+constexpr llvm::StringLiteral kGridConstantsAttr = "attn.grid_constants";
+
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
 enum class MaskOperand { None, Additive, Boolean };
 
 /// One kernel parameter (include/attn-runtime/attn_kernel_abi.def): `type`
-/// is "memref" (of `rank`), "f32" or "i64".
+/// is "memref" (of `rank`), "tmap" (a tensor map of the memref `rank`),
+/// "f32" or "i64".
 struct KernelParam {
   StringRef name, type;
   int64_t rank;
@@ -66,6 +78,11 @@ struct KernelSpec {
   int64_t sharedBytes = 0;
 
   int64_t threads() const { return warps * 32; }
+  /// Whether the kernel copies its Q, K, V tiles by TMA (the sm_90a forward
+  /// kernels): it then takes their tensor maps (attn_kernel_abi.def).
+  bool usesTma() const {
+    return target == TileTarget::Sm90a && kind == KernelKind::Forward;
+  }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
   std::string name() const;
