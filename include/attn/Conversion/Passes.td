@@ -96,6 +96,10 @@ def AttnTilePass : Pass<"attn-tile"> {
     Option<"deterministic", "deterministic", "bool", /*default=*/"true",
            "Compute dQ in its own loop nest (fixed summation order) instead "
            "of with atomic adds">,
+    Option<"target", "target", "std::string", /*default=*/"\"sm_80\"",
+           "The GPU mapping whose schedule and shared-memory layout the cost "
+           "model uses: sm_80 (warps, rows padded by 16 bytes) or sm_90a "
+           "(warpgroups, swizzled tiles, TMA barriers)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect", "bufferization::BufferizationDialect",

@@ -60,6 +60,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   spec.blockKV = sizes->blockKV;
   spec.keySlices = sizes->keySlices;
   spec.sharedBytes = sizes->workgroupBytes;
+  spec.producer = sizes->producer;
   return sizes;
 }
 
@@ -253,6 +254,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     tiling.stages = sizes.stages;
     tiling.warps = sizes.warps;
     tiling.smemBudget = kMaxSharedMemory;
+    tiling.target = spec.target == TileTarget::Sm90a ? "sm_90a" : "sm_80";
     OpPassManager pipeline(func::FuncOp::getOperationName());
     pipeline.addPass(createAttnTilePass(tiling));
     pipeline.addPass(createCanonicalizerPass());
@@ -260,7 +262,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (failed(runPipeline(pipeline, source)))
       return failure();
     FailureOr<int64_t> bytes =
-        lowerTileFormToNVVM(source, kernel, spec.params(), spec.target);
+        lowerTileFormToNVVM(source, kernel, spec.params(), spec.target,
+                            spec.producer);
     if (failed(bytes))
       return failure();
     if (*bytes != sizes.workgroupBytes)

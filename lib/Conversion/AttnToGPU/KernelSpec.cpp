@@ -234,6 +234,10 @@ gpu::GPUFuncOp attn::createKernelFunc(OpBuilder &b, Location loc,
   func->setAttr("attn.manifest", b.getStringAttr(spec.manifestLine()));
   if (!tensorMaps.empty())
     func->setAttr(kGridConstantsAttr, b.getDenseI64ArrayAttr(tensorMaps));
+  // setmaxnreg (warp-specialised kernels) needs a register cap at entry:
+  // __launch_bounds__(threads, 1).
+  if (spec.producer)
+    func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   return func;
 }
 

@@ -333,7 +333,7 @@ void TileLowering::waitForStages(int64_t pending) {
     NVVM::FenceProxyOp::create(
         b, e.loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  gpu::BarrierOp::create(b, e.loc);
+  ctaBarrier();
 }
 
 void TileLowering::retireTiles() {
@@ -664,7 +664,7 @@ LogicalResult TileLowering::lowerReduce(TileReduceOp op) {
             b, e.loc, in->elems[i],
             at(warp, rowOf(li, i), li.cols ? colOf(li, i) : e.c32(0)), 4);
     }
-    gpu::BarrierOp::create(b, e.loc);
+    ctaBarrier();
     for (int64_t i = 0; i < li.size(); ++i) {
       Value v = init->elems[i];
       Value row = rowOf(li, i), col = li.cols ? colOf(li, i) : e.c32(0);

@@ -107,11 +107,18 @@ struct SharedTile {
   }
 };
 
+/// What the threads that run a lowered block do. Warp-specialised kernels
+/// (sm_90a, TileTma.cpp) lower the loop nest twice: once for one thread of
+/// the producer warpgroup, which issues the copies only, and once for the
+/// consumer warps, which do all the rest.
+enum class Role { All, Producer, Consumer };
+
 /// One kernel's lowering: the value maps and the per-thread state.
 class TileLowering {
 public:
-  TileLowering(OpBuilder &b, Location loc, TileTarget target)
-      : b(b), e{b, loc}, hopper(target == TileTarget::Sm90a) {}
+  TileLowering(OpBuilder &b, Location loc, TileTarget target, bool producer)
+      : b(b), e{b, loc}, hopper(target == TileTarget::Sm90a),
+        specialized(producer) {}
 
   FailureOr<int64_t> run(func::FuncOp source, gpu::GPUFuncOp kernel,
                          ArrayRef<KernelParam> params);
@@ -121,6 +128,10 @@ private:
   Emitter e;
   /// The sm_90a mapping: warpgroups, wgmma, swizzled memory tiles.
   bool hopper;
+  /// Warp-specialised (with TMA): a producer warpgroup after the `warps`
+  /// consumer warps; the consumers release each stage on an mbarrier that
+  /// the producer waits for before it refills the stage.
+  bool specialized;
 
   // The schedule of the loop nest being lowered.
   int64_t warps = 0, keySlices = 1, blockQ = 0, stages = 0;
@@ -147,12 +158,13 @@ private:
   // completes on one of `stages` mbarriers, slot g % stages for group g;
   // the loads outside any scf.if (Q) on one more.
   bool tma = false;
+  Role role = Role::All;
   /// Byte offset of the mbarriers, after the tiles: set once they are laid
   /// out.
   arith::ConstantOp barrierOffset;
-  /// Loads outside any scf.if, and whether they may still be in flight.
+  /// Loads outside any scf.if, and whether this role has waited for them.
   int64_t topLevelLoads = 0;
-  bool topLevelPending = false;
+  bool topLevelWaited = false;
   /// Groups issued before the pipelined loop; its iteration index while it
   /// is lowered; the barrier of the group being lowered.
   int64_t prologueGroups = 0;
@@ -236,6 +248,18 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
+  int64_t barrierCount() const { return specialized ? 2 * stages + 1 : stages + 1; }
+  /// The producer's and the consumers' lowering of the loop nest `body`.
+  LogicalResult lowerRoles(Block &body);
+  /// The consumers are done with the stage of group `iter`.
+  void releaseStage(Value iter);
+  /// A barrier of the threads that run this role (the consumers' own once
+  /// the roles split).
+  void ctaBarrier();
+  /// Whether the loads outside any scf.if are still to be waited for.
+  bool topLevelPending() const {
+    return tma && role != Role::Producer && topLevelLoads && !topLevelWaited;
+  }
   /// Initialises the mbarriers (thread 0) and publishes them to the CTA.
   void initBarriers();
   /// Inside the then-block of `op`, an scf.if with loads: arms the group's

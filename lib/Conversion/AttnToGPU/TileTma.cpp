@@ -12,7 +12,15 @@
 //   (j / stages) % 2, then one CTA barrier, after which the stage the
 //   prefetch reuses is free, as on sm_80;
 // - the loads outside any scf.if (Q) share barrier `stages`, waited once
-//   before the pipelined loop.
+//   before the pipelined loop;
+// - warp-specialised kernels (all of them so far) lower the loop nest
+//   twice, after the barriers are made: for one thread of a producer
+//   warpgroup (with setmaxnreg giving its registers away), which issues
+//   the copies and, before it refills a stage, waits on that stage's
+//   "empty" mbarrier; and for the consumer warps, which skip the copies,
+//   wait for each group as above without a CTA barrier and, at the end of
+//   an iteration, arrive on the empty barrier of the stage they read (one
+//   arrival per warpgroup).
 //
 // A TMA box is a whole tile: rows past the tile's `rows` that lie inside
 // the source are read, not zero-filled (their keys are masked and their
@@ -34,6 +42,10 @@ using namespace mlir::attn::tile_lowering;
 static constexpr int64_t kBarrierBytes = 8;
 /// try_wait's suspend-time hint (ns), as upstream's nvgpu lowering uses.
 static constexpr int64_t kWaitTicks = 10000000;
+/// setmaxnreg's split of the register file: 2 x 128 consumer threads at
+/// 240 and 128 producer threads at 24 (FlashAttention-3's), 64512 of 65536.
+static constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
+static constexpr int64_t kWarpgroupThreads = 128;
 
 Value TileLowering::barrierAt(Value slot) {
   return sharedAt(e.add(barrierOffset, e.mul(slot, e.c32(kBarrierBytes))));
@@ -49,9 +61,12 @@ static int64_t loadBytes(Region &region) {
   return bytes;
 }
 
-/// Runs the ops `body` builds in thread 0 only.
-static void inThreadZero(Emitter &e, Value tid,
+/// Runs the ops `body` builds in thread 0 only (in a role of one thread,
+/// the producer's, as they are).
+static void inThreadZero(Emitter &e, Value tid, Role role,
                          function_ref<void()> body) {
+  if (role == Role::Producer)
+    return body();
   OpBuilder::InsertionGuard guard(e.b);
   auto ifOp = scf::IfOp::create(e.b, e.loc, e.eq(tid, e.c32(0)), false);
   e.b.setInsertionPointToStart(ifOp.thenBlock());
@@ -64,10 +79,13 @@ void TileLowering::initBarriers() {
     barrierOffset = arith::ConstantOp::create(atEntry, e.loc,
                                               atEntry.getI32IntegerAttr(0));
   }
-  inThreadZero(e, tid, [&] {
-    for (int64_t i = 0; i <= stages; ++i) {
-      // One arrival per group; the loads outside any scf.if arrive each.
-      int64_t count = i < stages ? 1 : std::max<int64_t>(topLevelLoads, 1);
+  inThreadZero(e, tid, role, [&] {
+    for (int64_t i = 0; i < barrierCount(); ++i) {
+      // Full: one arrival per group, one per load outside any scf.if.
+      // Empty (warp-specialised): one per consumer warpgroup.
+      int64_t count = i < stages    ? 1
+                      : i == stages ? std::max<int64_t>(topLevelLoads, 1)
+                                    : warps * 32 / kWarpgroupThreads;
       NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)),
                                    e.c32(count), /*predicate=*/Value());
     }
@@ -76,15 +94,94 @@ void TileLowering::initBarriers() {
   gpu::BarrierOp::create(b, e.loc);
 }
 
+void TileLowering::ctaBarrier() {
+  if (role != Role::Consumer) {
+    gpu::BarrierOp::create(b, e.loc);
+    return;
+  }
+  // Named barrier 1 of the consumer threads: the producer has gone its way.
+  NVVM::BarrierOp::create(b, e.loc, /*res=*/Type(), e.c32(1),
+                          e.c32(warps * 32), /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+LogicalResult TileLowering::lowerRoles(Block &body) {
+  // What both lowerings start from; each maps the body's values anew.
+  IRMapping scalars0 = scalars;
+  DenseMap<Value, Global *> globals0 = globals;
+  DenseMap<Value, SharedTile> shared0 = shared;
+  DenseMap<Value, Fragment> regs0 = regs;
+  int64_t tileBytes0 = tileBytes, groups0 = prologueGroups;
+
+  Value producer = e.ge(tid, e.c32(warps * 32));
+  auto split = scf::IfOp::create(b, e.loc, producer, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  // The producer warpgroup gives its registers to the consumers; one of
+  // its threads issues every copy.
+  b.setInsertionPointToStart(split.thenBlock());
+  NVVM::SetMaxRegisterOp::create(b, e.loc, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  auto one = scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
+  b.setInsertionPointToStart(one.thenBlock());
+  role = Role::Producer;
+  if (failed(lowerBlock(body, nullptr)))
+    return failure();
+  int64_t producerBytes = tileBytes;
+
+  scalars = scalars0;
+  globals = globals0;
+  shared = shared0;
+  regs = regs0;
+  tileBytes = tileBytes0;
+  prologueGroups = groups0;
+  b.setInsertionPointToStart(split.elseBlock());
+  NVVM::SetMaxRegisterOp::create(b, e.loc, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  role = Role::Consumer;
+  if (failed(lowerBlock(body, nullptr)))
+    return failure();
+  // No copy may still be landing when the consumers exit.
+  if (topLevelPending())
+    waitForGroup(Value());
+  role = Role::All;
+  if (tileBytes != producerBytes)
+    return body.getParentOp()->emitOpError(
+        "lays out shared memory differently for the producer and the "
+        "consumers");
+  return success();
+}
+
+void TileLowering::releaseStage(Value iter) {
+  // One arrival per warpgroup, from its first thread: the stage's only
+  // readers are the warpgroup's wgmmas, which it has waited for.
+  Value slot = e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages)));
+  OpBuilder::InsertionGuard guard(b);
+  auto first = scf::IfOp::create(
+      b, e.loc, e.eq(e.urem(tid, e.c32(kWarpgroupThreads)), e.c32(0)), false);
+  b.setInsertionPointToStart(first.thenBlock());
+  NVVM::MBarrierArriveOp::create(b, e.loc, /*res=*/Type(), barrierAt(slot),
+                                 /*count=*/Value());
+}
+
 void TileLowering::openGroup(scf::IfOp op) {
   // Group g of the loop's iteration j is g = j + the groups issued before
   // it; outside a loop, the next prologue group.
-  Value slot =
-      loopIter ? e.urem(e.add(loopIter, e.c32(prologueGroups)), e.c32(stages))
-               : e.c32(prologueGroups++ % stages);
+  Value g = loopIter ? e.add(loopIter, e.c32(prologueGroups))
+                     : e.c32(prologueGroups++);
+  Value slot = e.urem(g, e.c32(stages));
   groupBarrier = barrierAt(slot);
+  if (specialized) {
+    // The consumers have released the stage's previous group, g - stages
+    // (phase (g / stages - 1) % 2 of its empty barrier; for g < stages the
+    // phase before the first, which counts as complete).
+    Value parity = e.bxor(e.urem(e.udiv(g, e.c32(stages)), e.c32(2)),
+                          e.c32(1));
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, e.loc, barrierAt(e.add(e.c32(stages + 1), slot)), parity,
+        e.c32(kWaitTicks));
+  }
   int64_t bytes = loadBytes(op.getThenRegion());
-  inThreadZero(e, tid, [&] {
+  inThreadZero(e, tid, role, [&] {
     NVVM::MBarrierArriveExpectTxOp::create(
         b, e.loc, /*res=*/Type(), groupBarrier, e.c32(bytes),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
@@ -99,7 +196,7 @@ void TileLowering::waitForGroup(Value iter) {
   } else {
     barrier = barrierAt(e.c32(stages));
     parity = e.c32(0);
-    topLevelPending = false;
+    topLevelWaited = true;
   }
   NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
                                         e.c32(kWaitTicks));
@@ -166,9 +263,8 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
   if (!barrier) {
     // A load outside any scf.if arrives on its own.
     barrier = barrierAt(e.c32(stages));
-    topLevelPending = true;
     int64_t bytes = t.shape[0] * t.shape[1] * t.elementBytes();
-    inThreadZero(e, tid, [&] {
+    inThreadZero(e, tid, role, [&] {
       NVVM::MBarrierArriveExpectTxOp::create(
           b, e.loc, /*res=*/Type(), barrier, e.c32(bytes),
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
@@ -176,7 +272,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
   }
   int64_t blockCols = t.swizzle / t.elementBytes();
   int64_t blocks = t.shape[1] / blockCols;
-  inThreadZero(e, tid, [&] {
+  inThreadZero(e, tid, role, [&] {
     for (int64_t blk = 0; blk < blocks; ++blk) {
       SmallVector<Value> coords = {e.c32(blk * blockCols)};
       for (Value index : llvm::reverse(*first))

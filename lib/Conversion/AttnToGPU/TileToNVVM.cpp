@@ -58,7 +58,9 @@ LogicalResult TileLowering::lowerBlock(Block &block,
                                        ArrayRef<bool> partial) {
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
-      if (isa<scf::InParallelOp, func::ReturnOp>(op))
+      // The producer keeps no register tiles to yield.
+      if (isa<scf::InParallelOp, func::ReturnOp>(op) ||
+          (role == Role::Producer && isa<scf::YieldOp>(op)))
         continue;
       if (!yielded)
         return op.emitOpError("ends a region the GPU lowering does not "
@@ -79,6 +81,20 @@ LogicalResult TileLowering::lowerBlock(Block &block,
 }
 
 LogicalResult TileLowering::lowerOp(Operation *op) {
+  // The producer holds no register tiles: it skips the ops on them.
+  auto onRegisterTiles = [&] {
+    if (isa<TileMatmulOp, TileMapOp, TileReduceOp, TileStoreOp>(op))
+      return true;
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      return isa<RankedTensorType>(v.getType()) && !globals.count(v);
+    });
+  };
+  if (role == Role::Producer && !isa<scf::ForOp, scf::IfOp>(op) &&
+      onRegisterTiles())
+    return success();
+  // The producer issues every copy.
+  if (role == Role::Consumer && isa<TileLoadOp>(op))
+    return success();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](scf::ForallOp op) { return lowerForall(op); })
       .Case([&](scf::ForOp op) { return lowerFor(op); })
@@ -147,8 +163,12 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
     return op->emitOpError("is not part of the tile form the GPU lowering "
                            "maps");
   for (Value operand : op->getOperands())
-    if (!scalars.contains(operand))
+    if (!scalars.contains(operand)) {
+      // A value of the consumers' only (a register tile's).
+      if (role == Role::Producer)
+        return success();
       return op->emitOpError("uses a value the GPU lowering did not map");
+    }
   Value result = op->getNumResults() ? op->getResult(0) : Value();
   if (auto c = dyn_cast<arith::ConstantOp>(op); c && c.getType().isIndex()) {
     scalars.map(result, e.c32(cast<IntegerAttr>(c.getValue()).getInt()));
@@ -230,6 +250,8 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
         static_cast<int64_t>(gpu::MappingId::DimX));
     scalars.map(iv, e.toI32(gpu::BlockIdOp::create(b, e.loc, dim)));
   }
+  if (specialized)
+    return lowerRoles(*op.getBody());
   return lowerBlock(*op.getBody(), nullptr);
 }
 
@@ -245,6 +267,24 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     return op.emitOpError("loads tiles in a schedule of ")
            << stages << " stage; the GPU kernels keep at least 2 key/value "
            << "tiles in flight";
+  if (role == Role::Producer) {
+    // The same iterations, carrying nothing: only the copies.
+    if (!pipelined)
+      return success();
+    auto loop = scf::ForOp::create(b, e.loc,
+                                   scalars.lookup(op.getLowerBound()),
+                                   scalars.lookup(op.getUpperBound()),
+                                   scalars.lookup(op.getStep()));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    scalars.map(op.getInductionVar(), loop.getInductionVar());
+    Value outerIter = loopIter;
+    loopIter = e.div(e.sub(loop.getInductionVar(), loop.getLowerBound()),
+                     loop.getStep());
+    LogicalResult body = lowerBlock(*op.getBody(), nullptr);
+    loopIter = outerIter;
+    return body;
+  }
 
   // A memory lhs that the loop does not write and one m-tile per warp: read
   // into registers once, before the loop (sm_80; wgmma reads it from
@@ -314,7 +354,7 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     sizes.push_back(flat->size());
   }
   // The loads outside any scf.if (Q) have landed.
-  if (pipelined && tma && topLevelPending)
+  if (pipelined && topLevelPending())
     waitForGroup(Value());
   auto loop = scf::ForOp::create(b, e.loc, scalars.lookup(op.getLowerBound()),
                                  scalars.lookup(op.getUpperBound()),
@@ -336,13 +376,17 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       loopIter = e.div(e.sub(loop.getInductionVar(), loop.getLowerBound()),
                        loop.getStep());
       waitForGroup(loopIter);
-      gpu::BarrierOp::create(b, e.loc);
+      // Warp-specialised consumers release the stage instead (below).
+      if (!specialized)
+        ctaBarrier();
     } else if (pipelined) {
       waitForStages(stages - 2);
     }
     SmallVector<Value> yielded;
     if (failed(lowerBlock(*op.getBody(), &yielded, partial)))
       return failure();
+    if (pipelined && specialized)
+      releaseStage(loopIter);
     scf::YieldOp::create(b, e.loc, yielded);
   }
   loopIter = outerIter;
@@ -385,6 +429,13 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
   bool hasElse = !op.getElseRegion().empty();
   bool loads = op->walk([](TileLoadOp) { return WalkResult::interrupt(); })
                    .wasInterrupted();
+  if (role == Role::Producer) {
+    // Only the copies, and the scf.ifs that hold them (no results).
+    if (!loads)
+      return success();
+    types.clear();
+    sizes.clear();
+  }
   if (tma && loads && (hasElse || groupBarrier))
     return op.emitOpError("copies by TMA in a nested or two-sided scf.if; "
                           "each group of copies is the then-block of one");
@@ -397,7 +448,7 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     if (!block.empty())
       block.getTerminator()->erase();
     b.setInsertionPointToEnd(&block);
-    if (tma && loads)
+    if (tma && loads && role != Role::Consumer)
       openGroup(op);
     SmallVector<Value> yielded;
     if (failed(lowerBlock(from.front(), &yielded)))
@@ -671,14 +722,17 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     if (!load->getParentOfType<scf::IfOp>())
       ++topLevelLoads;
   });
+  if (specialized && !tma)
+    return source.emitError("a producer warpgroup issues TMA copies; this "
+                            "kernel takes no tensor maps");
   if (failed(lowerBlock(source.front(), nullptr)))
     return failure();
   if (tma) {
     // No copy may still be landing when the CTA exits.
-    if (topLevelPending)
+    if (topLevelPending())
       waitForGroup(Value());
     barrierOffset.setValueAttr(b.getI32IntegerAttr(tileBytes));
-    tileBytes += llvm::alignTo(8 * (stages + 1), 16);
+    tileBytes += llvm::alignTo(8 * barrierCount(), 16);
   }
   gpu::ReturnOp::create(b, e.loc);
   if (scratchBytes > tileBytes)
@@ -691,7 +745,9 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
 FailureOr<int64_t> attn::lowerTileFormToNVVM(func::FuncOp source,
                                              gpu::GPUFuncOp kernel,
                                              ArrayRef<KernelParam> params,
-                                             TileTarget target) {
+                                             TileTarget target,
+                                             bool producer) {
   OpBuilder b(kernel.getContext());
-  return TileLowering(b, source.getLoc(), target).run(source, kernel, params);
+  return TileLowering(b, source.getLoc(), target, producer)
+      .run(source, kernel, params);
 }

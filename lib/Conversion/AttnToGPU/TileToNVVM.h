@@ -24,11 +24,12 @@ namespace attn {
 /// stores of attn-tile inside; its iterations become the CTAs of the grid.
 /// Returns the bytes of dynamic shared memory the kernel uses, or an error
 /// on the op it cannot map. `target` picks the tensor-core mapping: sm_80's
-/// warps (mma.sync, ldmatrix) or sm_90a's warpgroups (wgmma).
+/// warps (mma.sync, ldmatrix) or sm_90a's warpgroups (wgmma); `producer`
+/// adds a producer warpgroup that issues the copies (TMA kernels only).
 FailureOr<int64_t> lowerTileFormToNVVM(func::FuncOp source,
                                        gpu::GPUFuncOp kernel,
                                        ArrayRef<KernelParam> params,
-                                       TileTarget target);
+                                       TileTarget target, bool producer);
 
 } // namespace attn
 } // namespace mlir

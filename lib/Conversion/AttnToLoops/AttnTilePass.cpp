@@ -130,6 +130,11 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     FailureOr<Attribute> space = parseMemorySpace(root);
     if (failed(space))
       return signalPassFailure();
+    if (target != "sm_80" && target != "sm_90a") {
+      root->emitError() << "attn-tile: target must be sm_80 or sm_90a, got '"
+                        << target << "'";
+      return signalPassFailure();
+    }
 
     SmallVector<Operation *> ops;
     root->walk([&](Operation *op) {
@@ -140,7 +145,9 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     IRRewriter rewriter(&getContext());
     bool anyFailed = false;
     for (Operation *op : ops) {
-      AttnTileRequest request{blockQ, blockKV, stages, warps, smemBudget};
+      AttnTileRequest request{blockQ, blockKV, stages, warps, smemBudget,
+                              target == "sm_90a" ? TileTarget::Sm90a
+                                                 : TileTarget::Sm80};
       FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
       if (failed(sizes)) {
         anyFailed = true;

@@ -81,7 +81,8 @@ static std::optional<TileShape> getTileShape(Operation *op) {
 /// bytes; the K and V rings are one tile each). Gradients (CPU only so far): Q, dO, K and V tiles.
 static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                            int64_t stages,
-                           TileTarget target = TileTarget::Sm80) {
+                           TileTarget target = TileTarget::Sm80,
+                           bool producer = false) {
   if (s.kind == TileShape::Kind::Gradient)
     return (blockQ * (s.headDim + s.valueDim) +
             blockKV * (s.headDim + s.valueDim)) *
@@ -91,10 +92,12 @@ static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       return static_cast<int64_t>(
           llvm::alignTo(rows * cols * s.elementBytes, 1024));
     };
-    // The mbarriers of the TMA copies follow: one per stage and one for Q.
+    // The mbarriers of the TMA copies follow: per stage a full one (and an
+    // empty one with a producer warpgroup), and one for Q.
+    int64_t barriers = (producer ? 2 : 1) * stages + 1;
     return tile(blockQ, s.headDim) + tile(stages * blockKV, s.headDim) +
            tile(stages * blockKV, s.valueDim) +
-           static_cast<int64_t>(llvm::alignTo(8 * (stages + 1), 16));
+           static_cast<int64_t>(llvm::alignTo(8 * barriers, 16));
   }
   int64_t pad = 16 / s.elementBytes;
   int64_t qRow = s.headDim + pad, kRow = s.headDim + pad,
@@ -144,14 +147,26 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     if (hopper) {
       // Warpgroups of 4 warps, 64 rows each (wgmma's m64, one 16-row tile
       // per warp), 128-key tiles up to D = 128 (64 above: the accumulators
-      // of S and O stay in registers), 2 stages.
+      // of S and O stay in registers). Past D = 64 a producer warpgroup
+      // issues the copies and the stages are as many as fit, up to 4; at
+      // D <= 64 two CTAs of 2 stages share an SM and overlap each other's
+      // softmax and products instead (H200, bf16, S = 16k: 495 TFLOP/s
+      // against 422 with a producer). Kernels with a mask operand keep all
+      // registers to every thread: the 240 setmaxnreg gives a consumer
+      // spill 36 bytes at D = 128 with an additive mask, causal.
+      int64_t widest = std::max(s.headDim, s.valueDim);
+      t.producer = widest > 64 && !s.mask;
       t.warps = request.warps ? request.warps : 8;
       if (!bq)
         bq = 16 * t.warps;
       if (!bkv)
-        bkv = std::max(s.headDim, s.valueDim) <= 128 ? 128 : 64;
-      if (!request.stages)
-        t.stages = 2;
+        bkv = widest <= 128 ? 128 : 64;
+      if (!request.stages) {
+        t.stages = t.producer ? 4 : 2;
+        while (t.stages > 2 && sharedBytes(s, bq, bkv, t.stages, request.target,
+                                           t.producer) > request.smemBudget)
+          --t.stages;
+      }
       break;
     }
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
@@ -194,7 +209,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
-  while (sharedBytes(s, bq, bkv, t.stages, request.target) >
+  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer) >
          request.smemBudget) {
     if (!request.blockKV && bkv > kMinBlock)
       bkv /= 2;
@@ -204,7 +219,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  int64_t bytes = sharedBytes(s, bq, bkv, t.stages, request.target);
+  int64_t bytes =
+      sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
   if (bytes > request.smemBudget) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();

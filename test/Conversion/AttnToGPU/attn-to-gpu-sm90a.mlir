@@ -94,9 +94,47 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 
 // -----
 
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=256 smem=196640
+// Past D = 64 (and without a mask operand) the kernel is warp-specialised:
+// a producer warpgroup after the 8 consumer warps (384 threads, a register
+// cap at entry: minctasm 1), 2 stages of 64-key tiles, and per stage a full
+// and an empty barrier (one arrival per consumer warpgroup). The producer
+// gives registers away and one of its threads (tid 256) issues every copy:
+// Q (4 column blocks of 128 bytes), the prologue group and, in a loop
+// that carries nothing, each group after waiting for its stage's empty
+// barrier. The consumers take the registers, wait for Q and each group,
+// and at the end of an iteration the first thread of each warpgroup
+// releases the stage.
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 tma=q:128x64:128,k:64x64:128,v:64x64:128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
+// CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK: gpu.barrier
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
+// CHECK: scf.if %[[PRODUCER]] {
+// CHECK-NEXT: nvvm.setmaxregister decrease 24
+// CHECK: arith.cmpi eq, %{{.*}}, %c256_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 240
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: gpu.barrier
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK: %[[WG:.*]] = arith.remui %{{.*}}, %c128_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[WG]], %c0_i32
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: scf.yield
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: gpu.return
 func.func @wide(%q: tensor<1x2x64x256xbf16>, %k: tensor<1x2x64x256xbf16>, %v: tensor<1x2x64x256xbf16>) -> tensor<1x2x64x256xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16> -> tensor<1x2x64x256xbf16>
   return %o : tensor<1x2x64x256xbf16>

@@ -77,7 +77,11 @@ struct KernelSpec {
   /// swizzled, unpadded).
   int64_t sharedBytes = 0;
 
-  int64_t threads() const { return warps * 32; }
+  /// sm_90a: a producer warpgroup issues the copies (the schedule's).
+  bool producer = false;
+
+  /// The warps of the schedule and the producer warpgroup.
+  int64_t threads() const { return warps * 32 + (producer ? 128 : 0); }
   /// Whether the kernel copies its Q, K, V tiles by TMA (the sm_90a forward
   /// kernels): it then takes their tensor maps (attn_kernel_abi.def).
   bool usesTma() const {

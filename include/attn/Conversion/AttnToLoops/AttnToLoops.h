@@ -38,6 +38,9 @@ struct AttnTileSizes {
   int64_t keySlices = 1;
   /// Bytes of workgroup (shared) memory the tiles of one loop nest take.
   int64_t workgroupBytes = 0;
+  /// sm_90a: a producer warpgroup, besides the warps, issues the copies
+  /// (warp specialisation).
+  bool producer = false;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
