@@ -54,11 +54,12 @@ PEERS = ["flash", "cudnn"]
 IMPLS = ["attn"] + PEERS
 CHECK_TOLERANCE = 2e-2  # ||attn - peer|| / ||peer|| for 16-bit outputs
 
-FORWARD_FULL = [(d, s, c) for d in (64, 128)
+FORWARD_FULL = [(d, s, c) for d in (64, 128, 256)
                 for s in (512, 1024, 2048, 4096, 8192, 16384)
                 for c in (False, True)]
 FORWARD_QUICK = [(64, 2048, False), (64, 16384, False), (128, 512, False),
-                 (128, 2048, False), (128, 16384, False), (128, 16384, True)]
+                 (128, 2048, False), (128, 16384, False), (128, 16384, True),
+                 (256, 16384, False)]
 DECODE_FULL = [(b, hkv, kv) for hkv in (32, 8) for b in (1, 8, 64)
                for kv in (1024, 4096, 16384, 65536, 131072)]
 DECODE_QUICK = [(1, 32, 1024), (1, 8, 16384), (1, 8, 131072),

@@ -21,7 +21,8 @@ import ctypes
 import math
 import os
 
-__all__ = ["AttnError", "Module", "load_library", "parse_manifest"]
+__all__ = ["AttnError", "Module", "load_library", "manifest_sections",
+           "parse_manifest"]
 
 ATTN_OK = 0
 STATUS_NAMES = {
@@ -102,6 +103,8 @@ def load_library(path=None):
     lib.attn_module_load.restype = ctypes.c_int
     lib.attn_module_destroy.argtypes = [ctypes.c_void_p]
     lib.attn_module_destroy.restype = None
+    lib.attn_module_target.argtypes = [ctypes.c_void_p]
+    lib.attn_module_target.restype = ctypes.c_char_p
     lib.attn_last_error.argtypes = []
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_forward.argtypes = [ctypes.c_void_p, _TENSOR_P, _TENSOR_P,
@@ -124,26 +127,54 @@ def load_library(path=None):
     return lib
 
 
-def parse_manifest(path):
-    """The manifest's kernel records as dicts ({'name', 'kind', 'dtype',
-    'head_dim', ...}, numbers as ints) and its target. The runtime's parser
-    is the strict one; this only lets callers ask what a module has."""
-    kernels, target = [], None
+def manifest_sections(path):
+    """The manifest's sections, in order, as dicts {'target', 'ptx',
+    'kernels'}: one per chip, each kernel record a dict ({'name', 'kind',
+    'dtype', 'head_dim', ...}, numbers as ints). The runtime's parser is the
+    strict one; this only lets callers ask what a manifest has."""
+    sections = []
     with open(path) as f:
         for line in f:
             tokens = line.split("#", 1)[0].split()
             if not tokens:
                 continue
             if tokens[0] == "target" and len(tokens) > 1:
-                target = tokens[1]
+                sections.append({"target": tokens[1], "ptx": None,
+                                 "kernels": []})
+            if not sections:
+                continue
+            if tokens[0] == "ptx" and len(tokens) > 1:
+                sections[-1]["ptx"] = tokens[1]
             if tokens[0] != "kernel" or len(tokens) < 2:
                 continue
             record = {"name": tokens[1]}
             for token in tokens[2:]:
                 key, _, value = token.partition("=")
                 record[key] = int(value) if value.isdigit() else value
-            kernels.append(record)
-    return kernels, target
+            sections[-1]["kernels"].append(record)
+    return sections
+
+
+def parse_manifest(path, target=None):
+    """The kernel records of one section of the manifest (dicts, as in
+    manifest_sections()) and its target: the section of `target` ('sm_80'),
+    or with target=None the only one. A loaded Module knows which section
+    the runtime chose for its device (Module.target, Module.kernels)."""
+    sections = manifest_sections(path)
+    targets = [s["target"] for s in sections]
+    if target is None:
+        if len(sections) != 1:
+            raise ValueError(
+                "%s has %s: pass target= (Module.target is the one the "
+                "runtime loads on the device)"
+                % (path, "sections for " + ", ".join(targets) if sections
+                   else "no 'target' record"))
+        target = targets[0]
+    for s in sections:
+        if s["target"] == target:
+            return s["kernels"], target
+    raise ValueError("%s has no section for target %s (it has: %s)"
+                     % (path, target, ", ".join(targets) or "none"))
 
 
 def _dtype_name(torch_dtype):
@@ -256,14 +287,17 @@ def _describe_lse(t):
 
 
 class Module:
-    """A manifest and its PTX, loaded into the context of a CUDA device."""
+    """A manifest and its PTX, loaded into the context of a CUDA device.
+
+    `target` is the section of the manifest that the runtime chose for the
+    device ('sm_90a'), `kernels` that section's kernel records (what
+    has_kernel() looks at), `targets` every section's target."""
 
     def __init__(self, manifest_path, lib=None, device=None):
         import torch
         self._lib = load_library(lib)
         self._handle = None
         self.manifest_path = os.path.abspath(manifest_path)
-        self.kernels, self.target = parse_manifest(self.manifest_path)
         if device is None:
             device = torch.cuda.current_device()
         device = torch.device("cuda", device) if isinstance(device, int) \
@@ -280,6 +314,11 @@ class Module:
                 self.manifest_path.encode(), ctypes.byref(handle))
         self._check(status)
         self._handle = handle
+        # The runtime chose the section (attn_module_load); read the same.
+        self.target = self._lib.attn_module_target(handle).decode()
+        self.targets = [s["target"] for s in
+                        manifest_sections(self.manifest_path)]
+        self.kernels, _ = parse_manifest(self.manifest_path, self.target)
 
     def close(self):
         if self._handle:
@@ -301,9 +340,11 @@ class Module:
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none"):
-        """Whether the manifest has a kernel of `kind` ('forward',
-        'decode_partial', 'decode_combine') for these parameters (dtype as
-        'bf16'/'f16'/'f32' or a torch dtype; mask 'none', 'add' or 'bool').
+        """The kernel record of `kind` ('forward', 'decode_partial',
+        'decode_combine') for these parameters (dtype as 'bf16'/'f16'/'f32'
+        or a torch dtype; mask 'none', 'add' or 'bool') in the section the
+        module loaded, or None: the kernels of the manifest's other targets
+        do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)

@@ -92,15 +92,26 @@ typedef struct attn_module attn_module;
 
 /* Loads `manifest_path` and the PTX file it names (relative to it) into the
  * current CUDA context, which launches then use (it is pushed when another
- * context is current). The manifest and PTX are read and checked before the
- * driver is touched (ATTN_ERROR_MANIFEST); no driver, no device or no
- * current context is ATTN_ERROR_CUDA. The driver (libcuda.so.1) is opened
- * at run time, so a program linking this library starts without one.
- * ATTN_RUNTIME_VERBOSE=1 prints each kernel's registers, local memory and
+ * context is current). A manifest may have one section per target chip,
+ * each with its own PTX and kernels; the module loads one of them, chosen
+ * by the current device's compute capability: of the targets that run on
+ * it (sm_90a on exactly sm_90, sm_80 on sm_80 and later), the arch-specific
+ * one, else the highest. None is ATTN_ERROR_MANIFEST, naming the targets
+ * and the device. The manifest is read and checked before the driver is
+ * touched (ATTN_ERROR_MANIFEST), and so is the PTX when the manifest has a
+ * single section; no driver, no device or no current context is
+ * ATTN_ERROR_CUDA. The driver (libcuda.so.1) is opened at run time, so a
+ * program linking this library starts without one. ATTN_RUNTIME_VERBOSE=1
+ * prints the chosen section and each kernel's registers, local memory and
  * shared memory to stderr at load; =2 also prints every launch. */
 ATTN_RUNTIME_API attn_status attn_module_load(const char *manifest_path,
                                               attn_module **module);
 ATTN_RUNTIME_API void attn_module_destroy(attn_module *module);
+
+/* The target of the manifest section that attn_module_load chose ("sm_90a",
+ * "sm_80"): the module has that section's kernels and no others. NULL for a
+ * null module; the string lives as long as the module. */
+ATTN_RUNTIME_API const char *attn_module_target(const attn_module *module);
 
 /* The message of the last failure on this thread ("" when none); a
  * successful call leaves it as it was. */

@@ -35,6 +35,7 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
     tileOptions.blockQ = options.blockQ;
     tileOptions.blockKV = options.blockKV;
     tileOptions.smemBudget = options.smemBudget;
+    tileOptions.target = options.tileTarget;
     tileOptions.memorySpace = "default";
     pm.addPass(createAttnTilePass(tileOptions));
     pm.addPass(createAttnLowerTilesPass());

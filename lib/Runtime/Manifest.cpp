@@ -98,9 +98,10 @@ const char *maskKindName(MaskKind mask) {
   return "?";
 }
 
-const KernelSpec *Manifest::find(KernelKind kind, attn_dtype dtype,
-                                 int64_t headDim, int64_t valueDim,
-                                 attn_causal causal, MaskKind mask) const {
+const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
+                                        int64_t headDim, int64_t valueDim,
+                                        attn_causal causal,
+                                        MaskKind mask) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask)
@@ -113,21 +114,21 @@ const KernelSpec *Manifest::find(KernelKind kind, attn_dtype dtype,
   return nullptr;
 }
 
-bool Manifest::hasDtype(KernelKind kind, attn_dtype dtype) const {
+bool ManifestSection::hasDtype(KernelKind kind, attn_dtype dtype) const {
   for (const KernelSpec &k : kernels)
     if (k.kind == kind && k.dtype == dtype)
       return true;
   return false;
 }
 
-bool Manifest::hasMasks(KernelKind kind) const {
+bool ManifestSection::hasMasks(KernelKind kind) const {
   for (const KernelSpec &k : kernels)
     if (k.kind == kind && k.mask != MaskKind::None)
       return true;
   return false;
 }
 
-std::string Manifest::describe(KernelKind kind) const {
+std::string ManifestSection::describe(KernelKind kind) const {
   std::string out;
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind)
@@ -169,6 +170,47 @@ bool parseTarget(std::string_view target, int &smVersion, bool &archSpecific) {
   }
   smVersion = value;
   return value >= 10;
+}
+
+bool runsOn(std::string_view target, int deviceSm) {
+  int sm = 0;
+  bool archSpecific = false;
+  if (!parseTarget(target, sm, archSpecific))
+    return false;
+  return archSpecific ? deviceSm == sm : deviceSm >= sm;
+}
+
+const ManifestSection *Manifest::chooseSection(int deviceSm) const {
+  const ManifestSection *best = nullptr;
+  int bestSm = 0;
+  bool bestArchSpecific = false;
+  for (const ManifestSection &section : sections) {
+    int sm = 0;
+    bool archSpecific = false;
+    if (!runsOn(section.target, deviceSm) ||
+        !parseTarget(section.target, sm, archSpecific))
+      continue;
+    // Arch-specific PTX may use what only this chip has (wgmma, TMA); among
+    // the rest, the newest target has the most features the device runs.
+    bool better = !best || (archSpecific && !bestArchSpecific) ||
+                  (archSpecific == bestArchSpecific && sm > bestSm);
+    if (!better)
+      continue;
+    best = &section;
+    bestSm = sm;
+    bestArchSpecific = archSpecific;
+  }
+  return best;
+}
+
+std::string Manifest::describeTargets() const {
+  std::string out;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (i)
+      out += i + 1 == sections.size() ? " and " : ", ";
+    out += sections[i].target;
+  }
+  return out;
 }
 
 namespace {
@@ -236,12 +278,14 @@ private:
   attn_status parseKernel(int line, const std::vector<std::string_view> &t);
   attn_status parseTma(int line, const std::string &where,
                        std::string_view value, KernelSpec &k);
+  /// Checks the last section once its records are all read: at `line`, the
+  /// next `target` record or the end of the manifest (`atEnd`).
+  attn_status closeSection(int line, bool atEnd);
 
   const std::string &path;
   Manifest &manifest;
   bool sawHeader = false;
-  int targetLine = 0;
-  int ptxLine = 0;
+  int ptxLine = 0; // of the last section's `ptx` record
 };
 
 attn_status Parser::parse(std::string_view text) {
@@ -264,25 +308,35 @@ attn_status Parser::parse(std::string_view text) {
   if (!sawHeader)
     return error(last, "empty manifest: expected 'attn-manifest " +
                            std::to_string(kManifestVersion) + "'");
-  if (manifest.target.empty())
+  if (manifest.sections.empty())
     return error(last, "missing 'target' record");
-  if (manifest.ptxFile.empty())
-    return error(last, "missing 'ptx' record");
-  if (manifest.kernels.empty())
-    return error(last, "no 'kernel' records");
+  return closeSection(last, /*atEnd=*/true);
+}
+
+attn_status Parser::closeSection(int line, bool atEnd) {
+  const ManifestSection &section = manifest.sections.back();
+  // A manifest of one section reads as it did before sections existed.
+  std::string where;
+  if (!atEnd || manifest.sections.size() > 1)
+    where = " in the section of 'target " + section.target + "' (line " +
+            std::to_string(section.line) + ")";
+  if (section.ptxFile.empty())
+    return error(line, "missing 'ptx' record" + where);
+  if (section.kernels.empty())
+    return error(line, "no 'kernel' records" + where);
 
   // Duplicates: by name, and by what the runtime looks a kernel up with.
   std::map<std::string, const KernelSpec *> byName;
-  for (const KernelSpec &k : manifest.kernels) {
+  for (const KernelSpec &k : section.kernels) {
     auto [it, inserted] = byName.emplace(k.name, &k);
     if (!inserted)
       return error(k.line, "duplicate kernel '" + k.name + "' (first on line " +
                                std::to_string(it->second->line) + ")");
   }
-  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
-    const KernelSpec &k = manifest.kernels[i];
+  for (size_t i = 0; i < section.kernels.size(); ++i) {
+    const KernelSpec &k = section.kernels[i];
     for (size_t j = 0; j < i; ++j) {
-      const KernelSpec &o = manifest.kernels[j];
+      const KernelSpec &o = section.kernels[j];
       bool same =
           o.kind == k.kind && o.dtype == k.dtype && o.valueDim == k.valueDim;
       if (k.kind != KernelKind::DecodeCombine)
@@ -322,31 +376,42 @@ attn_status Parser::parseRecord(int line,
   if (record == "attn-manifest")
     return error(line, "second 'attn-manifest' record");
   if (record == "target") {
-    if (targetLine)
-      return error(line, "second 'target' record (first on line " +
-                             std::to_string(targetLine) + ")");
     int sm = 0;
     bool archSpecific = false;
     if (t.size() != 2 || !parseTarget(t[1], sm, archSpecific))
       return error(line, "expected 'target sm_<NN>' (e.g. sm_80, sm_90a)");
-    manifest.target = std::string(t[1]);
-    targetLine = line;
+    if (!manifest.sections.empty())
+      if (attn_status s = closeSection(line, /*atEnd=*/false))
+        return s;
+    for (const ManifestSection &other : manifest.sections)
+      if (other.target == t[1])
+        return error(line, "second section for 'target " + other.target +
+                               "' (first on line " +
+                               std::to_string(other.line) + ")");
+    ManifestSection section;
+    section.target = std::string(t[1]);
+    section.line = line;
+    manifest.sections.push_back(std::move(section));
+    ptxLine = 0;
     return ATTN_OK;
   }
-  if (record == "ptx") {
-    if (ptxLine)
-      return error(line, "second 'ptx' record (first on line " +
-                             std::to_string(ptxLine) + ")");
-    if (t.size() != 2)
-      return error(line, "expected 'ptx <file>'");
-    manifest.ptxFile = std::string(t[1]);
-    ptxLine = line;
-    return ATTN_OK;
-  }
+  if (record != "ptx" && record != "kernel")
+    return error(line, "unknown record '" + std::string(record) +
+                           "' (expected target, ptx or kernel)");
+  if (record == "ptx" && t.size() != 2)
+    return error(line, "expected 'ptx <file>'");
+  if (manifest.sections.empty())
+    return error(line, "'" + std::string(record) +
+                           "' record before any 'target' record (each "
+                           "section starts with 'target sm_<NN>')");
   if (record == "kernel")
     return parseKernel(line, t);
-  return error(line, "unknown record '" + std::string(record) +
-                         "' (expected target, ptx or kernel)");
+  if (ptxLine)
+    return error(line, "second 'ptx' record (first on line " +
+                           std::to_string(ptxLine) + ")");
+  manifest.sections.back().ptxFile = std::string(t[1]);
+  ptxLine = line;
+  return ATTN_OK;
 }
 
 attn_status Parser::parseKernel(int line,
@@ -504,7 +569,7 @@ attn_status Parser::parseKernel(int line,
   if (k.smem > (int64_t(1) << 30))
     return error(line, where + "smem=" + std::to_string(k.smem) +
                            " is not a plausible shared-memory size");
-  manifest.kernels.push_back(std::move(k));
+  manifest.sections.back().kernels.push_back(std::move(k));
   return ATTN_OK;
 }
 
@@ -614,7 +679,7 @@ attn_status parseManifest(std::string_view text, const std::string &path,
   return Parser(path, manifest).parse(text);
 }
 
-attn_status checkPtx(const Manifest &manifest, std::string_view ptx,
+attn_status checkPtx(const ManifestSection &section, std::string_view ptx,
                      const std::string &ptxPath) {
   size_t pos = ptx.find(".target");
   if (pos == std::string_view::npos)
@@ -628,11 +693,11 @@ attn_status checkPtx(const Manifest &manifest, std::string_view ptx,
          ptx[end] != '\t' && ptx[end] != '\n' && ptx[end] != '\r')
     ++end;
   std::string_view target = ptx.substr(pos, end - pos);
-  if (target != manifest.target)
+  if (target != section.target)
     return fail(ATTN_ERROR_MANIFEST,
                 ptxPath + ": PTX targets '" + std::string(target) +
-                    "' but the manifest says 'target " + manifest.target + "'");
-  for (const KernelSpec &k : manifest.kernels)
+                    "' but the manifest says 'target " + section.target + "'");
+  for (const KernelSpec &k : section.kernels)
     if (!hasEntry(ptx, k.name))
       return fail(ATTN_ERROR_MANIFEST,
                   ptxPath + ": no '.entry " + k.name +

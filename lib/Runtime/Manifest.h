@@ -1,11 +1,13 @@
 //===- Manifest.h - the kernel manifest of docs/KernelABI.md ----*- C++ -*-===//
 //
-// The manifest names the PTX file and describes each kernel in it. Parsing is
-// strict: unknown records or keys, missing fields, duplicate kernels and a
-// version other than the runtime's fail with ATTN_ERROR_MANIFEST and a
-// "path:line: message" in attn_last_error(). Nothing here touches CUDA, so
-// the tests exercise it without a GPU (ATTN_RUNTIME_API exports what
-// test/Runtime calls).
+// The manifest has one section per target chip: each names a PTX file and
+// describes each kernel in it; the runtime loads the one section that the
+// device runs best (chooseSection). Parsing is strict: unknown records or
+// keys, missing fields, duplicate kernels or targets and a version other
+// than the runtime's fail with ATTN_ERROR_MANIFEST and a "path:line:
+// message" in attn_last_error(). Nothing here touches CUDA, so the tests
+// exercise it without a GPU (ATTN_RUNTIME_API exports what test/Runtime
+// calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,11 +101,15 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 /// mask=add", "kind=forward with tensor maps".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
-struct ATTN_RUNTIME_API Manifest {
-  int version = 0;
+/// One section of a manifest: a `target` record, the `ptx` record and the
+/// `kernel` records after it, up to the next `target`. Kernel names and
+/// specialisations are unique within a section; each section is a PTX
+/// module of its own, so they may repeat across sections.
+struct ATTN_RUNTIME_API ManifestSection {
   std::string target;  // "sm_90a"
   std::string ptxFile; // as written, relative to the manifest
   std::vector<KernelSpec> kernels;
+  int line = 0; // of the `target` record
 
   /// The kernel of `kind` that fits; `headDim` and `causal` are ignored for
   /// decode_combine; `mask` must match (MaskKind::None for decode kinds).
@@ -120,21 +126,41 @@ struct ATTN_RUNTIME_API Manifest {
   std::string describe(KernelKind kind) const;
 };
 
+struct ATTN_RUNTIME_API Manifest {
+  int version = 0;
+  /// In the order of the manifest; never empty once parsed.
+  std::vector<ManifestSection> sections;
+
+  /// The section to load on a device of compute capability `deviceSm` (90
+  /// for 9.0): among those whose target runs on it (runsOn), the
+  /// arch-specific one, else the one of the highest sm_NN (the first in the
+  /// manifest on a tie). Null when none runs.
+  const ManifestSection *chooseSection(int deviceSm) const;
+  /// The targets, in order, for messages: "sm_90a", "sm_90a and sm_80",
+  /// "sm_90a, sm_86 and sm_80".
+  std::string describeTargets() const;
+};
+
 /// Parses the text of a manifest. `path` prefixes messages ("path:3: ...").
 ATTN_RUNTIME_API attn_status parseManifest(std::string_view text,
                                            const std::string &path,
                                            Manifest &manifest);
 
-/// Checks the PTX text against the manifest before it reaches the driver:
-/// every kernel is a `.entry` of the PTX and the PTX `.target` is the
-/// manifest's target.
-ATTN_RUNTIME_API attn_status checkPtx(const Manifest &manifest,
+/// Checks the PTX text against a manifest section before it reaches the
+/// driver: every kernel of the section is a `.entry` of the PTX and the PTX
+/// `.target` is the section's target.
+ATTN_RUNTIME_API attn_status checkPtx(const ManifestSection &section,
                                       std::string_view ptx,
                                       const std::string &ptxPath);
 
 /// Parses "sm_80", "sm_90a" into 80/90 and whether it is arch-specific.
 ATTN_RUNTIME_API bool parseTarget(std::string_view target, int &smVersion,
                                   bool &archSpecific);
+
+/// Whether PTX for `target` runs on a device of compute capability
+/// `deviceSm`: an arch-specific target (sm_90a) on exactly its own, any
+/// other (sm_80) on its own and later ones.
+ATTN_RUNTIME_API bool runsOn(std::string_view target, int deviceSm);
 
 } // namespace attn::runtime
 

@@ -292,28 +292,27 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
 /// ATTN_ERROR_NO_KERNEL with the kernels the module does have.
-attn_status findKernel(const char *api, const Manifest &manifest,
+attn_status findKernel(const char *api, const ManifestSection &section,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  kernel =
-      manifest.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
+  kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
   if (kernel)
     return ATTN_OK;
-  if (!manifest.hasDtype(kind, p.dtype))
+  if (!section.hasDtype(kind, p.dtype))
     return failf(ATTN_ERROR_DTYPE,
                  "%s: the module has no %s kernel for dtype %s (it has: %s)",
                  api, kernelKindName(kind), dtypeName(p.dtype),
-                 manifest.describe(kind).c_str());
+                 section.describe(kind).c_str());
   if (kind == KernelKind::DecodeCombine)
     return failf(ATTN_ERROR_NO_KERNEL,
                  "%s: the module has no decode_combine kernel for %s "
                  "dv%lld (it has: %s)",
                  api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
-                 manifest.describe(kind).c_str());
+                 section.describe(kind).c_str());
   // The mask kind is named when the call has a mask or the module has
   // masked kernels: either may be what is missing.
   std::string mask;
-  if (p.mask != MaskKind::None || manifest.hasMasks(kind))
+  if (p.mask != MaskKind::None || section.hasMasks(kind))
     mask = std::string(" mask=") + maskKindName(p.mask);
   return failf(ATTN_ERROR_NO_KERNEL,
                "%s: the module has no %s kernel for %s d%lld/%lld "
@@ -321,7 +320,7 @@ attn_status findKernel(const char *api, const Manifest &manifest,
                api, kernelKindName(kind), dtypeName(p.dtype),
                static_cast<long long>(p.headDim),
                static_cast<long long>(p.valueDim), causalName(p.causal),
-               mask.c_str(), manifest.describe(kind).c_str());
+               mask.c_str(), section.describe(kind).c_str());
 }
 
 void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,
@@ -503,7 +502,7 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
 
 /// Decode's checks that do not involve the outputs: the inputs and the
 /// kernels.
-attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
+attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
                               const attn_tensor *q, const attn_tensor *k,
                               const attn_tensor *v, const attn_options *options,
                               Problem &p, const KernelSpec *&partial,
@@ -516,10 +515,10 @@ attn_status checkDecodeInputs(const char *api, const Manifest &manifest,
                  "use attn_forward for a masked call",
                  api);
   if (attn_status s =
-          findKernel(api, manifest, KernelKind::DecodePartial, p, partial))
+          findKernel(api, section, KernelKind::DecodePartial, p, partial))
     return s;
   if (attn_status s =
-          findKernel(api, manifest, KernelKind::DecodeCombine, p, combine))
+          findKernel(api, section, KernelKind::DecodeCombine, p, combine))
     return s;
   return ATTN_OK;
 }
@@ -560,7 +559,7 @@ std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
   return sizes;
 }
 
-attn_status planForward(const Manifest &manifest, const attn_tensor *q,
+attn_status planForward(const ManifestSection &section, const attn_tensor *q,
                         const attn_tensor *k, const attn_tensor *v,
                         const attn_tensor *o, const attn_tensor *lse,
                         const attn_options *options, Launch &launch) {
@@ -574,7 +573,7 @@ attn_status planForward(const Manifest &manifest, const attn_tensor *q,
   if (attn_status s = checkMask(api, mask, p))
     return s;
   if (attn_status s =
-          findKernel(api, manifest, KernelKind::Forward, p, launch.kernel))
+          findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;
   if (attn_status s =
           setGrid(api, launch, ceilDiv(p.seqQ, launch.kernel->blockQ), p.headsQ,
@@ -620,13 +619,13 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
   return best;
 }
 
-attn_status resolveSplits(const Manifest &manifest, int smCount,
+attn_status resolveSplits(const ManifestSection &section, int smCount,
                           const attn_tensor *q, const attn_tensor *k,
                           const attn_tensor *v, const attn_options *options,
                           int64_t numSplits, int64_t &splits) {
   Problem p;
   const KernelSpec *partial = nullptr, *combine = nullptr;
-  if (attn_status s = checkDecodeInputs("attn_decode_splits", manifest, q, k, v,
+  if (attn_status s = checkDecodeInputs("attn_decode_splits", section, q, k, v,
                                         options, p, partial, combine))
     return s;
   splits = splitsFor(smCount, p, *partial, numSplits);
@@ -658,7 +657,7 @@ int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
   return workspaceBytesFor(numSplits, rows, v->shape[3]);
 }
 
-attn_status planDecode(const Manifest &manifest, int smCount,
+attn_status planDecode(const ManifestSection &section, int smCount,
                        const attn_tensor *q, const attn_tensor *k,
                        const attn_tensor *v, const attn_tensor *o,
                        const attn_tensor *lse, const attn_options *options,
@@ -667,7 +666,7 @@ attn_status planDecode(const Manifest &manifest, int smCount,
   const char *api = "attn_decode";
   Problem p;
   const KernelSpec *partial = nullptr, *combine = nullptr;
-  if (attn_status s = checkDecodeInputs(api, manifest, q, k, v, options, p,
+  if (attn_status s = checkDecodeInputs(api, section, q, k, v, options, p,
                                         partial, combine))
     return s;
   if (attn_status s = checkOutputs(api, o, lse, p))

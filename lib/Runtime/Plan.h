@@ -87,16 +87,17 @@ struct DecodePlan {
 /// f32, 128 for a tensor map.
 ATTN_RUNTIME_API std::vector<size_t> abiParamSizes(const KernelSpec &kernel);
 
-/// Checks a forward call (options->mask included) and plans its launch.
+/// Checks a forward call (options->mask included) and plans its launch with
+/// a kernel of `section`, the manifest section that the module loaded.
 ATTN_RUNTIME_API attn_status planForward(
-    const Manifest &manifest, const attn_tensor *q, const attn_tensor *k,
+    const ManifestSection &section, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
     const attn_options *options, Launch &launch);
 
 /// Checks a decode call and plans its two launches. `numSplits` <= 0 uses
 /// defaultSplits(); more splits than key tiles are clamped to the tiles.
 ATTN_RUNTIME_API attn_status planDecode(
-    const Manifest &manifest, int smCount, const attn_tensor *q,
+    const ManifestSection &section, int smCount, const attn_tensor *q,
     const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
     const attn_tensor *lse, const attn_options *options, int64_t numSplits,
     const void *workspace, int64_t workspaceBytes, DecodePlan &plan);
@@ -110,7 +111,7 @@ ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t batch,
 
 /// attn_decode_splits() for a module with `smCount` SMs: the split count a
 /// decode call with these inputs uses, or the error it would fail with.
-ATTN_RUNTIME_API attn_status resolveSplits(const Manifest &manifest,
+ATTN_RUNTIME_API attn_status resolveSplits(const ManifestSection &section,
                                            int smCount, const attn_tensor *q,
                                            const attn_tensor *k,
                                            const attn_tensor *v,

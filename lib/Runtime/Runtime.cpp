@@ -26,14 +26,17 @@ using namespace attn::runtime;
 
 struct attn_module {
   Manifest manifest;
+  /// The section loaded for the device, in manifest.sections: the only
+  /// kernels the module has.
+  const ManifestSection *section = nullptr;
   CUcontext context = nullptr;
   CUmodule module = nullptr;
-  std::vector<CUfunction> functions; // parallel to manifest.kernels
+  std::vector<CUfunction> functions; // parallel to section->kernels
   int smCount = 0;
   int verbose = 0;
 
   CUfunction function(const KernelSpec *kernel) const {
-    return functions[static_cast<size_t>(kernel - manifest.kernels.data())];
+    return functions[static_cast<size_t>(kernel - section->kernels.data())];
   }
 };
 
@@ -125,6 +128,19 @@ std::string directoryOf(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+/// Reads the PTX file of `section` (relative to the manifest at
+/// `manifestPath`) into `ptx` and checks it against the section.
+attn_status readPtx(const std::string &manifestPath,
+                    const ManifestSection &section, std::string &ptxPath,
+                    std::string &ptx) {
+  ptxPath = section.ptxFile[0] == '/'
+                ? section.ptxFile
+                : directoryOf(manifestPath) + "/" + section.ptxFile;
+  if (attn_status s = readFile(ptxPath, "PTX", ptx))
+    return s;
+  return checkPtx(section, ptx, ptxPath);
+}
+
 attn_status loadModule(const char *manifestPath, attn_module &m) {
   const std::string path(manifestPath);
   std::string text;
@@ -132,14 +148,15 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
     return s;
   if (attn_status s = parseManifest(text, path, m.manifest))
     return s;
-  std::string ptxPath = m.manifest.ptxFile[0] == '/'
-                            ? m.manifest.ptxFile
-                            : directoryOf(path) + "/" + m.manifest.ptxFile;
-  std::string ptx;
-  if (attn_status s = readFile(ptxPath, "PTX", ptx))
-    return s;
-  if (attn_status s = checkPtx(m.manifest, ptx, ptxPath))
-    return s;
+  // A manifest of one section leaves no choice: its PTX is read and checked
+  // before the driver is touched, so that a machine without one still sees
+  // those errors. With several, the device decides which PTX to read.
+  std::string ptxPath, ptx;
+  if (m.manifest.sections.size() == 1) {
+    m.section = &m.manifest.sections.front();
+    if (attn_status s = readPtx(path, *m.section, ptxPath, ptx))
+      return s;
+  }
 
   const CudaDriver *driver = cudaDriver();
   if (!driver)
@@ -164,16 +181,26 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
       &m.smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
   driver->cuDeviceGetAttribute(
       &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
-  int sm = 0;
-  bool archSpecific = false;
-  parseTarget(m.manifest.target, sm, archSpecific);
   int deviceSm = major * 10 + minor;
-  if (archSpecific ? deviceSm != sm : deviceSm < sm)
+  const ManifestSection *chosen = m.manifest.chooseSection(deviceSm);
+  if (!chosen)
     return failf(ATTN_ERROR_MANIFEST,
                  "%s: the kernels target %s, the current device is sm_%d",
-                 manifestPath, m.manifest.target.c_str(), deviceSm);
+                 manifestPath, m.manifest.describeTargets().c_str(), deviceSm);
+  if (!m.section) {
+    m.section = chosen;
+    if (attn_status s = readPtx(path, *m.section, ptxPath, ptx))
+      return s;
+  }
   char deviceName[128] = "?";
   driver->cuDeviceGetName(deviceName, sizeof(deviceName), device);
+  if (m.verbose)
+    std::fprintf(stderr,
+                 "attn-runtime: %s: the section of target %s (line %d; the "
+                 "manifest targets %s) for %s (sm_%d), PTX %s\n",
+                 manifestPath, m.section->target.c_str(), m.section->line,
+                 m.manifest.describeTargets().c_str(), deviceName, deviceSm,
+                 ptxPath.c_str());
 
   // The JIT's error log is what tells a compiler engineer why PTX failed.
   std::vector<char> log(16384, '\0');
@@ -191,7 +218,7 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
     return fail(ATTN_ERROR_CUDA, message);
   }
 
-  for (const KernelSpec &k : m.manifest.kernels) {
+  for (const KernelSpec &k : m.section->kernels) {
     CUfunction function = nullptr;
     if (CUresult r =
             driver->cuModuleGetFunction(&function, m.module, k.name.c_str()))
@@ -365,6 +392,10 @@ void attn_module_destroy(attn_module *module) {
   delete module;
 }
 
+const char *attn_module_target(const attn_module *module) {
+  return module ? module->section->target.c_str() : nullptr;
+}
+
 const char *attn_last_error(void) { return lastError(); }
 
 attn_status attn_forward(attn_module *module, const attn_tensor *q,
@@ -376,7 +407,7 @@ attn_status attn_forward(attn_module *module, const attn_tensor *q,
   try {
     Launch plan;
     if (attn_status s =
-            planForward(module->manifest, q, k, v, o, lse, options, plan))
+            planForward(*module->section, q, k, v, o, lse, options, plan))
       return s;
     return launch(*module, plan, stream);
   } catch (...) {
@@ -405,7 +436,7 @@ attn_status attn_decode_splits(attn_module *module, const attn_tensor *q,
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_decode_splits: splits is null");
   try {
-    return resolveSplits(module->manifest, module->smCount, q, k, v, options,
+    return resolveSplits(*module->section, module->smCount, q, k, v, options,
                          num_splits, *splits);
   } catch (...) {
     return internalError("attn_decode_splits", "unexpected exception");
@@ -423,7 +454,7 @@ attn_status attn_decode(attn_module *module, const attn_tensor *q,
   try {
     DecodePlan plan;
     if (attn_status s =
-            planDecode(module->manifest, module->smCount, q, k, v, o, lse,
+            planDecode(*module->section, module->smCount, q, k, v, o, lse,
                        options, num_splits, workspace, workspace_bytes, plan))
       return s;
     if (attn_status s = launch(*module, plan.partial, stream))

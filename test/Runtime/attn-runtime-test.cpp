@@ -7,7 +7,7 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|load DIR|
-//        launch FILE|launch-tma FILE
+//        launch FILE|launch-tma FILE|launch-multi FILE
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +74,83 @@ void parseCase(const char *name, const std::string &text) {
   report(name, parseManifest(text, "m.manifest", m));
 }
 
+/// Manifests of several sections, one per target: the errors, a valid one,
+/// and the section the runtime chooses for each compute capability.
+int runSections() {
+  const std::string v = "attn-manifest 1\n";
+  const std::string fwd = std::string(kFwd) + "\n";
+  const std::string s90 = "target sm_90a\nptx k90.ptx\n";
+  const std::string s80 = "target sm_80\nptx k80.ptx\n";
+  parseCase("section-no-ptx", v + "target sm_90a\n" + fwd + s80 + fwd);
+  parseCase("section-no-kernels", v + s90 + s80 + fwd);
+  parseCase("last-section-no-ptx", v + s90 + fwd + "target sm_80\n" + fwd);
+  parseCase("last-section-no-kernels", v + s90 + fwd + s80);
+  parseCase("ptx-before-target", v + "ptx k.ptx\n" + s90 + fwd);
+  parseCase("kernel-before-target", v + fwd + s90 + fwd);
+  parseCase("section-second-ptx", v + s90 + fwd + s80 + "ptx k.ptx\n" + fwd);
+  parseCase("section-same-target", v + s90 + fwd + s80 + fwd + s90 + fwd);
+  parseCase("section-bad-target", v + s90 + fwd + "target sm_8x\n");
+  // Kernel names and specialisations are unique within a section (checked
+  // when the next section starts, or at the end), not across sections.
+  parseCase("section-duplicate-name", v + s90 + fwd + fwd + s80 + fwd);
+  parseCase("last-section-duplicate-name", v + s90 + fwd + s80 + fwd + fwd);
+  parseCase("section-duplicate-config",
+            v + s90 + fwd + s80 + fwd +
+                "kernel k2 kind=forward dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=32 "
+                "threads=128 smem=0\n");
+  {
+    Manifest m;
+    report("sections-valid",
+           parseManifest(v + "# one section per chip\n" + s90 + fwd +
+                             "kernel k_tl kind=forward dtype=bf16 "
+                             "head_dim=128 value_dim=128 causal=top_left "
+                             "block_q=128 block_kv=64 threads=256 smem=0\n" +
+                             "kernel k_other kind=decode_combine dtype=bf16 "
+                             "value_dim=128 rows=4 threads=128 smem=0\n" +
+                             "\ntarget sm_80\n" +
+                             "kernel k kind=forward dtype=bf16 "
+                             "head_dim=128 value_dim=128 causal=none "
+                             "block_q=64 block_kv=64 threads=128 smem=0\n" +
+                             "ptx k80.ptx\n",
+                         "m.manifest", m));
+    for (const ManifestSection &section : m.sections) {
+      std::printf("  line %d: target=%s ptx=%s kernels=", section.line,
+                  section.target.c_str(), section.ptxFile.c_str());
+      for (const KernelSpec &k : section.kernels)
+        std::printf("%s(line %d,threads=%lld) ", k.name.c_str(), k.line,
+                    static_cast<long long>(k.threads));
+      std::printf("\n");
+    }
+  }
+  // The choice: of the targets that run on the device (sm_NNa on exactly
+  // sm_NN, sm_NN on sm_NN and later), the arch-specific one, else the
+  // highest; the order of the sections does not matter.
+  const char *manifests[] = {"sm_90a sm_80", "sm_80 sm_90a sm_86 sm_100a",
+                             "sm_90a", "sm_80", "sm_90 sm_90a"};
+  for (const char *targets : manifests) {
+    std::string text = v;
+    for (const char *t = targets; *t;) {
+      const char *end = std::strchr(t, ' ');
+      std::string target(t, end ? end - t : std::strlen(t));
+      text += "target " + target + "\nptx k." + target + ".ptx\n" + fwd;
+      t = end ? end + 1 : t + target.size();
+    }
+    Manifest m;
+    if (parseManifest(text, "m.manifest", m)) {
+      std::printf("choose: %s\n", attn_last_error());
+      return 1;
+    }
+    std::printf("choose %s:", m.describeTargets().c_str());
+    for (int sm : {75, 80, 86, 89, 90, 100, 103, 120}) {
+      const ManifestSection *section = m.chooseSection(sm);
+      std::printf(" %d=%s", sm, section ? section->target.c_str() : "none");
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
 int runManifest() {
   std::string h = kHeader;
   std::string fwd = kFwd;
@@ -85,10 +162,9 @@ int runManifest() {
   parseCase("second-header", h + "attn-manifest 1\n");
   parseCase("unknown-record", h + "kernels x\n");
   parseCase("bad-target", "attn-manifest 1\ntarget gfx90a\n");
-  parseCase("second-target", "attn-manifest 1\ntarget sm_80\ntarget sm_90a\n");
   parseCase("second-ptx", h + "ptx other.ptx\n");
   parseCase("ptx-syntax", "attn-manifest 1\nptx a.ptx b.ptx\n");
-  parseCase("missing-target", "attn-manifest 1\nptx a.ptx\n" + fwd + "\n");
+  parseCase("missing-target", "attn-manifest 1\n# no sections\n");
   parseCase("missing-ptx", "attn-manifest 1\ntarget sm_80\n" + fwd + "\n");
   parseCase("no-kernels", h);
   parseCase("kernel-name", h + "kernel 9k kind=forward\n");
@@ -176,7 +252,7 @@ int runManifest() {
                              "head_dim=128 value_dim=128 causal=top_left "
                              "block_q=128 block_kv=64 threads=256 smem=0\n",
                          "m.manifest", m));
-    for (const KernelSpec &k : m.kernels) {
+    for (const KernelSpec &k : m.sections.front().kernels) {
       std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
                   abiName(k).c_str(), abiParamSizes(k).size());
       for (const TmaBox &b : k.tma)
@@ -253,12 +329,12 @@ int runManifest() {
                              "dtype=bf16 value_dim=128 rows=4 threads=128 "
                              "smem=0\n",
                          "m.manifest", masks));
-    for (const KernelSpec &k : masks.kernels)
+    for (const KernelSpec &k : masks.sections.front().kernels)
       std::printf("  line %d: %s %s causal=%s mask=%s\n", k.line,
                   k.name.c_str(), kernelKindName(k.kind), causalName(k.causal),
                   maskKindName(k.mask));
     std::printf("valid-masks: forward: %s\n",
-                masks.describe(KernelKind::Forward).c_str());
+                masks.sections.front().describe(KernelKind::Forward).c_str());
   }
 
   // Comments, CRLF line ends, blank lines, tabs, extra known keys.
@@ -273,9 +349,11 @@ int runManifest() {
   crlf += "kernel comb_f16_64 kind=decode_combine dtype=f16 value_dim=64 "
           "head_dim=64 rows=4 threads=128 smem=0 # a comment\n";
   report("valid", parseManifest(crlf, "m.manifest", m));
-  std::printf("valid: version=%d target=%s ptx=%s kernels=%zu\n", m.version,
-              m.target.c_str(), m.ptxFile.c_str(), m.kernels.size());
-  for (const KernelSpec &k : m.kernels)
+  const ManifestSection &only = m.sections.front();
+  std::printf("valid: version=%d target=%s ptx=%s kernels=%zu sections=%zu\n",
+              m.version, only.target.c_str(), only.ptxFile.c_str(),
+              only.kernels.size(), m.sections.size());
+  for (const KernelSpec &k : only.kernels)
     std::printf(
         "  line %d: %s %s %s d%lld/%lld causal=%s block_q=%lld "
         "rows=%lld block_kv=%lld threads=%lld smem=%lld\n",
@@ -284,7 +362,7 @@ int runManifest() {
         causalName(k.causal), static_cast<long long>(k.blockQ),
         static_cast<long long>(k.rows), static_cast<long long>(k.blockKv),
         static_cast<long long>(k.threads), static_cast<long long>(k.smem));
-  return 0;
+  return runSections();
 }
 
 //===----------------------------------------------------------------------===//
@@ -292,11 +370,12 @@ int runManifest() {
 //===----------------------------------------------------------------------===//
 
 int runPtx() {
-  Manifest m;
-  if (parseManifest(std::string(kHeader) + kFwd + "\n", "m.manifest", m)) {
+  Manifest parsed;
+  if (parseManifest(std::string(kHeader) + kFwd + "\n", "m.manifest", parsed)) {
     std::printf("setup failed: %s\n", attn_last_error());
     return 1;
   }
+  const ManifestSection &m = parsed.sections.front();
   const char *valid = "//\n.version 8.4\n.target sm_90a\n.address_size 64\n"
                       "\n.visible .entry k(\n\t.param .u64 p0\n)\n{\n}\n";
   report("ptx-valid", checkPtx(m, valid, "k.ptx"));
@@ -407,23 +486,25 @@ struct ForwardArgs {
     o = bhsd(ATTN_BF16, 2, 8, 77, 128, kO);
     lse = lseOf(2, 8, 77, kLse);
   }
-  attn_status plan(const Manifest &m, Launch &l) const {
+  attn_status plan(const ManifestSection &m, Launch &l) const {
     return planForward(m, &q, &k, &v, &o, withLse ? &lse : nullptr, &options,
                        l);
   }
 };
 
-void forwardCase(const Manifest &m, const char *name, const ForwardArgs &a) {
+void forwardCase(const ManifestSection &m, const char *name,
+                 const ForwardArgs &a) {
   Launch l;
   report(name, a.plan(m, l));
 }
 
 int runForward() {
-  Manifest m;
-  if (parseManifest(kModule, "m.manifest", m)) {
+  Manifest parsed;
+  if (parseManifest(kModule, "m.manifest", parsed)) {
     std::printf("setup failed: %s\n", attn_last_error());
     return 1;
   }
+  const ManifestSection &m = parsed.sections.front();
   {
     ForwardArgs a;
     Launch l;
@@ -641,23 +722,25 @@ struct DecodeArgs {
     o = bhsd(ATTN_BF16, b, 32, 1, 128, kO);
     lse = lseOf(b, 32, 1, kLse);
   }
-  attn_status plan(const Manifest &m, DecodePlan &p) const {
+  attn_status plan(const ManifestSection &m, DecodePlan &p) const {
     return planDecode(m, 132, &q, &k, &v, &o, &lse, &options, splits,
                       reinterpret_cast<void *>(workspace), workspaceBytes, p);
   }
 };
 
-void decodeCase(const Manifest &m, const char *name, const DecodeArgs &a) {
+void decodeCase(const ManifestSection &m, const char *name,
+                const DecodeArgs &a) {
   DecodePlan p;
   report(name, a.plan(m, p));
 }
 
 int runDecode() {
-  Manifest m;
-  if (parseManifest(kModule, "m.manifest", m)) {
+  Manifest parsed;
+  if (parseManifest(kModule, "m.manifest", parsed)) {
     std::printf("setup failed: %s\n", attn_last_error());
     return 1;
   }
+  const ManifestSection &m = parsed.sections.front();
   // The heuristic on 132 SMs, block_kv = 64: (B, Hkv, Sk).
   const int64_t shapes[][3] = {{1, 8, 131072}, {8, 8, 131072}, {16, 8, 4096},
                                {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
@@ -795,7 +878,7 @@ attn_tensor maskOf(attn_dtype dtype, int64_t b, int64_t h, int64_t sq,
   return t;
 }
 
-void maskCase(const Manifest &m, const char *name, const ForwardArgs &a,
+void maskCase(const ManifestSection &m, const char *name, const ForwardArgs &a,
               bool print = false) {
   Launch l;
   attn_status s = a.plan(m, l);
@@ -808,11 +891,12 @@ void maskCase(const Manifest &m, const char *name, const ForwardArgs &a,
 }
 
 int runMask() {
-  Manifest m;
-  if (parseManifest(maskModule(), "m.manifest", m)) {
+  Manifest parsed;
+  if (parseManifest(maskModule(), "m.manifest", parsed)) {
     std::printf("setup failed: %s\n", attn_last_error());
     return 1;
   }
+  const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
   ForwardArgs a;
   attn_tensor mask = maskOf(ATTN_BF16, 2, 8, 77, 1000);
@@ -903,7 +987,7 @@ int runMask() {
     a = ForwardArgs();
     mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     a.options.mask = &mask;
-    maskCase(plain, "no-masked-kernels", a);
+    maskCase(plain.sections.front(), "no-masked-kernels", a);
   }
   a = ForwardArgs();
   a.q = bhsd(ATTN_F16, 1, 4, 1, 64, kQ);
@@ -999,7 +1083,7 @@ void printTensorMaps(const Launch &l) {
         t.box[2], t.box[3], static_cast<long long>(t.swizzle));
 }
 
-void tmaCase(const Manifest &m, const char *name, const ForwardArgs &a,
+void tmaCase(const ManifestSection &m, const char *name, const ForwardArgs &a,
              bool words = false) {
   Launch l;
   attn_status s = a.plan(m, l);
@@ -1025,11 +1109,12 @@ ForwardArgs forwardOf(attn_dtype dtype, int64_t d) {
 }
 
 int runTma() {
-  Manifest m;
-  if (parseManifest(kTmaModule, "m.manifest", m)) {
+  Manifest parsed;
+  if (parseManifest(kTmaModule, "m.manifest", parsed)) {
     std::printf("setup failed: %s\n", attn_last_error());
     return 1;
   }
+  const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
   ForwardArgs a;
   tmaCase(m, "bhsd", a, true);
@@ -1156,6 +1241,8 @@ int runLoad(const std::string &dir) {
   loadCase("no-context", dir + "/ok.manifest");
   attn_module_destroy(nullptr);
   std::printf("destroy-null: ok\n");
+  std::printf("target-null: %s\n",
+              attn_module_target(nullptr) ? "not null" : "null");
   return 0;
 }
 
@@ -1262,13 +1349,38 @@ int runLaunchTma(const std::string &manifest) {
   return 0;
 }
 
+/// Forward launches through a manifest of several sections
+/// (Inputs/multi.manifest): the module has the kernels of the section
+/// chosen for the device, and only those.
+int runLaunchMulti(const std::string &manifest) {
+  attn_module *module = nullptr;
+  attn_status s = attn_module_load(manifest.c_str(), &module);
+  report("load", s);
+  if (s != ATTN_OK)
+    return 0;
+  std::printf("target: %s\n", attn_module_target(module));
+  void *stream = reinterpret_cast<void *>(0x5000);
+  const attn_causal kinds[] = {ATTN_CAUSAL_NONE, ATTN_CAUSAL_TOP_LEFT,
+                               ATTN_CAUSAL_BOTTOM_RIGHT};
+  for (attn_causal causal : kinds) {
+    ForwardArgs a;
+    a.options.causal = causal;
+    std::string name = std::string("forward-") + causalName(causal);
+    report(name.c_str(), attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
+                                      &a.options, stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|load DIR|"
-                 "launch FILE|launch-tma FILE\n",
+                 "launch FILE|launch-tma FILE|launch-multi FILE\n",
                  argv[0]);
     return 2;
   }
@@ -1291,6 +1403,8 @@ int main(int argc, char **argv) {
     return runLaunch(argv[2]);
   if (what == "launch-tma" && argc == 3)
     return runLaunchTma(argv[2]);
+  if (what == "launch-multi" && argc == 3)
+    return runLaunchMulti(argv[2]);
   std::fprintf(stderr, "unknown or incomplete command '%s'\n", what.c_str());
   return 2;
 }

@@ -2,11 +2,13 @@
 //
 // The driver that applications use ahead of time:
 //
-//   attn-compile model.mlir -o out/ [--chip=sm_90a] [--raise]
+//   attn-compile model.mlir -o out/ [--chip=sm_90a[,sm_80...]] [--raise]
 //
-// runs `attn-to-ptx` (after `attn-raise` with --raise) and writes
-// out/attn_kernels.ptx and out/attn.manifest, the two files attn's runtime
-// loads (docs/KernelABI.md).
+// runs `attn-to-ptx` (after `attn-raise` with --raise) once per chip and
+// writes out/attn.manifest and the PTX, the files attn's runtime loads
+// (docs/KernelABI.md): for one chip out/attn_kernels.ptx; for several,
+// out/attn_kernels.<chip>.ptx each, and a manifest with one section per
+// chip, from which the runtime takes the one the device runs best.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,8 +38,10 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input.mlir>"));
 static cl::opt<std::string> outDir("o", cl::Required,
                                    cl::desc("Output directory"));
-static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
-                                 cl::desc("sm_80, sm_90 or sm_90a"));
+static cl::list<std::string>
+    chips("chip", cl::CommaSeparated,
+          cl::desc("sm_80, sm_90 or sm_90a, or several, comma-separated "
+                   "(default sm_90a)"));
 static cl::opt<bool> raise("raise", cl::init(false),
                            cl::desc("Run attn-raise first (front-end IR)"));
 
@@ -48,10 +52,20 @@ int main(int argc, char **argv) {
   registerAllPasses();
   attn::registerAttnPasses();
   cl::ParseCommandLineOptions(argc, argv, "attn: attn IR to PTX + manifest\n");
-  if (chip != "sm_80" && chip != "sm_90" && chip != "sm_90a") {
-    llvm::errs() << "error: --chip must be sm_80, sm_90 or sm_90a, got '"
-                 << chip << "'\n";
-    return 1;
+  SmallVector<std::string> targets(chips.begin(), chips.end());
+  if (targets.empty())
+    targets.push_back("sm_90a");
+  for (auto [i, chip] : llvm::enumerate(targets)) {
+    if (chip != "sm_80" && chip != "sm_90" && chip != "sm_90a") {
+      llvm::errs() << "error: --chip must be sm_80, sm_90 or sm_90a (or a "
+                      "comma-separated list of them), got '"
+                   << chip << "'\n";
+      return 1;
+    }
+    if (llvm::is_contained(ArrayRef(targets).take_front(i), chip)) {
+      llvm::errs() << "error: --chip names " << chip << " twice\n";
+      return 1;
+    }
   }
 
   DialectRegistry registry;
@@ -67,29 +81,42 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  PassManager pm(&ctx);
-  if (raise) {
-    std::string err;
-    llvm::raw_string_ostream os(err);
-    if (failed(parsePassPipeline("attn-raise", pm, os))) {
-      llvm::errs() << "error: " << err << "\n";
+  // One run of the pipeline per chip, each on its own copy of the module.
+  struct Compiled {
+    std::string chip, ptxName, ptx;
+    ArrayAttr manifest;
+  };
+  SmallVector<Compiled> compiled;
+  for (const std::string &chip : targets) {
+    OwningOpRef<ModuleOp> copy(module->clone());
+    PassManager pm(&ctx);
+    if (raise) {
+      std::string err;
+      llvm::raw_string_ostream os(err);
+      if (failed(parsePassPipeline("attn-raise", pm, os))) {
+        llvm::errs() << "error: " << err << "\n";
+        return 1;
+      }
+    }
+    attn::AttnToPTXPipelineOptions options;
+    options.chip = chip;
+    attn::buildAttnToPTXPipeline(pm, options);
+    if (failed(pm.run(*copy)))
+      return 1;
+    auto manifest = (*copy)->getAttrOfType<ArrayAttr>("attn.manifest");
+    auto binary = copy->lookupSymbol<gpu::BinaryOp>("attn_kernels");
+    if (!manifest || !binary || binary.getObjects().empty()) {
+      llvm::errs() << "error: " << inputFile
+                   << " holds no attn op to compile for the GPU\n";
       return 1;
     }
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    std::string ptxName = targets.size() == 1
+                              ? kPtxName.str()
+                              : ("attn_kernels." + chip + ".ptx");
+    compiled.push_back(
+        {chip, ptxName, object.getObject().getValue().str(), manifest});
   }
-  attn::AttnToPTXPipelineOptions options;
-  options.chip = chip;
-  attn::buildAttnToPTXPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return 1;
-
-  auto manifest = (*module)->getAttrOfType<ArrayAttr>("attn.manifest");
-  auto binary = module->lookupSymbol<gpu::BinaryOp>("attn_kernels");
-  if (!manifest || !binary || binary.getObjects().empty()) {
-    llvm::errs() << "error: " << inputFile
-                 << " holds no attn op to compile for the GPU\n";
-    return 1;
-  }
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
     llvm::errs() << "error: cannot create " << outDir << ": " << ec.message()
@@ -109,14 +136,25 @@ int main(int argc, char **argv) {
     fn(os);
     return true;
   };
-  bool ok = write(kPtxName, [&](llvm::raw_ostream &os) {
-    os << object.getObject().getValue();
-  });
+  bool ok = true;
+  for (const Compiled &c : compiled)
+    ok &= write(c.ptxName, [&](llvm::raw_ostream &os) { os << c.ptx; });
   ok &= write("attn.manifest", [&](llvm::raw_ostream &os) {
     os << "attn-manifest 1\n# generated by attn-compile from " << inputFile
-       << "\ntarget " << chip << "\nptx " << kPtxName << "\n";
-    for (Attribute line : manifest)
-      os << cast<StringAttr>(line).getValue() << "\n";
+       << "\n";
+    for (const Compiled &c : compiled) {
+      os << "target " << c.chip << "\nptx " << c.ptxName << "\n";
+      for (Attribute line : c.manifest) {
+        auto text = dyn_cast<StringAttr>(line);
+        if (!text) {
+          llvm::errs() << "error: attn.manifest holds " << line
+                       << ", not a manifest line\n";
+          ok = false;
+          continue;
+        }
+        os << text.getValue() << "\n";
+      }
+    }
   });
   return ok ? 0 : 1;
 }

@@ -58,6 +58,12 @@ struct AttnToLLVMPipelineOptions
       llvm::cl::desc("attn-tile workgroup memory budget in bytes; it picks "
                      "the automatic tiles as on a GPU"),
       llvm::cl::init(232448)};
+  PassOptions::Option<std::string> tileTarget{
+      *this, "tile-target",
+      llvm::cl::desc("attn-tile's target: the schedule and loop form of the "
+                     "sm_80 or the sm_90a kernels (sm_90a rotates the "
+                     "forward loop past D = 64), run here on the CPU"),
+      llvm::cl::init("sm_80")};
   PassOptions::Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Lower attn ops with attn-decompose (the naive "

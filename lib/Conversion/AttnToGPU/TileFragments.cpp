@@ -96,6 +96,7 @@ FailureOr<FragLayout> TileLowering::layoutOf(Operation *where,
 
 FailureOr<Fragment> TileLowering::heldFragmentOf(Operation *where,
                                                  Value tensor) {
+  awaitWgmma(tensor);
   auto it = regs.find(tensor);
   if (it != regs.end())
     return it->second;

@@ -151,6 +151,16 @@ private:
   DenseMap<Value, SmallVector<Value>> hoistedA;
 
   int64_t tileBytes = 0, scratchBytes = 0;
+  /// wgmma groups committed so far, and the results still in flight: their
+  /// group, accumulator struct and layout.
+  struct PendingWgmma {
+    int64_t group;
+    Value accumulators;
+    FragLayout layout;
+    Block *block;
+  };
+  int64_t wgmmaCommitted = 0;
+  DenseMap<Value, PendingWgmma> wgmmaPending;
   bool uncommittedLoads = false, tilesRetired = false;
 
   // TMA copies (sm_90a kernels that take tensor maps; TileTma.cpp). Each
@@ -231,6 +241,16 @@ private:
   /// The wgmma descriptor of the 8-row groups of `tile` at `byteOffset`:
   /// K-major (rows are M or N, the reduction runs along them) or MN-major.
   Value wgmmaDescriptor(const SharedTile &tile, Value byteOffset, bool kMajor);
+  /// Waits for the wgmma that makes `result`, if it is still in flight.
+  void awaitWgmma(Value result);
+  /// Binds the fragments of the wgmmas of groups up to `lastGroup`, which
+  /// have completed, that this block issued.
+  void completeWgmma(int64_t lastGroup);
+  /// Waits, before `op`, for the wgmmas whose results its regions read.
+  void awaitWgmmaIn(Operation *op);
+  /// Waits for every wgmma in flight if one was committed at or after
+  /// group `since` (the end of a block: none may cross it).
+  void awaitAllWgmma(int64_t since);
 
   // Instructions.
   SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);

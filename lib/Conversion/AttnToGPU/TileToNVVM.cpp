@@ -56,8 +56,11 @@ using namespace mlir::attn::tile_lowering;
 LogicalResult TileLowering::lowerBlock(Block &block,
                                        SmallVectorImpl<Value> *yielded,
                                        ArrayRef<bool> partial) {
+  int64_t firstGroup = wgmmaCommitted;
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
+      // No wgmma of this block stays in flight past its end.
+      awaitAllWgmma(firstGroup);
       // The producer keeps no register tiles to yield.
       if (isa<scf::InParallelOp, func::ReturnOp>(op) ||
           (role == Role::Producer && isa<scf::YieldOp>(op)))
@@ -95,6 +98,8 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
   // The producer issues every copy.
   if (role == Role::Consumer && isa<TileLoadOp>(op))
     return success();
+  if (isa<scf::ForOp, scf::IfOp>(op))
+    awaitWgmmaIn(op);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](scf::ForallOp op) { return lowerForall(op); })
       .Case([&](scf::ForOp op) { return lowerFor(op); })
@@ -385,8 +390,25 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     SmallVector<Value> yielded;
     if (failed(lowerBlock(*op.getBody(), &yielded, partial)))
       return failure();
-    if (pipelined && specialized)
-      releaseStage(loopIter);
+    if (pipelined && specialized) {
+      // A loop that still reads the previous tile's stage (a rotated one)
+      // releases that one.
+      int64_t lag = 0;
+      if (auto attr = op->getAttrOfType<IntegerAttr>(kRingLagAttr))
+        lag = attr.getInt();
+      if (lag < 0 || lag >= stages)
+        return op.emitOpError("reads ring stages ")
+               << lag << " tiles behind, with " << stages << " stages";
+      if (lag == 0) {
+        releaseStage(loopIter);
+      } else {
+        OpBuilder::InsertionGuard guard(b);
+        auto behind =
+            scf::IfOp::create(b, e.loc, e.ge(loopIter, e.c32(lag)), false);
+        b.setInsertionPointToStart(behind.thenBlock());
+        releaseStage(e.sub(loopIter, e.c32(lag)));
+      }
+    }
     scf::YieldOp::create(b, e.loc, yielded);
   }
   loopIter = outerIter;

@@ -210,7 +210,55 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, e.loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, 0);
-  regs[op.getResult()] = Fragment{l, unpackStruct(e, c, n / 2)};
+  // The product stays in flight until its result is first read
+  // (awaitWgmma): the work between overlaps it. Its registers are taken
+  // out of the struct only then: ptxas serialises the wgmmas of a kernel
+  // that reads an accumulator before the wait (C7514).
+  wgmmaPending[op.getResult()] = {wgmmaCommitted++, c, l,
+                                  b.getInsertionBlock()};
   return success();
+}
+
+void TileLowering::completeWgmma(int64_t lastGroup) {
+  // Only in the block that issued them, which dominates their uses (a
+  // region that reads one awaits it before it starts: awaitWgmmaIn).
+  SmallVector<Value> done;
+  for (auto &[v, p] : wgmmaPending)
+    if (p.group <= lastGroup && p.block == b.getInsertionBlock())
+      done.push_back(v);
+  for (Value v : done) {
+    const PendingWgmma &p = wgmmaPending[v];
+    int64_t n = cast<LLVM::LLVMStructType>(p.accumulators.getType())
+                    .getBody()
+                    .size();
+    regs[v] = Fragment{p.layout, unpackStruct(e, p.accumulators, n)};
+    wgmmaPending.erase(v);
+  }
+}
+
+void TileLowering::awaitWgmma(Value result) {
+  auto it = wgmmaPending.find(result);
+  if (it == wgmmaPending.end())
+    return;
+  // Groups complete in order: wait until at most the later ones are
+  // pending.
+  int64_t group = it->second.group;
+  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, wgmmaCommitted - group - 1);
+  completeWgmma(group);
+}
+
+void TileLowering::awaitWgmmaIn(Operation *op) {
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      awaitWgmma(v);
+  });
+}
+
+void TileLowering::awaitAllWgmma(int64_t since) {
+  bool any = llvm::any_of(wgmmaPending,
+                          [&](auto &p) { return p.second.group >= since; });
+  if (!any)
+    return;
+  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, 0);
+  completeWgmma(wgmmaCommitted);
 }

@@ -148,7 +148,11 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
     tileLoad(b, loc, p.key, ringStage(b, loc, kRing, stage), cols, keyRow);
     tileLoad(b, loc, p.value, ringStage(b, loc, vRing, stage), cols, keyRow);
   };
-  for (int64_t n = 0; n + 1 < stages; ++n)
+  // A rotated loop (the schedule's `overlap`) still reads tile n - 1's V in
+  // iteration n: it prefetches one tile less far ahead.
+  bool rotated = t.overlap;
+  int64_t ahead = rotated ? stages - 2 : stages - 1;
+  for (int64_t n = 0; n < ahead; ++n)
     loadKeyValueTile(ix.c(n));
 
   int64_t slices = t.keySlices, kps = bc / slices;
@@ -168,16 +172,34 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   if (p.mask && !p.boolMask)
     maskScale = arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e),
                                       scaleLog2);
-  auto loop = scf::ForOp::create(
-      b, loc, ix.c(0), numTiles, ix.c(1),
-      ValueRange{splat(b, loc, rowType, -INFINITY), splat(b, loc, rowType, 0.0),
-                 splat(b, loc, accType, 0.0)});
+  RankedTensorType pType = tileType({br, kps}, p.elementType);
+  SmallVector<Value> init = {splat(b, loc, rowType, -INFINITY),
+                             splat(b, loc, rowType, 0.0),
+                             splat(b, loc, accType, 0.0)};
+  if (rotated)
+    init.push_back(splat(b, loc, pType, 0.0));
+  auto loop = scf::ForOp::create(b, loc, ix.c(0), numTiles, ix.c(1), init);
+  // A rotated loop still reads, in iteration n, the ring stage of tile
+  // n - 1: the GPU lowering releases a stage one iteration later.
+  if (rotated)
+    loop->setAttr(kRingLagAttr, b.getI64IntegerAttr(1));
+  // acc += P V of tile `n` (stage n mod stages).
+  auto productPV = [&](OpBuilder &b, Location loc, Value pOperand, Value n,
+                       Value acc) -> Value {
+    IndexMath ix{b, loc};
+    Value stage = ix.rem(n, ix.c(stages));
+    return TileMatmulOp::create(
+               b, loc, accType, pOperand,
+               sliceRows(b, loc, ringStage(b, loc, vRing, stage), slices), acc,
+               /*transpose_rhs=*/UnitAttr())
+        .getResult();
+  };
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value n = loop.getInductionVar();
   Value m = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1],
         acc = loop.getRegionIterArgs()[2];
-  loadKeyValueTile(ix.add(n, ix.c(stages - 1)));
+  loadKeyValueTile(ix.add(n, ix.c(ahead)));
   Value stage = ix.rem(n, ix.c(stages));
   Value j0 = ix.add(jBegin, ix.mul(n, ix.c(bc)));
 
@@ -190,6 +212,14 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                                  splat(b, loc, scoreType, 0.0),
                                  /*transpose_rhs=*/b.getUnitAttr())
                 .getResult();
+  // Rotated: P V of the previous tile, next to S of this one, in the same
+  // block so that the two products are in flight together (acc is already
+  // scaled to the previous tile's max). In the first iteration P is 0 and
+  // the V tile tile 0's: the product adds 0 (V's values reach the
+  // accumulator as they would through its masked keys).
+  if (rotated)
+    acc = productPV(b, loc, loop.getRegionIterArgs()[3],
+                    ix.max(ix.sub(n, ix.c(1)), ix.c(0)), acc);
 
   // Masks: the mask operand on every tile (added in units of the unscaled
   // scores), the index masks only on tiles that cross the diagonal, the
@@ -269,19 +299,35 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   // the tensor cores.
   Value pOperand = p2;
   if (p.elementType != f32)
-    pOperand = tileMap(b, loc, tileType({br, kps}, p.elementType), p2,
+    pOperand = tileMap(b, loc, pType, p2,
                        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
                          return fromF32(b, loc, x[0], p.elementType);
                        });
-  Value accNew =
-      TileMatmulOp::create(
-          b, loc, accType, pOperand,
-          sliceRows(b, loc, ringStage(b, loc, vRing, stage), slices),
-          accScaled, /*transpose_rhs=*/UnitAttr())
-          .getResult();
-  scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
+  if (rotated) {
+    // This tile's P V is the next iteration's (or after the loop).
+    scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accScaled, pOperand});
+  } else {
+    Value accNew = productPV(b, loc, pOperand, n, accScaled);
+    scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
+  }
   b.setInsertionPointAfter(loop);
-  SoftmaxState state{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  Value accOut = loop.getResult(2);
+  if (rotated) {
+    // The last tile's P V.
+    auto last = scf::IfOp::create(
+        b, loc, ix.cmp(arith::CmpIPredicate::sgt, numTiles, ix.c(0)),
+        [&](OpBuilder &b, Location loc) {
+          IndexMath ix{b, loc};
+          scf::YieldOp::create(b, loc,
+                               productPV(b, loc, loop.getResult(3),
+                                         ix.sub(numTiles, ix.c(1)), accOut));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, accOut);
+        });
+    accOut = last.getResult(0);
+  }
+  SoftmaxState state{loop.getResult(0), loop.getResult(1), accOut};
   if (slices == 1)
     return state;
   return mergeSlices(b, loc, state, br, dv);

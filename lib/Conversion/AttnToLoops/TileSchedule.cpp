@@ -167,6 +167,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
                                            t.producer) > request.smemBudget)
           --t.stages;
       }
+      // With a producer and 3 stages or more, the loop is rotated so that a
+      // warpgroup's softmax overlaps its own P V.
+      t.overlap = t.producer && t.stages >= 3;
       break;
     }
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;

@@ -53,19 +53,23 @@
 // S = Q K^T: 4 k-steps, Q and K from shared-memory descriptors (K K-major:
 // B layout col), the first step not reading the zero accumulator. P V: P
 // packed from the S accumulators in registers, V MN-major (the trailing 1
-// in the PTX). No cp.async: every copy is a TMA box.
+// in the PTX). Each product is waited for where its result is first read,
+// and its registers are taken out of the wgmma's struct only then. No
+// cp.async: every copy is a TMA box.
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: llvm.extractvalue
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.extractvalue
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
 // CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.cp.async.shared.global

@@ -41,9 +41,18 @@ struct AttnTileSizes {
   /// sm_90a: a producer warpgroup, besides the warps, issues the copies
   /// (warp specialisation).
   bool producer = false;
+  /// Forward: the key/value loop is rotated so that the product P V of
+  /// tile n - 1 sits next to S = Q K^T of tile n and the softmax of tile n
+  /// can run while it does (FlashAttention-3's intra-warpgroup overlap);
+  /// the ring then prefetches stages - 2 tiles ahead (stages >= 3).
+  bool overlap = false;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
+
+/// On a key/value loop of the tile form: iteration n still reads the ring
+/// stage of tile n - lag (a rotated loop: 1).
+constexpr llvm::StringLiteral kRingLagAttr = "attn.ring_lag";
 
 /// The tensor-core mapping a schedule is for: sm_80's warps of mma.sync
 /// with rows padded by 16 bytes in shared memory, or sm_90a's warpgroups
