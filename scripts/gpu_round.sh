@@ -15,9 +15,10 @@
 # benchmark only), bench-full (full benchmark only).
 #
 # Steps, each logged and none stopping the others: build the runtime alone
-# (cmake -DATTN_BUILD_COMPILER=OFF into build-rt/), ptxas -v on the PTX
-# (registers, spills), the runtime's no-GPU checks, attn_example once per
-# kernel of the manifest, test/GPU/gpu_tests.py, bench/bench_attention.py.
+# (cmake -DATTN_BUILD_COMPILER=OFF into build-rt/), ptxas -v on the PTX of
+# every section of the manifest (registers, spills), the runtime's no-GPU
+# checks, attn_example once per kernel of the section this GPU runs,
+# test/GPU/gpu_tests.py, bench/bench_attention.py.
 # Writes to $OUT (default ./gpu-out): round.log, gpu_tests.log,
 # gpu_tests.json, bench.log, bench.json, bench.png. Ends with a summary;
 # exits non-zero when the build, an example or a GPU test failed.
@@ -102,22 +103,35 @@ else
 fi
 LIB=$PWD/build-rt/lib/libattn_runtime.so
 
-# --- ptxas -v ---------------------------------------------------------------
-target=$(awk '$1 == "target" { print $2; exit }' "$MANIFEST")
-ptx=$(awk '$1 == "ptx" { print $2; exit }' "$MANIFEST")
-case "$ptx" in /*) ;; *) ptx=$(dirname "$MANIFEST")/$ptx ;; esac
-log "ptxas -arch=$target -v $ptx"
+# --- ptxas -v, every section of the manifest ---------------------------------
+# A manifest has a section (target, ptx, kernels) per chip; the runtime
+# loads the one this GPU runs best (docs/Runtime.md), which the examples
+# below exercise.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+     head -1 | tr -d '. ')
+chosen=$(awk -v cc="${cc:-0}" '$1 == "target" {
+    t = $2; n = t; sub(/^sm_/, "", n); arch = sub(/a$/, "", n)
+    if (arch ? n == cc : n <= cc + 0) {
+      score = n * 2 + arch
+      if (score > best) { best = score; pick = t }
+    } }
+  END { print pick }' "$MANIFEST")
+log "this GPU: sm_${cc:-?}; the manifest's section for it: ${chosen:-none}"
 if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-  if "$PTXAS" -arch="$target" -v "$ptx" -o /dev/null > "$OUT/.ptxas" 2>&1; then
-    spills=$(grep -c "[1-9][0-9]* bytes spill" "$OUT/.ptxas")
-    summary+=("ptxas: ok, $spills kernel(s) with spills")
-  else
-    summary+=("ptxas: FAILED")
-  fi
-  cat "$OUT/.ptxas" >> "$LOG"
-  grep -E "Compiling entry|Used|spill" "$OUT/.ptxas" | head -80
-  rm -f "$OUT/.ptxas"
+  while read -r target ptx; do
+    case "$ptx" in /*) ;; *) ptx=$(dirname "$MANIFEST")/$ptx ;; esac
+    log "ptxas -arch=$target -v $ptx"
+    if "$PTXAS" -arch="$target" -v "$ptx" -o /dev/null > "$OUT/.ptxas" 2>&1; then
+      spills=$(grep -c "[1-9][0-9]* bytes spill" "$OUT/.ptxas")
+      summary+=("ptxas ($target): ok, $spills kernel(s) with spills")
+    else
+      summary+=("ptxas ($target): FAILED")
+    fi
+    cat "$OUT/.ptxas" >> "$LOG"
+    grep -E "Compiling entry|Used|spill" "$OUT/.ptxas" | head -80
+    rm -f "$OUT/.ptxas"
+  done < <(awk '$1 == "target" { t = $2 } $1 == "ptx" { print t, $2 }' "$MANIFEST")
 else
   summary+=("ptxas: not found")
 fi
@@ -157,7 +171,8 @@ elif [ "$MODE" != bench ] && [ "$MODE" != bench-full ]; then
     [ "$causal" != none ] && run_example --dtype "$dtype" --causal "$causal" \
       --layout "$layout" --shape "2,4,2,150,333,$d" "${window[@]}"
     layout=$([ $layout = bhsd ] && echo bshd || echo bhsd)
-  done < <(awk '$1 == "kernel" {
+  done < <(awk -v chosen="$chosen" '$1 == "target" { t = $2 }
+    $1 == "kernel" && t == chosen {
       delete f; for (i = 3; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
       if (f["kind"] == "forward" && f["head_dim"] == f["value_dim"])
         print f["dtype"], f["head_dim"], f["causal"] }' "$MANIFEST")
@@ -166,7 +181,8 @@ elif [ "$MODE" != bench ] && [ "$MODE" != bench-full ]; then
       --shape "4,32,8,1,3000,$d"
     run_example --decode --dtype "$dtype" --causal "$causal" --splits 1000000 \
       --layout bshd --shape "1,32,32,1,2000,$d"
-  done < <(awk '$1 == "kernel" {
+  done < <(awk -v chosen="$chosen" '$1 == "target" { t = $2 }
+    $1 == "kernel" && t == chosen {
       delete f; for (i = 3; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
       if (f["kind"] == "decode_partial" && f["head_dim"] == f["value_dim"])
         print f["dtype"], f["head_dim"], f["causal"] }' "$MANIFEST")
