@@ -82,9 +82,9 @@ std::optional<TileTarget> parseChip(StringRef chip) {
 /// The kernel spec of an attn op, or an error on the op. With `report`,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
 /// remark on the op.
-FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
-                              int64_t warps, int64_t mTiles, int64_t blockKV,
-                              bool report, AttnTileSizes &tiling) {
+FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
+                              int64_t mTiles, int64_t blockKV, bool report,
+                              AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -261,9 +261,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     pipeline.addPass(createCSEPass());
     if (failed(runPipeline(pipeline, source)))
       return failure();
-    FailureOr<int64_t> bytes =
-        lowerTileFormToNVVM(source, kernel, spec.params(), spec.target,
-                            spec.producer);
+    FailureOr<int64_t> bytes = lowerTileFormToNVVM(
+        source, kernel, spec.params(), spec.target, spec.producer);
     if (failed(bytes))
       return failure();
     if (*bytes != sizes.workgroupBytes)

@@ -32,8 +32,8 @@ struct AttnGridConstantsPass
     : public attn::impl::AttnGridConstantsPassBase<AttnGridConstantsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    auto byval = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64),
-                                          kTensorMapWords);
+    auto byval =
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64), kTensorMapWords);
     WalkResult result = getOperation().walk([&](LLVM::LLVMFuncOp func) {
       auto args = func->getAttrOfType<DenseI64ArrayAttr>(kGridConstantsAttr);
       if (!args)
@@ -47,9 +47,9 @@ struct AttnGridConstantsPass
         }
         func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
                         TypeAttr::get(byval));
-        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                        IntegerAttr::get(IntegerType::get(ctx, 64),
-                                         kTensorMapAlign));
+        func.setArgAttr(
+            i, LLVM::LLVMDialect::getAlignAttrName(),
+            IntegerAttr::get(IntegerType::get(ctx, 64), kTensorMapAlign));
         func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
                         UnitAttr::get(ctx));
       }

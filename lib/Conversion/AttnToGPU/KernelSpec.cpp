@@ -153,8 +153,9 @@ std::string KernelSpec::unsupportedReason() const {
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))
     return "the sm_90a kernels run warpgroups of 4 warps with 16 query rows "
            "per warp (m-tiles = 1) and at most 256 keys per tile; got " +
-           std::to_string(warps) + " warps, block-q = " +
-           std::to_string(blockQ) + ", block-kv = " + std::to_string(blockKV);
+           std::to_string(warps) +
+           " warps, block-q = " + std::to_string(blockQ) +
+           ", block-kv = " + std::to_string(blockKV);
   if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
     return "decode kernels split each K/V tile between the warps: block-kv "
            "must be a multiple of 16 x warps (" +

@@ -333,7 +333,8 @@ void TileLowering::waitForStages(int64_t pending) {
   if (hopper)
     NVVM::FenceProxyOp::create(
         b, e.loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   ctaBarrier();
 }
 

@@ -268,7 +268,9 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
-  int64_t barrierCount() const { return specialized ? 2 * stages + 1 : stages + 1; }
+  int64_t barrierCount() const {
+    return specialized ? 2 * stages + 1 : stages + 1;
+  }
   /// The producer's and the consumers' lowering of the loop nest `body`.
   LogicalResult lowerRoles(Block &body);
   /// The consumers are done with the stage of group `iter`.

@@ -76,8 +76,8 @@ static void inThreadZero(Emitter &e, Value tid, Role role,
 void TileLowering::initBarriers() {
   {
     OpBuilder atEntry = OpBuilder::atBlockBegin(entry);
-    barrierOffset = arith::ConstantOp::create(atEntry, e.loc,
-                                              atEntry.getI32IntegerAttr(0));
+    barrierOffset =
+        arith::ConstantOp::create(atEntry, e.loc, atEntry.getI32IntegerAttr(0));
   }
   inThreadZero(e, tid, role, [&] {
     for (int64_t i = 0; i < barrierCount(); ++i) {
@@ -86,8 +86,8 @@ void TileLowering::initBarriers() {
       int64_t count = i < stages    ? 1
                       : i == stages ? std::max<int64_t>(topLevelLoads, 1)
                                     : warps * 32 / kWarpgroupThreads;
-      NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)),
-                                   e.c32(count), /*predicate=*/Value());
+      NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)), e.c32(count),
+                                   /*predicate=*/Value());
     }
     NVVM::FenceMbarrierInitOp::create(b, e.loc);
   });
@@ -100,8 +100,8 @@ void TileLowering::ctaBarrier() {
     return;
   }
   // Named barrier 1 of the consumer threads: the producer has gone its way.
-  NVVM::BarrierOp::create(b, e.loc, /*res=*/Type(), e.c32(1),
-                          e.c32(warps * 32), /*reductionOp=*/nullptr,
+  NVVM::BarrierOp::create(b, e.loc, /*res=*/Type(), e.c32(1), e.c32(warps * 32),
+                          /*reductionOp=*/nullptr,
                           /*reductionPredicate=*/Value());
 }
 
@@ -174,8 +174,7 @@ void TileLowering::openGroup(scf::IfOp op) {
     // The consumers have released the stage's previous group, g - stages
     // (phase (g / stages - 1) % 2 of its empty barrier; for g < stages the
     // phase before the first, which counts as complete).
-    Value parity = e.bxor(e.urem(e.udiv(g, e.c32(stages)), e.c32(2)),
-                          e.c32(1));
+    Value parity = e.bxor(e.urem(e.udiv(g, e.c32(stages)), e.c32(2)), e.c32(1));
     NVVM::MBarrierTryWaitParityOp::create(
         b, e.loc, barrierAt(e.add(e.c32(stages + 1), slot)), parity,
         e.c32(kWaitTicks));
@@ -277,7 +276,8 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
       SmallVector<Value> coords = {e.c32(blk * blockCols)};
       for (Value index : llvm::reverse(*first))
         coords.push_back(index);
-      Value dst = sharedAt(e.add(t.offset, e.c32(blk * t.shape[0] * t.swizzle)));
+      Value dst =
+          sharedAt(e.add(t.offset, e.c32(blk * t.shape[0] * t.swizzle)));
       // The CTA's own shared memory, addressed as shared::cluster.
       Value clusterDst = LLVM::AddrSpaceCastOp::create(
           b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 7), dst);

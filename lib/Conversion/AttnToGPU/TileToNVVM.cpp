@@ -276,8 +276,7 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     // The same iterations, carrying nothing: only the copies.
     if (!pipelined)
       return success();
-    auto loop = scf::ForOp::create(b, e.loc,
-                                   scalars.lookup(op.getLowerBound()),
+    auto loop = scf::ForOp::create(b, e.loc, scalars.lookup(op.getLowerBound()),
                                    scalars.lookup(op.getUpperBound()),
                                    scalars.lookup(op.getStep()));
     OpBuilder::InsertionGuard guard(b);
@@ -449,8 +448,9 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     sizes.push_back(*n);
   }
   bool hasElse = !op.getElseRegion().empty();
-  bool loads = op->walk([](TileLoadOp) { return WalkResult::interrupt(); })
-                   .wasInterrupted();
+  bool loads = op->walk([](TileLoadOp) {
+                   return WalkResult::interrupt();
+                 }).wasInterrupted();
   if (role == Role::Producer) {
     // Only the copies, and the scf.ifs that hold them (no results).
     if (!loads)
@@ -767,8 +767,7 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
 FailureOr<int64_t> attn::lowerTileFormToNVVM(func::FuncOp source,
                                              gpu::GPUFuncOp kernel,
                                              ArrayRef<KernelParam> params,
-                                             TileTarget target,
-                                             bool producer) {
+                                             TileTarget target, bool producer) {
   OpBuilder b(kernel.getContext());
   return TileLowering(b, source.getLoc(), target, producer)
       .run(source, kernel, params);

@@ -42,8 +42,8 @@ Value TileLowering::tileOffset(const SharedTile &t, Value row, Value col) {
   // period): the pattern of CU_TENSOR_MAP_SWIZZLE_{32,64,128}B.
   int64_t s = t.swizzle, rows = t.shape[t.shape.size() - 2];
   Value block = e.udiv(col, e.c32(s / eb));
-  Value lin = e.add(e.mul(row, e.c32(s)),
-                    e.mul(e.urem(col, e.c32(s / eb)), e.c32(eb)));
+  Value lin =
+      e.add(e.mul(row, e.c32(s)), e.mul(e.urem(col, e.c32(s / eb)), e.c32(eb)));
   lin = e.bxor(lin, e.band(e.shr(lin, e.c32(3)), e.c32((s / 16 - 1) << 4)));
   return e.add(t.offset, e.add(e.mul(block, e.c32(rows * s)), lin));
 }
@@ -61,7 +61,8 @@ Value TileLowering::wgmmaDescriptor(const SharedTile &t, Value byteOffset,
   uint64_t fields = static_cast<uint64_t>(lbo >> 4) << 16 |
                     static_cast<uint64_t>(sbo >> 4) << 32 |
                     static_cast<uint64_t>(mode) << 62;
-  Value base = LLVM::PtrToIntOp::create(b, e.loc, e.i64(), sharedAt(byteOffset));
+  Value base =
+      LLVM::PtrToIntOp::create(b, e.loc, e.i64(), sharedAt(byteOffset));
   Value start = e.shr(e.band(base, e.c64(0x3FFFF)), e.c64(4));
   return e.bor(start, e.c64(static_cast<int64_t>(fields)));
 }
@@ -204,8 +205,7 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
         NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kWgmmaK), type, type,
         NVVM::WGMMATypes::f32,
         scaleD ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         /*satfinite=*/nullptr);
   }
@@ -228,9 +228,8 @@ void TileLowering::completeWgmma(int64_t lastGroup) {
       done.push_back(v);
   for (Value v : done) {
     const PendingWgmma &p = wgmmaPending[v];
-    int64_t n = cast<LLVM::LLVMStructType>(p.accumulators.getType())
-                    .getBody()
-                    .size();
+    int64_t n =
+        cast<LLVM::LLVMStructType>(p.accumulators.getType()).getBody().size();
     regs[v] = Fragment{p.layout, unpackStruct(e, p.accumulators, n)};
     wgmmaPending.erase(v);
   }

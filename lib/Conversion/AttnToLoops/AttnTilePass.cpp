@@ -145,9 +145,13 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     IRRewriter rewriter(&getContext());
     bool anyFailed = false;
     for (Operation *op : ops) {
-      AttnTileRequest request{blockQ, blockKV, stages, warps, smemBudget,
-                              target == "sm_90a" ? TileTarget::Sm90a
-                                                 : TileTarget::Sm80};
+      AttnTileRequest request{
+          blockQ,
+          blockKV,
+          stages,
+          warps,
+          smemBudget,
+          target == "sm_90a" ? TileTarget::Sm90a : TileTarget::Sm80};
       FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
       if (failed(sizes)) {
         anyFailed = true;

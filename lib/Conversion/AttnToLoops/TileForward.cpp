@@ -299,10 +299,11 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   // the tensor cores.
   Value pOperand = p2;
   if (p.elementType != f32)
-    pOperand = tileMap(b, loc, pType, p2,
-                       [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                         return fromF32(b, loc, x[0], p.elementType);
-                       });
+    pOperand =
+        tileMap(b, loc, pType, p2,
+                [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                  return fromF32(b, loc, x[0], p.elementType);
+                });
   if (rotated) {
     // This tile's P V is the next iteration's (or after the loop).
     scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accScaled, pOperand});

@@ -77,11 +77,11 @@ static std::optional<TileShape> getTileShape(Operation *op) {
 /// Bytes of shared memory the tiles take. Forward and split-KV: the Q tile
 /// and `stages` K and V tiles, each row padded by 16 bytes (ldmatrix then
 /// reads no bank twice), or for sm_90a unpadded swizzled rows with every
-/// tile 1024-byte aligned (the swizzle repeats every 8 rows of 128
-/// bytes; the K and V rings are one tile each). Gradients (CPU only so far): Q, dO, K and V tiles.
+/// tile 1024-byte aligned (the swizzle repeats every 8 rows of 128 bytes;
+/// the K and V rings are one tile each). Gradients (CPU only so far): Q,
+/// dO, K and V tiles.
 static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
-                           int64_t stages,
-                           TileTarget target = TileTarget::Sm80,
+                           int64_t stages, TileTarget target = TileTarget::Sm80,
                            bool producer = false) {
   if (s.kind == TileShape::Kind::Gradient)
     return (blockQ * (s.headDim + s.valueDim) +
@@ -222,8 +222,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  int64_t bytes =
-      sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
+  int64_t bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
   if (bytes > request.smemBudget) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();
@@ -231,12 +230,12 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     if (!gradient)
       diag << " in " << t.stages << " stages";
     diag << " need " << bytes << " bytes of workgroup memory ("
-         << (gradient  ? "Q, dO, K, V tiles"
+         << (gradient ? "Q, dO, K, V tiles"
              : hopper ? "Q, K, V tiles in swizzled rows"
                       : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
-         << s.elementBytes << "-byte elements), more than smem-budget = "
-         << request.smemBudget;
+         << s.elementBytes
+         << "-byte elements), more than smem-budget = " << request.smemBudget;
     if (request.blockQ || request.blockKV)
       diag << "; choose smaller block-q/block-kv or raise smem-budget";
     else
