@@ -179,8 +179,9 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "Emit attn-tile's report (schedule, shared memory, HBM bytes and "
            "FLOPs) for the kernel of every op, as a remark">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "The GPU the kernels are for, sm_80 or later (sm_<NN>, sm_90a): "
-           "sm_90a maps forward kernels onto wgmma warpgroups">
+           "The GPU the kernels are for: sm_80, sm_86, sm_87, sm_89, sm_90 "
+           "or sm_90a (PTX 8.0); sm_90a maps forward kernels onto wgmma "
+           "warpgroups">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

@@ -64,19 +64,16 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   return sizes;
 }
 
-/// The tensor-core mapping for `chip` (sm_<NN>[a], NN >= 80): wgmma on
-/// sm_90a, whose instructions no other chip has; mma.sync elsewhere.
+/// The tensor-core mapping for `chip`: wgmma on sm_90a, whose instructions
+/// no other chip has; mma.sync on sm_80 to sm_90. The kernels are PTX 8.0,
+/// which names no chip past sm_90a.
 std::optional<TileTarget> parseChip(StringRef chip) {
-  unsigned version = 0;
-  StringRef digits = chip;
-  if (!digits.consume_front("sm_"))
-    return std::nullopt;
-  bool archSpecific = digits.consume_back("a");
-  if (digits.getAsInteger(10, version) || version < 80)
-    return std::nullopt;
-  if (archSpecific && version == 90)
+  if (chip == "sm_90a")
     return TileTarget::Sm90a;
-  return TileTarget::Sm80;
+  if (llvm::is_contained({"sm_80", "sm_86", "sm_87", "sm_89", "sm_90"},
+                         chip))
+    return TileTarget::Sm80;
+  return std::nullopt;
 }
 
 /// The kernel spec of an attn op, or an error on the op. With `report`,
@@ -276,8 +273,9 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     ModuleOp module = getOperation();
     std::optional<TileTarget> target = parseChip(chip);
     if (!target) {
-      module.emitError("attn-to-gpu: chip must be sm_<NN> with NN >= 80 "
-                       "(sm_80, sm_86, sm_90, sm_90a, ...), got '")
+      module.emitError("attn-to-gpu: chip must be one of sm_80, sm_86, "
+                       "sm_87, sm_89, sm_90, sm_90a (the kernels are PTX "
+                       "8.0), got '")
           << chip << "'";
       return signalPassFailure();
     }

@@ -1,11 +1,14 @@
 // RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90a | FileCheck %s
 // RUN: not attn-opt %s -attn-to-gpu=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -attn-to-gpu=chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -attn-to-gpu=chip=sm_100 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --attn-to-ptx=chip=sm_120 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -attn-to-gpu=chip= 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
 // RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a warps=6" 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90 | FileCheck %s --check-prefix=SM90
 
-// CHIP: chip must be sm_<NN> with NN >= 80 (sm_80, sm_86, sm_90, sm_90a, ...)
+// CHIP: attn-to-gpu: chip must be one of sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a (the kernels are PTX 8.0), got
 // MTILES: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1)
 // WARPS: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1) and at most 256 keys per tile; got 6 warps
 // SM90-NOT: wgmma
