@@ -492,6 +492,19 @@ struct ForwardArgs {
   }
 };
 
+/// Mutations every forward kernel refuses, with or without tensor maps:
+/// the data pointer `bytes` past its 16-byte aligned base, and rows of 132
+/// elements (264 bytes for 16-bit types, not a multiple of 16) with
+/// `rows` rows per head and `heads` heads.
+void misalignPointer(attn_tensor &t, uint64_t base, uint64_t bytes) {
+  t.data = reinterpret_cast<void *>(base + bytes);
+}
+void misalignRowStride(attn_tensor &t, int64_t rows, int64_t heads) {
+  t.strides[2] = 132;
+  t.strides[1] = 132 * rows;
+  t.strides[0] = 132 * rows * heads;
+}
+
 void forwardCase(const ManifestSection &m, const char *name,
                  const ForwardArgs &a) {
   Launch l;
@@ -652,12 +665,10 @@ int runForward() {
   a.lse.strides[2] = 2;
   forwardCase(m, "stride-lse", a);
   a = ForwardArgs();
-  a.v.data = reinterpret_cast<void *>(kV + 2);
+  misalignPointer(a.v, kV, 2);
   forwardCase(m, "align-pointer", a);
   a = ForwardArgs();
-  a.q.strides[2] = 132; // 264 bytes
-  a.q.strides[1] = 132 * 77;
-  a.q.strides[0] = 132 * 77 * 8;
+  misalignRowStride(a.q, 77, 8);
   forwardCase(m, "align-row-stride", a);
   a = ForwardArgs();
   a.q.shape[2] = 1;
@@ -1164,12 +1175,10 @@ int runTma() {
   // Errors. A misaligned pointer or a row stride that is not a multiple of
   // 16 bytes fails the checks every kernel has, before the maps.
   a = ForwardArgs();
-  a.q.data = reinterpret_cast<void *>(kQ + 8);
+  misalignPointer(a.q, kQ, 8);
   tmaCase(m, "misaligned", a);
   a = ForwardArgs();
-  a.k.strides[2] = 132; // 264 bytes
-  a.k.strides[1] = 132 * 1000;
-  a.k.strides[0] = 132 * 1000 * 2;
+  misalignRowStride(a.k, 1000, 2);
   tmaCase(m, "stride-not-16", a);
   // TMA's own limits: strides below 2^40 bytes, dims of at most 2^32.
   a = ForwardArgs();

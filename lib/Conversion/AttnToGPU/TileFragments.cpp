@@ -421,6 +421,24 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
   return success();
 }
 
+LogicalResult TileLowering::matmulLhs(TileMatmulOp op, const FragLayout &acc,
+                                      int64_t k,
+                                      std::optional<SharedTile> &tile,
+                                      std::optional<Fragment> &fragment) {
+  if (auto it = shared.find(op.getLhs()); it != shared.end()) {
+    tile = it->second;
+    return success();
+  }
+  FailureOr<Fragment> f = fragmentOf(op, op.getLhs());
+  if (failed(f))
+    return failure();
+  fragment = *f;
+  if (!fragment->layout.sameRows(acc) || fragment->layout.cols != k)
+    return op.emitOpError("has a register lhs in another layout than its "
+                          "accumulator");
+  return success();
+}
+
 LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   FailureOr<Fragment> acc = fragmentOf(op, op.getAcc());
   if (failed(acc))
@@ -453,17 +471,8 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   // The A operand of m-tile mt, k-step kk, made once, on first use.
   std::optional<SharedTile> lhsTile;
   std::optional<Fragment> lhsFrag;
-  if (auto it = shared.find(op.getLhs()); it != shared.end()) {
-    lhsTile = it->second;
-  } else {
-    FailureOr<Fragment> f = fragmentOf(op, op.getLhs());
-    if (failed(f))
-      return failure();
-    lhsFrag = *f;
-    if (!lhsFrag->layout.sameRows(l) || lhsFrag->layout.cols != k)
-      return op.emitOpError("has a register lhs in another layout than its "
-                            "accumulator");
-  }
+  if (failed(matmulLhs(op, l, k, lhsTile, lhsFrag)))
+    return failure();
   auto hoisted = hoistedA.find(op.getLhs());
   std::map<std::pair<int64_t, int64_t>, SmallVector<Value>> aCache;
   auto aOperand = [&](int64_t mt, int64_t kk) -> ArrayRef<Value> {

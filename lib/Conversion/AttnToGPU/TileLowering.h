@@ -206,6 +206,11 @@ private:
   LogicalResult lowerLoad(TileLoadOp op);
   LogicalResult lowerStore(TileStoreOp op);
   LogicalResult lowerMatmul(TileMatmulOp op);
+  /// The lhs of `op` for either mapping: a memory tile, or a register tile
+  /// with the rows of the accumulator layout `acc` and `k` columns.
+  LogicalResult matmulLhs(TileMatmulOp op, const FragLayout &acc, int64_t k,
+                          std::optional<SharedTile> &tile,
+                          std::optional<Fragment> &fragment);
   /// The sm_90a form (TileWgmma.cpp): one wgmma per k-step per warpgroup.
   LogicalResult lowerMatmulWgmma(TileMatmulOp op, const Fragment &acc,
                                  const SharedTile &rhs);

@@ -156,21 +156,12 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
 
   std::optional<SharedTile> lhsTile;
   std::optional<Fragment> lhsFrag;
-  if (auto it = shared.find(op.getLhs()); it != shared.end()) {
-    lhsTile = it->second;
-    if (lhsTile->shape.size() != 2 || !lhsTile->swizzle ||
-        lhsTile->shape[1] != k || lhsTile->shape[0] != blockQ)
-      return op.emitOpError("has a memory lhs that is not the CTA's "
-                            "[rows, K] tile");
-  } else {
-    FailureOr<Fragment> f = fragmentOf(op, op.getLhs());
-    if (failed(f))
-      return failure();
-    lhsFrag = *f;
-    if (!lhsFrag->layout.sameRows(l) || lhsFrag->layout.cols != k)
-      return op.emitOpError("has a register lhs in another layout than its "
-                            "accumulator");
-  }
+  if (failed(matmulLhs(op, l, k, lhsTile, lhsFrag)))
+    return failure();
+  if (lhsTile && (lhsTile->shape.size() != 2 || !lhsTile->swizzle ||
+                  lhsTile->shape[1] != k || lhsTile->shape[0] != blockQ))
+    return op.emitOpError("has a memory lhs that is not the CTA's "
+                          "[rows, K] tile");
 
   MLIRContext *ctx = b.getContext();
   NVVM::WGMMATypes type =
