@@ -1,0 +1,454 @@
+//===- RaiseEmit.cpp - attn-raise's emitter
+//---------------------------------===//
+//
+// Emits attn.attention for a checked chain: the reshapes, transposes and
+// casts that turn each leaf's view into the op's operand order and the op's
+// result into the chain's output, then erases the chain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Raise.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::raise;
+
+namespace {
+/// Emits the reshapes, transposes and casts around attn.attention. Without a
+/// builder it only checks that they can be emitted, so that a chain is
+/// declined before the IR changes.
+class Emitter {
+public:
+  Emitter(OpBuilder *b, Location loc, const Space &space)
+      : b(b), loc(loc), space(space) {}
+
+  /// A value, or only its type when checking.
+  struct Val {
+    Value value;
+    RankedTensorType type;
+  };
+
+  Val expand(Val v, ArrayRef<int64_t> shape,
+             ArrayRef<ReassociationIndices> groups) {
+    auto type = RankedTensorType::get(shape, v.type.getElementType());
+    if (!b)
+      return {Value(), type};
+    return {tensor::ExpandShapeOp::create(*b, loc, type, v.value, groups),
+            type};
+  }
+  Val collapse(Val v, ArrayRef<int64_t> shape,
+               ArrayRef<ReassociationIndices> groups) {
+    auto type = RankedTensorType::get(shape, v.type.getElementType());
+    if (!b)
+      return {Value(), type};
+    return {tensor::CollapseShapeOp::create(*b, loc, type, v.value, groups),
+            type};
+  }
+  Val transpose(Val v, ArrayRef<int64_t> perm) {
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(v.type.getDimSize(p));
+    auto type = RankedTensorType::get(shape, v.type.getElementType());
+    if (!b)
+      return {Value(), type};
+    Value init = tensor::EmptyOp::create(*b, loc, shape, type.getElementType());
+    return {
+        linalg::TransposeOp::create(*b, loc, v.value, init, perm)->getResult(0),
+        type};
+  }
+  /// An elementwise linalg.generic applying `fn`.
+  Val map(Val v, Type elem,
+          function_ref<Value(OpBuilder &, Location, Value)> fn) {
+    auto type = RankedTensorType::get(v.type.getShape(), elem);
+    if (!b)
+      return {Value(), type};
+    Value init = tensor::EmptyOp::create(*b, loc, type.getShape(), elem);
+    AffineMap id = b->getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iters(type.getRank(),
+                                           utils::IteratorType::parallel);
+    Value r =
+        linalg::GenericOp::create(
+            *b, loc, type, v.value, init, ArrayRef<AffineMap>{id, id}, iters,
+            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+              linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args[0]));
+            })
+            .getResult(0);
+    return {r, type};
+  }
+
+  /// Reads a leaf as a tensor whose dims are `order` (logical dims, -1 for
+  /// a unit dim); a dim the leaf does not depend on becomes a unit dim.
+  FailureOr<Val> read(Val v, const View &view, ArrayRef<int> order);
+
+  /// Turns `v`, whose dims are `order`, into a tensor of `type` whose dims
+  /// hold `view`.
+  FailureOr<Val> write(Val v, ArrayRef<int> order, const View &view,
+                       RankedTensorType type);
+
+private:
+  OpBuilder *b;
+  Location loc;
+  const Space &space;
+};
+} // namespace
+
+/// Whether `c` merges its logical dims row-major; returns its extent.
+static std::optional<int64_t> rowMajorExtent(const Coord &c,
+                                             const Space &space) {
+  int64_t stride = 1;
+  for (int64_t t = c.size() - 1; t >= 0; --t) {
+    if (c[t].stride != stride)
+      return std::nullopt;
+    stride *= space.size(c[t].dim);
+  }
+  return stride;
+}
+
+/// Groups consecutive dims so that each group holds exactly one dim for
+/// which `keep` is true (the others being unit dims).
+static SmallVector<ReassociationIndices> unitGroups(ArrayRef<bool> keep) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (auto [d, k] : llvm::enumerate(keep)) {
+    pending.push_back(d);
+    if (!k)
+      continue;
+    groups.push_back(pending);
+    pending.clear();
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  return groups;
+}
+
+FailureOr<Emitter::Val> Emitter::read(Val v, const View &view,
+                                      ArrayRef<int> order) {
+  // Split merged dims.
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  SmallVector<int> dims; // logical dim per expanded dim, -1 for a unit
+  for (auto [d, coord] : llvm::enumerate(view)) {
+    ReassociationIndices group;
+    if (coord.empty()) {
+      if (v.type.getDimSize(d) != 1)
+        return failure();
+      group.push_back(shape.size());
+      shape.push_back(1);
+      dims.push_back(-1);
+    } else {
+      std::optional<int64_t> extent = rowMajorExtent(coord, space);
+      if (!extent || *extent != v.type.getDimSize(d))
+        return failure();
+      for (const Term &t : coord) {
+        group.push_back(shape.size());
+        shape.push_back(space.size(t.dim));
+        dims.push_back(t.dim);
+      }
+    }
+    groups.push_back(group);
+  }
+  // Already in order (with unit dims where the order has dims the leaf does
+  // not depend on)?
+  SmallVector<int> direct;
+  for (int d : order)
+    direct.push_back(d >= 0 && llvm::is_contained(dims, d) ? d : -1);
+  if (direct == dims) {
+    if (dims.size() != view.size())
+      v = expand(v, shape, groups);
+    return v;
+  }
+  if (dims.size() != view.size())
+    v = expand(v, shape, groups);
+
+  // Drop unit dims.
+  SmallVector<bool> keep;
+  SmallVector<int> present;
+  SmallVector<int64_t> presentShape;
+  for (auto [d, dim] : llvm::enumerate(dims)) {
+    keep.push_back(dim >= 0);
+    if (dim < 0)
+      continue;
+    if (llvm::is_contained(present, dim) || !llvm::is_contained(order, dim))
+      return failure();
+    present.push_back(dim);
+    presentShape.push_back(shape[d]);
+  }
+  if (present.empty())
+    return failure();
+  if (present.size() != dims.size())
+    v = collapse(v, presentShape, unitGroups(keep));
+
+  // Transpose into the order's order.
+  SmallVector<int> wanted;
+  for (int d : order)
+    if (d >= 0 && llvm::is_contained(present, d))
+      wanted.push_back(d);
+  if (wanted != present) {
+    SmallVector<int64_t> perm;
+    for (int d : wanted)
+      perm.push_back(llvm::find(present, d) - present.begin());
+    v = transpose(v, perm);
+  }
+
+  // Insert unit dims.
+  if (wanted.size() == order.size())
+    return v;
+  SmallVector<bool> has;
+  SmallVector<int64_t> outShape;
+  for (int d : order) {
+    has.push_back(d >= 0 && llvm::is_contained(wanted, d));
+    outShape.push_back(has.back() ? space.size(d) : 1);
+  }
+  return expand(v, outShape, unitGroups(has));
+}
+
+FailureOr<Emitter::Val> Emitter::write(Val v, ArrayRef<int> order,
+                                       const View &view,
+                                       RankedTensorType type) {
+  // Drop unit dims.
+  SmallVector<int> dims;
+  SmallVector<bool> keep;
+  SmallVector<int64_t> shape;
+  for (int d : order) {
+    keep.push_back(d >= 0);
+    if (d < 0)
+      continue;
+    dims.push_back(d);
+    shape.push_back(space.size(d));
+  }
+  if (dims.size() != order.size())
+    v = collapse(v, shape, unitGroups(keep));
+
+  // The target's dims, flattened, must be a permutation of `dims`.
+  SmallVector<int> flat;
+  for (auto [d, c] : llvm::enumerate(view)) {
+    if (c.empty()) {
+      if (type.getDimSize(d) != 1)
+        return failure();
+      continue;
+    }
+    std::optional<int64_t> extent = rowMajorExtent(c, space);
+    if (!extent || *extent != type.getDimSize(d))
+      return failure();
+    for (const Term &t : c)
+      flat.push_back(t.dim);
+  }
+  SmallVector<int> x = flat, y = dims;
+  llvm::sort(x);
+  llvm::sort(y);
+  if (x != y)
+    return failure();
+  if (flat != dims) {
+    SmallVector<int64_t> perm;
+    for (int d : flat)
+      perm.push_back(llvm::find(dims, d) - dims.begin());
+    v = transpose(v, perm);
+  }
+
+  // Merge runs, then insert unit dims.
+  SmallVector<ReassociationIndices> merge;
+  SmallVector<int64_t> mergedShape;
+  SmallVector<bool> nonUnit;
+  int64_t pos = 0;
+  for (auto [d, c] : llvm::enumerate(view)) {
+    nonUnit.push_back(!c.empty());
+    if (c.empty())
+      continue;
+    ReassociationIndices group;
+    for (size_t t = 0; t < c.size(); ++t)
+      group.push_back(pos++);
+    merge.push_back(group);
+    mergedShape.push_back(type.getDimSize(d));
+  }
+  if (merge.size() != flat.size())
+    v = collapse(v, mergedShape, merge);
+  if (mergedShape.size() != view.size())
+    v = expand(v, type.getShape(), unitGroups(nonUnit));
+  return v;
+}
+
+/// The operand orders of attn.attention: [B, H, S, X] or [B, S, H, X] in
+/// logical dims, -1 for the unit dims of a problem with fewer batch dims.
+static SmallVector<int> operandOrder(const Space &space, unsigned seq,
+                                     unsigned last, Layout layout) {
+  SmallVector<int> order;
+  if (space.batch.size() == 2 && layout == Layout::BSHD)
+    return {static_cast<int>(space.batch[0]), static_cast<int>(seq),
+            static_cast<int>(space.batch[1]), static_cast<int>(last)};
+  for (size_t k = space.batch.size(); k < 2; ++k)
+    order.push_back(-1);
+  for (unsigned b : space.batch)
+    order.push_back(b);
+  order.push_back(seq);
+  order.push_back(last);
+  return order;
+}
+
+/// The logical dims a view holds, in storage order.
+static SmallVector<int> storedDims(const View &view) {
+  SmallVector<int> dims;
+  for (const Coord &c : view)
+    for (const Term &t : c)
+      dims.push_back(t.dim);
+  return dims;
+}
+
+/// Whether the dims of `view` come in `order` already.
+static bool storedInOrder(const View &view, ArrayRef<int> order) {
+  SmallVector<int> dims = storedDims(view);
+  SmallVector<int> filtered;
+  for (int d : order)
+    if (d >= 0 && llvm::is_contained(dims, d))
+      filtered.push_back(d);
+  return filtered == dims;
+}
+
+/// Emits attn.attention for `chain` and returns the value that replaces the
+/// chain's target; with a null builder only checks that it can.
+FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
+                                                  const Chain &chain,
+                                                  std::string &reason) {
+  const Space &space = chain.space;
+  Emitter emitter(b, loc, space);
+
+  // bshd when every tensor is stored [B, S, H, X] and not also [B, H, S, X].
+  auto storedAs = [&](Layout layout) {
+    return storedInOrder(
+               chain.query->view,
+               operandOrder(space, space.query, space.headDim, layout)) &&
+           storedInOrder(
+               chain.key->view,
+               operandOrder(space, space.key, space.headDim, layout)) &&
+           storedInOrder(
+               chain.value->view,
+               operandOrder(space, space.key, space.valueDim, layout)) &&
+           storedInOrder(
+               chain.targetView,
+               operandOrder(space, space.query, space.valueDim, layout));
+  };
+  Layout layout = space.batch.size() == 2 && storedAs(Layout::BSHD) &&
+                          !storedAs(Layout::BHSD)
+                      ? Layout::BSHD
+                      : Layout::BHSD;
+
+  auto read = [&](const Expr *leaf, unsigned seq,
+                  unsigned last) -> FailureOr<Emitter::Val> {
+    Emitter::Val v{leaf->value, cast<RankedTensorType>(leaf->value.getType())};
+    if (chain.elementType != leaf->type)
+      v = emitter.map(v, chain.elementType,
+                      [&](OpBuilder &nb, Location l, Value x) -> Value {
+                        return arith::ExtFOp::create(nb, l, chain.elementType,
+                                                     x);
+                      });
+    return emitter.read(v, leaf->view, operandOrder(space, seq, last, layout));
+  };
+  FailureOr<Emitter::Val> q = read(chain.query, space.query, space.headDim);
+  FailureOr<Emitter::Val> k = read(chain.key, space.key, space.headDim);
+  FailureOr<Emitter::Val> v = read(chain.value, space.key, space.valueDim);
+  if (failed(q) || failed(k) || failed(v)) {
+    reason = "an operand's view needs a copy (it slices or repeats a "
+             "dimension)";
+    return failure();
+  }
+  Value mask;
+  if (chain.mask) {
+    // Broadcasting aligns the mask right: leading dims it does not depend
+    // on need not be there.
+    SmallVector<int> order;
+    for (unsigned b : space.batch)
+      if (!order.empty() || viewMentions(chain.mask->view, b))
+        order.push_back(b);
+    order.push_back(space.query);
+    order.push_back(space.key);
+    Emitter::Val m{chain.mask->value,
+                   cast<RankedTensorType>(chain.mask->value.getType())};
+    FailureOr<Emitter::Val> read = emitter.read(m, chain.mask->view, order);
+    if (failed(read)) {
+      reason = "the mask's view needs a copy (it slices or repeats a "
+               "dimension)";
+      return failure();
+    }
+    if (chain.invertBoolMask)
+      read = emitter.map(*read, read->type.getElementType(),
+                         [&](OpBuilder &nb, Location l, Value x) -> Value {
+                           Value one =
+                               arith::ConstantIntOp::create(nb, l, 1, 1);
+                           return arith::XOrIOp::create(nb, l, x, one);
+                         });
+    mask = read->value;
+  }
+
+  SmallVector<int> oOrder =
+      operandOrder(space, space.query, space.valueDim, layout);
+  SmallVector<int64_t> oShape;
+  for (int d : oOrder)
+    oShape.push_back(d < 0 ? 1 : space.size(d));
+  auto oType = RankedTensorType::get(oShape, chain.elementType);
+  Emitter::Val o{Value(), oType};
+  if (b)
+    o.value = AttentionOp::create(
+                  *b, loc, oType, Type(), q->value, k->value, v->value, mask,
+                  b->getF32FloatAttr(static_cast<float>(chain.scale)),
+                  chain.causal, IntegerAttr(), layout)
+                  .getOutput();
+  FailureOr<Emitter::Val> out =
+      emitter.write(o, oOrder, chain.targetView,
+                    cast<RankedTensorType>(chain.target.getType()));
+  if (failed(out)) {
+    reason = "the output's view needs a copy";
+    return failure();
+  }
+  return out->value;
+}
+
+/// Replaces `chain` with attn.attention; the chain has been checked with
+/// emitAttention(nullptr, ...).
+void mlir::attn::raise::rewriteChain(RewriterBase &rewriter,
+                                     const Chain &chain) {
+  Operation *anchor = chain.second.op;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(anchor);
+  std::string reason;
+  Value out = *emitAttention(&rewriter, anchor->getLoc(), chain, reason);
+  rewriter.replaceAllUsesWith(chain.target, out);
+
+  // Fold a reshape of the result straight back to the op's shape.
+  if (auto collapse = out.getDefiningOp<tensor::CollapseShapeOp>()) {
+    for (Operation *user : llvm::make_early_inc_range(out.getUsers())) {
+      auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+      if (expand && expand.getResultType() == collapse.getSrcType() &&
+          expand.getReassociationIndices() ==
+              collapse.getReassociationIndices())
+        rewriter.replaceOp(expand, collapse.getSrc());
+    }
+    if (collapse->use_empty())
+      rewriter.eraseOp(collapse);
+  }
+
+  // Erase the chain, then whatever only it used.
+  SmallVector<Operation *> worklist;
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  auto erase = [&](Operation *op) {
+    SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+    for (Region &region : op->getRegions())
+      getUsedValuesDefinedAbove(region, used);
+    for (Value value : used)
+      if (Operation *def = value.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(op);
+    rewriter.eraseOp(op);
+  };
+  for (Operation *op : llvm::reverse(chain.chainOps))
+    if (op->use_empty())
+      erase(op);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!erased.contains(op) && isOpTriviallyDead(op))
+      erase(op);
+  }
+}

@@ -1,0 +1,887 @@
+//===- RaiseExpr.cpp - attn-raise's views and expressions
+//-------------------===//
+//
+// The logical index space of a chain, the views of its tensors, the
+// contractions, and the expression builder: it evaluates the ops between and
+// around the contractions symbolically into expression trees over the
+// logical coordinates (see Raise.cpp's header).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Raise.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::raise;
+
+namespace mlir::attn::raise {
+
+//===----------------------------------------------------------------------===//
+// Logical index space and views
+//===----------------------------------------------------------------------===//
+
+std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+bool viewMentions(const View &view, unsigned dim) {
+  return llvm::any_of(view, [&](const Coord &c) {
+    return llvm::any_of(c, [&](const Term &t) { return t.dim == dim; });
+  });
+}
+
+/// The coordinate of a dim that merges `coords` row-major, the dims having
+/// `sizes`.
+Coord mergeCoords(ArrayRef<Coord> coords, ArrayRef<int64_t> sizes) {
+  Coord merged;
+  int64_t stride = 1;
+  for (int64_t i = coords.size() - 1; i >= 0; --i) {
+    for (const Term &t : coords[i])
+      merged.push_back({t.dim, t.stride * stride});
+    stride *= sizes[i];
+  }
+  llvm::stable_sort(
+      merged, [](const Term &a, const Term &b) { return a.stride > b.stride; });
+  return merged;
+}
+
+std::string printView(const View &view) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(view, os, [&](const Coord &c) {
+    os << "(";
+    llvm::interleave(
+        c, os, [&](const Term &t) { os << t.dim << "*" << t.stride; }, "+");
+    os << ")";
+  });
+  return s;
+}
+
+/// Splits coordinate `c` of a dim into the coordinates of the dims of
+/// `sizes` that merge into it row-major. A logical dim that straddles two of
+/// them yields a refinement request.
+LogicalResult splitCoord(const Space &space, const Coord &c,
+                         ArrayRef<int64_t> sizes, SmallVectorImpl<Coord> &out,
+                         std::optional<Refinement> &refinement,
+                         std::string &reason) {
+  int64_t m = sizes.size();
+  SmallVector<int64_t> strides(m, 1);
+  for (int64_t t = m - 2; t >= 0; --t)
+    strides[t] = strides[t + 1] * sizes[t + 1];
+  out.assign(m, Coord());
+  for (const Term &term : c) {
+    int64_t n = space.size(term.dim);
+    // The digit whose stride range holds the term's stride.
+    int64_t t = 0;
+    while (t < m && strides[t] > term.stride)
+      ++t;
+    reason = "a reshape does not align with the batch dims";
+    if (t == m || term.stride % strides[t] != 0)
+      return failure();
+    int64_t limit =
+        t == 0 ? std::numeric_limits<int64_t>::max() : strides[t - 1];
+    if (term.stride * n > limit) {
+      // The term straddles two digits: the logical dim must be split.
+      int64_t factor = limit / term.stride;
+      if (limit % term.stride != 0 || n % factor != 0 ||
+          space.dims[term.dim].role != Role::Batch)
+        return failure();
+      refinement = Refinement{term.dim, factor};
+      return failure();
+    }
+    out[t].push_back({term.dim, term.stride / strides[t]});
+  }
+  reason.clear();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// Whether `v` is block argument `arg`, possibly through an arith.extf;
+/// sets `extended` accordingly.
+static bool isArgMaybeExtended(Value v, Value arg, bool &extended) {
+  extended = false;
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+    extended = true;
+    v = ext.getIn();
+  }
+  return v == arg;
+}
+
+/// Matches a linalg op computing a plain contraction. Returns failure for
+/// anything else, without a reason: such ops are not chain candidates.
+static FailureOr<Contraction> matchLinalgContraction(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !op.hasPureTensorSemantics())
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return failure();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  if (llvm::count(iters, utils::IteratorType::reduction) != 1)
+    return failure();
+  unsigned red =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
+  if (!maps[0].isFunctionOfDim(red) || !maps[1].isFunctionOfDim(red) ||
+      maps[2].isFunctionOfDim(red))
+    return failure();
+
+  Block *body = op.getBlock();
+  if (!body || body->getNumArguments() != 3)
+    return failure();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return failure();
+  // Exactly mulf, addf and up to two extf besides the yield.
+  for (Operation &inner : body->without_terminator())
+    if (!isa<arith::MulFOp, arith::AddFOp, arith::ExtFOp>(inner))
+      return failure();
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return failure();
+  Value acc = body->getArgument(2);
+  Value prod;
+  if (add.getLhs() == acc)
+    prod = add.getRhs();
+  else if (add.getRhs() == acc)
+    prod = add.getLhs();
+  else
+    return failure();
+  auto mul = prod.getDefiningOp<arith::MulFOp>();
+  if (!mul || !mul->hasOneUse())
+    return failure();
+  Contraction c;
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  bool e0, e1;
+  if (isArgMaybeExtended(mul.getLhs(), a, e0) &&
+      isArgMaybeExtended(mul.getRhs(), b, e1)) {
+    c.extends[0] = e0;
+    c.extends[1] = e1;
+  } else if (isArgMaybeExtended(mul.getLhs(), b, e1) &&
+             isArgMaybeExtended(mul.getRhs(), a, e0)) {
+    c.extends[0] = e0;
+    c.extends[1] = e1;
+  } else {
+    return failure();
+  }
+  c.op = op;
+  c.operands[0] = op.getDpsInputOperand(0)->get();
+  c.operands[1] = op.getDpsInputOperand(1)->get();
+  for (int i = 0; i < 3; ++i)
+    c.maps[i] = maps[i];
+  c.loopSizes = op.getStaticLoopRanges();
+  c.reduction = red;
+  c.init = op.getDpsInitOperand(0)->get();
+  c.result = op->getResult(0);
+  c.accType = body->getArgument(2).getType();
+  return c;
+}
+
+/// Matches tosa.matmul: [N, H, C] x [N, C, W] -> [N, H, W], loops (n, h, w, c).
+static FailureOr<Contraction> matchTosaMatmul(tosa::MatMulOp op) {
+  auto aType = dyn_cast<RankedTensorType>(op.getA().getType());
+  auto bType = dyn_cast<RankedTensorType>(op.getB().getType());
+  auto oType = dyn_cast<RankedTensorType>(op.getType());
+  if (!aType || !bType || !oType || aType.getRank() != 3 ||
+      bType.getRank() != 3)
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr n, h, w, k;
+  bindDims(ctx, n, h, w, k);
+  Contraction c;
+  c.op = op;
+  c.operands[0] = op.getA();
+  c.operands[1] = op.getB();
+  c.maps[0] = AffineMap::get(4, 0, {n, h, k}, ctx);
+  c.maps[1] = AffineMap::get(4, 0, {n, k, w}, ctx);
+  c.maps[2] = AffineMap::get(4, 0, {n, h, w}, ctx);
+  c.loopSizes = {aType.getDimSize(0), aType.getDimSize(1), bType.getDimSize(2),
+                 aType.getDimSize(2)};
+  c.reduction = 3;
+  c.result = op.getResult();
+  c.accType = oType.getElementType();
+  c.extends[0] = aType.getElementType() != c.accType;
+  c.extends[1] = bType.getElementType() != c.accType;
+  return c;
+}
+
+FailureOr<Contraction> matchContraction(Operation *op) {
+  if (!op)
+    return failure();
+  if (auto mm = dyn_cast<tosa::MatMulOp>(op))
+    return matchTosaMatmul(mm);
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return matchLinalgContraction(linalgOp);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Symbolic expressions
+//===----------------------------------------------------------------------===//
+
+bool isConstF(const Expr *e, double v) {
+  return e->kind == ExprKind::ConstF && e->f == v;
+}
+
+/// A value that drives exp to exactly 0: -inf, or the lowest finite f32 (a
+/// common stand-in that still underflows whatever the other scores are).
+bool isMaskedValue(const Expr *e) {
+  return e->kind == ExprKind::ConstF && (e->f == -kInf || e->f == kLowestF32);
+}
+
+const Expr *ExprBuilder::coordExpr(const Coord &c, Type indexType) {
+  if (c.empty())
+    return constI(0, indexType);
+  const Expr *sum = nullptr;
+  for (const Term &t : c) {
+    Expr idx{ExprKind::Index, indexType};
+    idx.dim = t.dim;
+    const Expr *term = make(std::move(idx));
+    if (t.stride != 1)
+      term =
+          node(ExprKind::MulI, indexType, {term, constI(t.stride, indexType)});
+    sum = sum ? node(ExprKind::AddI, indexType, {sum, term}) : term;
+  }
+  return sum;
+}
+
+FailureOr<const Expr *> ExprBuilder::build(Value v, const View &view) {
+  auto key = std::make_pair(v.getAsOpaquePointer(), printView(view));
+  auto it = cache.find(key);
+  if (it != cache.end())
+    return it->second;
+  FailureOr<const Expr *> e = buildUncached(v, view);
+  if (succeeded(e))
+    cache[key] = *e;
+  return e;
+}
+
+FailureOr<const Expr *> ExprBuilder::buildLeaf(Value v, const View &view) {
+  Expr e{ExprKind::Tensor, getElementTypeOrSelf(v.getType())};
+  e.value = v;
+  e.view = view;
+  return make(std::move(e));
+}
+
+FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return fail("a chain value is not a ranked tensor");
+  if (!type.hasStaticShape())
+    return fail("dynamic shapes are not supported");
+  if (type.getNumElements() == 0)
+    return fail("a tensor in the chain has a zero-sized dimension");
+  if (static_cast<int64_t>(view.size()) != type.getRank())
+    return fail("internal: view rank mismatch");
+
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return buildLeaf(v, view);
+
+  Attribute cst;
+  if (matchPattern(v, m_Constant(&cst)))
+    return buildConstant(cst, v, view);
+
+  if (scoreMode) {
+    if (succeeded(matchContraction(def))) {
+      if (def->getBlock() != block)
+        return fail("the chain spans several blocks");
+      if (scoresOp && scoresOp != def)
+        return fail("more than one contraction feeds the softmax");
+      scoresOp = def;
+      visited.insert(def);
+      Expr e{ExprKind::Scores, type.getElementType()};
+      e.value = v;
+      e.view = view;
+      return make(std::move(e));
+    }
+  }
+
+  bool elementwiseOnTensors =
+      def->hasTrait<OpTrait::Elementwise>() &&
+      isa<arith::ArithDialect, math::MathDialect>(def->getDialect());
+  bool seeThrough =
+      elementwiseOnTensors ||
+      isa<linalg::LinalgOp, linalg::SoftmaxOp, tensor::CollapseShapeOp,
+          tensor::ExpandShapeOp>(def) ||
+      (def->getDialect() && def->getDialect()->getNamespace() == "tosa" &&
+       !isa<tosa::MatMulOp>(def));
+  if (!seeThrough)
+    return buildLeaf(v, view);
+  if (scoreMode && def->getBlock() != block)
+    return fail("the chain spans several blocks");
+
+  FailureOr<const Expr *> e = failure();
+  if (elementwiseOnTensors) {
+    e = buildElementwise(def, view);
+  } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
+    e = buildLinalg(linalgOp, cast<OpResult>(v), view);
+  } else if (auto softmax = dyn_cast<linalg::SoftmaxOp>(def)) {
+    e = buildSoftmax(softmax, view);
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    e = buildCollapse(collapse.getSrc(), collapse.getSrcType().getShape(),
+                      collapse.getReassociationIndices(), view);
+  } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    e = buildExpand(expand.getSrc(), expand.getResultType().getShape(),
+                    expand.getReassociationIndices(), view);
+  } else {
+    e = buildTosa(def, view);
+  }
+  if (failed(e)) {
+    // Outside the chain, an op that cannot be seen through is an operand.
+    if (!scoreMode && !refinement) {
+      reason.clear();
+      return buildLeaf(v, view);
+    }
+    return failure();
+  }
+  visited.insert(def);
+  return e;
+}
+
+FailureOr<const Expr *> ExprBuilder::buildConstant(Attribute attr, Value v,
+                                                   const View &view) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return buildLeaf(v, view);
+  Type elem = dense.getElementType();
+  if (isa<FloatType>(elem))
+    return constF(dense.getSplatValue<APFloat>().convertToDouble(), elem);
+  if (isa<IntegerType, IndexType>(elem))
+    return constI(dense.getSplatValue<APInt>().getSExtValue(), elem);
+  return buildLeaf(v, view);
+}
+
+FailureOr<const Expr *>
+ExprBuilder::buildCollapse(Value src, ArrayRef<int64_t> srcShape,
+                           ArrayRef<ReassociationIndices> groups,
+                           const View &view) {
+  View srcView(srcShape.size());
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    SmallVector<int64_t> sizes;
+    for (int64_t d : group)
+      sizes.push_back(srcShape[d]);
+    SmallVector<Coord> parts;
+    std::string why;
+    if (failed(splitCoord(space, view[g], sizes, parts, refinement, why)))
+      return fail(why);
+    for (auto [d, part] : llvm::zip_equal(group, parts))
+      srcView[d] = part;
+  }
+  return build(src, srcView);
+}
+
+FailureOr<const Expr *>
+ExprBuilder::buildExpand(Value src, ArrayRef<int64_t> resultShape,
+                         ArrayRef<ReassociationIndices> groups,
+                         const View &view) {
+  View srcView;
+  for (const ReassociationIndices &group : groups) {
+    SmallVector<Coord> coords;
+    SmallVector<int64_t> sizes;
+    for (int64_t d : group) {
+      coords.push_back(view[d]);
+      sizes.push_back(resultShape[d]);
+    }
+    srcView.push_back(mergeCoords(coords, sizes));
+  }
+  return build(src, srcView);
+}
+
+FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
+                                                 OpResult result,
+                                                 const View &view) {
+  if (!op.hasPureTensorSemantics())
+    return fail("'" + op->getName().getStringRef() +
+                "' does not work on tensors");
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned numLoops = op.getNumLoops();
+  unsigned numInputs = op.getNumDpsInputs();
+  unsigned resultNo = result.getResultNumber();
+  AffineMap outMap = maps[numInputs + resultNo];
+
+  // Loop coordinates from the output's view.
+  SmallVector<std::optional<Coord>> sigma(numLoops);
+  for (auto [t, expr] : llvm::enumerate(outMap.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    if (!d || sigma[d.getPosition()])
+      return fail("'" + op->getName().getStringRef() +
+                  "' has an output map that is not a permutation");
+    sigma[d.getPosition()] = view[t];
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  std::optional<unsigned> reductionLoop;
+  for (unsigned l = 0; l < numLoops; ++l) {
+    if (sigma[l])
+      continue;
+    if (iters[l] != utils::IteratorType::reduction)
+      return fail("'" + op->getName().getStringRef() +
+                  "' has a parallel loop missing from its output");
+    if (reductionLoop)
+      return fail("'" + op->getName().getStringRef() +
+                  "' reduces over more than one dimension");
+    reductionLoop = l;
+  }
+  if (reductionLoop) {
+    if (!scoreMode)
+      return fail("a reduction computes a contraction operand");
+    if (viewMentions(view, space.key))
+      return fail(op.getNumDpsInputs() == 1
+                      ? "the softmax reduces over a dimension other than the "
+                        "key axis the second contraction sums over"
+                      : "'" + op->getName().getStringRef() +
+                            "' reduces over another dimension than the key "
+                            "axis: not a contraction attn-raise recognises "
+                            "nor a softmax over the key axis");
+    if (ranges[*reductionLoop] != space.size(space.key))
+      return fail("a reduction does not cover the key axis");
+    sigma[*reductionLoop] = Coord{{space.key, 1}};
+  }
+
+  auto operandView = [&](AffineMap map) -> FailureOr<View> {
+    View v;
+    for (AffineExpr expr : map.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(expr)) {
+        v.push_back(*sigma[d.getPosition()]);
+        continue;
+      }
+      auto c = dyn_cast<AffineConstantExpr>(expr);
+      if (!c || c.getValue() != 0)
+        return fail("'" + op->getName().getStringRef() +
+                    "' has an indexing map that is not a projection");
+      v.push_back(Coord());
+    }
+    return v;
+  };
+
+  Block *body = op.getBlock();
+  if (!body)
+    return fail("'" + op->getName().getStringRef() + "' has no body");
+  BlockArgument accArg = body->getArgument(numInputs + resultNo);
+  auto argExpr = [&](BlockArgument arg) -> FailureOr<const Expr *> {
+    if (reductionLoop && arg == accArg)
+      return node(ExprKind::Acc, arg.getType(), {});
+    unsigned n = arg.getArgNumber();
+    if (n >= numInputs && reductionLoop)
+      return fail("a reduction reads another output");
+    OpOperand &operand = op->getOpOperand(n);
+    Value in = operand.get();
+    if (!isa<RankedTensorType>(in.getType())) {
+      Attribute attr;
+      if (matchPattern(in, m_Constant(&attr))) {
+        if (auto f = dyn_cast<FloatAttr>(attr))
+          return constF(f.getValueAsDouble(), f.getType());
+        if (auto i = dyn_cast<IntegerAttr>(attr))
+          return constI(i.getValue().getSExtValue(), i.getType());
+      }
+      return fail("'" + op->getName().getStringRef() +
+                  "' reads a scalar that is not a constant");
+    }
+    FailureOr<View> v = operandView(maps[n]);
+    if (failed(v))
+      return failure();
+    return build(in, *v);
+  };
+  auto indexExpr = [&](int64_t dim) -> FailureOr<const Expr *> {
+    return coordExpr(*sigma[dim], IndexType::get(op.getContext()));
+  };
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  DenseMap<Value, const Expr *> memo;
+  FailureOr<const Expr *> e = evalScalar(
+      yield.getOperand(resultNo), *body->getParent(), argExpr, indexExpr, memo);
+  if (failed(e) || !reductionLoop)
+    return e;
+
+  // A reduction: combine(acc, f) with f free of acc.
+  const Expr *combine = *e;
+  ExprKind kind;
+  if (combine->kind == ExprKind::MaxF)
+    kind = ExprKind::RowMax;
+  else if (combine->kind == ExprKind::AddF)
+    kind = ExprKind::RowSum;
+  else
+    return fail("a reduction over the key axis is neither a max nor a sum");
+  const Expr *a = combine->args[0], *b = combine->args[1];
+  if (b->kind == ExprKind::Acc)
+    std::swap(a, b);
+  if (a->kind != ExprKind::Acc || containsKind(b, ExprKind::Acc))
+    return fail("a reduction over the key axis is neither a max nor a sum");
+  FailureOr<View> initView = operandView(outMap);
+  if (failed(initView))
+    return failure();
+  Value initValue = op.getDpsInitOperand(resultNo)->get();
+  FailureOr<const Expr *> init = build(initValue, *initView);
+  if (failed(init))
+    return failure();
+  if ((*init)->kind != ExprKind::ConstF)
+    return fail("a reduction over the key axis does not start from a "
+                "constant");
+  Expr r{kind, combine->type};
+  r.args.push_back(b);
+  r.f = (*init)->f;
+  return make(std::move(r));
+}
+
+FailureOr<const Expr *> ExprBuilder::evalScalar(
+    Value v, Region &region,
+    function_ref<FailureOr<const Expr *>(BlockArgument)> argExpr,
+    function_ref<FailureOr<const Expr *>(int64_t)> indexExpr,
+    DenseMap<Value, const Expr *> &memo) {
+  auto it = memo.find(v);
+  if (it != memo.end())
+    return it->second;
+  auto recurse = [&](Value x) {
+    return evalScalar(x, region, argExpr, indexExpr, memo);
+  };
+  FailureOr<const Expr *> result = failure();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParent() != &region)
+      return fail("a body reads a block argument of another region");
+    result = argExpr(arg);
+  } else {
+    Operation *op = v.getDefiningOp();
+    Attribute attr;
+    Type t = v.getType();
+    if (matchPattern(v, m_Constant(&attr))) {
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        result = constF(f.getValueAsDouble(), t);
+      else if (auto i = dyn_cast<IntegerAttr>(attr))
+        result = constI(i.getValue().getSExtValue(), t);
+      else
+        return fail("a body uses an unsupported constant");
+    } else if (!region.isAncestor(op->getParentRegion())) {
+      return fail("a body uses a value defined outside it");
+    } else if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      result = indexExpr(index.getDim());
+    } else {
+      SmallVector<const Expr *> args;
+      for (Value operand : op->getOperands()) {
+        FailureOr<const Expr *> a = recurse(operand);
+        if (failed(a))
+          return failure();
+        args.push_back(*a);
+      }
+      result = applyOp(op, args, t);
+      if (failed(result))
+        return fail("unsupported op '" + op->getName().getStringRef() +
+                    "' in a chain op's body");
+    }
+  }
+  if (failed(result))
+    return failure();
+  memo[v] = *result;
+  return result;
+}
+
+/// The expression of scalar op `op` (arith or math) applied to `args`,
+/// with result type `t`; failure for an op the matcher does not model.
+FailureOr<const Expr *>
+ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
+  auto binary = [&](ExprKind k) -> FailureOr<const Expr *> {
+    // Fold constants so that scales computed in the IR stay constants.
+    if (args[0]->kind == ExprKind::ConstF &&
+        args[1]->kind == ExprKind::ConstF) {
+      double a = args[0]->f, b = args[1]->f;
+      switch (k) {
+      case ExprKind::AddF:
+        return constF(a + b, t);
+      case ExprKind::SubF:
+        return constF(a - b, t);
+      case ExprKind::MulF:
+        return constF(a * b, t);
+      case ExprKind::DivF:
+        return constF(a / b, t);
+      default:
+        break;
+      }
+    }
+    return node(k, t, args);
+  };
+  if (isa<arith::AddFOp>(op))
+    return binary(ExprKind::AddF);
+  if (isa<arith::SubFOp>(op))
+    return binary(ExprKind::SubF);
+  if (isa<arith::MulFOp>(op))
+    return binary(ExprKind::MulF);
+  if (isa<arith::DivFOp>(op))
+    return binary(ExprKind::DivF);
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return node(ExprKind::MaxF, t, args);
+  if (isa<arith::NegFOp>(op))
+    return args[0]->kind == ExprKind::ConstF ? constF(-args[0]->f, t)
+                                             : node(ExprKind::Neg, t, args);
+  if (isa<math::ExpOp>(op))
+    return node(ExprKind::Exp, t, args);
+  if (isa<math::Exp2Op>(op))
+    return node(ExprKind::Exp2, t, args);
+  if (isa<math::SqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
+    return constF(std::sqrt(args[0]->f), t);
+  if (isa<math::RsqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
+    return constF(1.0 / std::sqrt(args[0]->f), t);
+  if (isa<arith::ExtFOp>(op))
+    return args[0]->kind == ExprKind::ConstF ? constF(args[0]->f, t)
+                                             : node(ExprKind::ExtF, t, args);
+  if (isa<arith::TruncFOp>(op))
+    return node(ExprKind::TruncF, t, args);
+  if (isa<arith::AddIOp>(op))
+    return node(ExprKind::AddI, t, args);
+  if (isa<arith::SubIOp>(op))
+    return node(ExprKind::SubI, t, args);
+  if (isa<arith::MulIOp>(op))
+    return node(ExprKind::MulI, t, args);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return args[0];
+  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op))
+    return node(ExprKind::IToF, t, args);
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    Expr e{ExprKind::CmpI, t};
+    e.args.assign(args.begin(), args.end());
+    e.i = static_cast<int64_t>(cmp.getPredicate());
+    return make(std::move(e));
+  }
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+    Expr e{ExprKind::CmpF, t};
+    e.args.assign(args.begin(), args.end());
+    e.i = static_cast<int64_t>(cmp.getPredicate());
+    return make(std::move(e));
+  }
+  if (isa<arith::SelectOp>(op))
+    return node(ExprKind::Select, t, args);
+  if (isa<arith::AndIOp>(op))
+    return node(ExprKind::AndI, t, args);
+  if (isa<arith::OrIOp>(op))
+    return node(ExprKind::OrI, t, args);
+  if (isa<arith::XOrIOp>(op))
+    return node(ExprKind::XOrI, t, args);
+  return failure();
+}
+
+FailureOr<const Expr *> ExprBuilder::buildElementwise(Operation *op,
+                                                      const View &view) {
+  SmallVector<const Expr *> args;
+  for (Value operand : op->getOperands()) {
+    if (operand.getType() != op->getResult(0).getType() &&
+        !(isa<RankedTensorType>(operand.getType()) &&
+          cast<RankedTensorType>(operand.getType()).getShape() ==
+              cast<RankedTensorType>(op->getResult(0).getType()).getShape()))
+      return fail("'" + op->getName().getStringRef() +
+                  "' mixes scalars and tensors");
+    FailureOr<const Expr *> a = build(operand, view);
+    if (failed(a))
+      return failure();
+    args.push_back(*a);
+  }
+  FailureOr<const Expr *> e =
+      applyOp(op, args, getElementTypeOrSelf(op->getResult(0).getType()));
+  if (failed(e))
+    return fail("unsupported op '" + op->getName().getStringRef() + "'");
+  return e;
+}
+
+FailureOr<const Expr *> ExprBuilder::buildSoftmax(linalg::SoftmaxOp op,
+                                                  const View &view) {
+  if (!scoreMode)
+    return fail("a softmax computes a contraction operand");
+  int64_t dim = op.getDimension();
+  if (view[dim].size() != 1 || view[dim][0].dim != space.key ||
+      view[dim][0].stride != 1)
+    return fail("the softmax reduces over a dimension other than the key "
+                "axis the second contraction sums over");
+  View rest = view;
+  rest.erase(rest.begin() + dim);
+  if (viewMentions(rest, space.key))
+    return fail("the softmax reduces over a dimension other than the key "
+                "axis the second contraction sums over");
+  FailureOr<const Expr *> x = build(op.getInput(), view);
+  if (failed(x))
+    return failure();
+  return node(ExprKind::Softmax,
+              getElementTypeOrSelf(op->getResult(0).getType()), {*x});
+}
+
+FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
+                                               const View &view) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type t = resultType.getElementType();
+  ArrayRef<int64_t> shape = resultType.getShape();
+  // Operands of elementwise tosa ops broadcast their unit dims.
+  auto operand = [&](Value in) -> FailureOr<const Expr *> {
+    auto inType = dyn_cast<RankedTensorType>(in.getType());
+    if (!inType || inType.getRank() != resultType.getRank())
+      return fail("'" + op->getName().getStringRef() +
+                  "' has operands of different ranks");
+    View v = view;
+    for (int64_t d = 0; d < inType.getRank(); ++d)
+      if (inType.getDimSize(d) == 1 && shape[d] != 1)
+        v[d] = Coord();
+    return build(in, v);
+  };
+  auto elementwise = [&](ExprKind kind,
+                         ValueRange ins) -> FailureOr<const Expr *> {
+    SmallVector<const Expr *> args;
+    for (Value in : ins) {
+      FailureOr<const Expr *> a = operand(in);
+      if (failed(a))
+        return failure();
+      args.push_back(*a);
+    }
+    if (args.size() == 2 && args[0]->kind == ExprKind::ConstF &&
+        args[1]->kind == ExprKind::ConstF) {
+      double a = args[0]->f, b = args[1]->f;
+      if (kind == ExprKind::MulF)
+        return constF(a * b, t);
+      if (kind == ExprKind::AddF)
+        return constF(a + b, t);
+      if (kind == ExprKind::SubF)
+        return constF(a - b, t);
+    }
+    return node(kind, t, args);
+  };
+  auto reduce = [&](ExprKind kind, Value in, int64_t axis,
+                    double init) -> FailureOr<const Expr *> {
+    if (!scoreMode)
+      return fail("a reduction computes a contraction operand");
+    auto inType = cast<RankedTensorType>(in.getType());
+    if (viewMentions(view, space.key))
+      return fail("the softmax reduces over a dimension other than the key "
+                  "axis the second contraction sums over");
+    if (inType.getDimSize(axis) != space.size(space.key))
+      return fail("a reduction does not cover the key axis");
+    View v = view;
+    v[axis] = Coord{{space.key, 1}};
+    FailureOr<const Expr *> x = build(in, v);
+    if (failed(x))
+      return failure();
+    Expr r{kind, t};
+    r.args.push_back(*x);
+    r.f = init;
+    return make(std::move(r));
+  };
+
+  if (auto add = dyn_cast<tosa::AddOp>(op))
+    return elementwise(ExprKind::AddF, {add.getInput1(), add.getInput2()});
+  if (auto sub = dyn_cast<tosa::SubOp>(op))
+    return elementwise(ExprKind::SubF, {sub.getInput1(), sub.getInput2()});
+  if (auto mul = dyn_cast<tosa::MulOp>(op)) {
+    if (!isa<FloatType>(t))
+      return fail("unsupported integer tosa.mul");
+    return elementwise(ExprKind::MulF, {mul.getInput1(), mul.getInput2()});
+  }
+  if (auto max = dyn_cast<tosa::MaximumOp>(op))
+    return elementwise(ExprKind::MaxF, {max.getInput1(), max.getInput2()});
+  if (auto exp = dyn_cast<tosa::ExpOp>(op))
+    return elementwise(ExprKind::Exp, {exp.getInput1()});
+  if (auto recip = dyn_cast<tosa::ReciprocalOp>(op)) {
+    FailureOr<const Expr *> x = operand(recip.getInput1());
+    if (failed(x))
+      return failure();
+    return node(ExprKind::DivF, t, {constF(1.0, t), *x});
+  }
+  if (auto sel = dyn_cast<tosa::SelectOp>(op))
+    return elementwise(ExprKind::Select,
+                       {sel.getInput1(), sel.getInput2(), sel.getInput3()});
+  if (auto cast = dyn_cast<tosa::CastOp>(op)) {
+    Type from = getElementTypeOrSelf(cast.getInput().getType());
+    if (!isa<FloatType>(from) || !isa<FloatType>(t))
+      return fail("unsupported tosa.cast");
+    if (from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth())
+      return elementwise(ExprKind::ExtF, {cast.getInput()});
+    if (from.getIntOrFloatBitWidth() > t.getIntOrFloatBitWidth())
+      return elementwise(ExprKind::TruncF, {cast.getInput()});
+    return fail("unsupported tosa.cast");
+  }
+  if (auto rmax = dyn_cast<tosa::ReduceMaxOp>(op))
+    return reduce(ExprKind::RowMax, rmax.getInput(), rmax.getAxis(), -kInf);
+  if (auto rsum = dyn_cast<tosa::ReduceSumOp>(op))
+    return reduce(ExprKind::RowSum, rsum.getInput(), rsum.getAxis(), 0.0);
+  if (auto transpose = dyn_cast<tosa::TransposeOp>(op)) {
+    ArrayRef<int32_t> perms = transpose.getPerms();
+    View v(view.size());
+    for (auto [t2, p] : llvm::enumerate(perms))
+      v[p] = view[t2];
+    return build(transpose.getInput1(), v);
+  }
+  if (auto reshape = dyn_cast<tosa::ReshapeOp>(op)) {
+    auto srcType = cast<RankedTensorType>(reshape.getInput1().getType());
+    if (!srcType.hasStaticShape())
+      return fail("dynamic shapes are not supported");
+    if (srcType.getRank() > resultType.getRank()) {
+      if (auto groups = getReassociationIndicesForCollapse(
+              srcType.getShape(), resultType.getShape()))
+        return buildCollapse(reshape.getInput1(), srcType.getShape(), *groups,
+                             view);
+    } else if (srcType.getRank() < resultType.getRank()) {
+      if (auto groups = getReassociationIndicesForCollapse(
+              resultType.getShape(), srcType.getShape()))
+        return buildExpand(reshape.getInput1(), resultType.getShape(), *groups,
+                           view);
+    } else if (srcType == resultType) {
+      return build(reshape.getInput1(), view);
+    }
+    return fail("a tosa.reshape is neither a collapse nor an expansion");
+  }
+  return fail("unsupported op '" + op->getName().getStringRef() + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// Expression utilities
+//===----------------------------------------------------------------------===//
+
+/// Structural equality; `equal` memoises the pairs found equal so that
+/// expressions sharing subtrees compare in linear time.
+bool exprEqual(const Expr *a, const Expr *b,
+               llvm::DenseSet<std::pair<const Expr *, const Expr *>> &equal) {
+  if (a == b || equal.contains({a, b}))
+    return true;
+  if (a->kind != b->kind || a->type != b->type || a->f != b->f ||
+      a->i != b->i || a->dim != b->dim || a->value != b->value ||
+      a->args.size() != b->args.size() || a->view.size() != b->view.size())
+    return false;
+  for (auto [x, y] : llvm::zip_equal(a->view, b->view))
+    if (x != y)
+      return false;
+  for (auto [x, y] : llvm::zip_equal(a->args, b->args))
+    if (!exprEqual(x, y, equal))
+      return false;
+  equal.insert({a, b});
+  return true;
+}
+
+bool exprEqual(const Expr *a, const Expr *b) {
+  llvm::DenseSet<std::pair<const Expr *, const Expr *>> equal;
+  return exprEqual(a, b, equal);
+}
+
+/// Whether `e` has a node of `kind`, visiting each shared node once.
+bool containsKind(const Expr *e, ExprKind kind) {
+  llvm::SmallPtrSet<const Expr *, 16> seen;
+  SmallVector<const Expr *> worklist = {e};
+  while (!worklist.empty()) {
+    const Expr *x = worklist.pop_back_val();
+    if (x->kind == kind)
+      return true;
+    for (const Expr *a : x->args)
+      if (seen.insert(a).second)
+        worklist.push_back(a);
+  }
+  return false;
+}
+
+} // namespace mlir::attn::raise

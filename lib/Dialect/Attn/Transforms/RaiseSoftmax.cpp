@@ -1,0 +1,398 @@
+//===- RaiseSoftmax.cpp - attn-raise's softmax matcher
+//----------------------===//
+//
+// Matches the expression of the probabilities against
+// softmax(scale * Q K^T + mask) in its spellings, and the contraction
+// operands against a constant times a tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Raise.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::raise;
+
+namespace mlir::attn::raise {
+
+//===----------------------------------------------------------------------===//
+// Matching the expression against softmax(scale * Q K^T + mask)
+//===----------------------------------------------------------------------===//
+
+/// Peels multiplications and divisions by positive constants off `e`.
+static const Expr *peelScale(const Expr *e, double &scale) {
+  while (true) {
+    if (e->kind == ExprKind::MulF) {
+      const Expr *a = e->args[0], *b = e->args[1];
+      if (a->kind == ExprKind::ConstF)
+        std::swap(a, b);
+      if (b->kind == ExprKind::ConstF && b->f > 0 && std::isfinite(b->f)) {
+        scale *= b->f;
+        e = a;
+        continue;
+      }
+    }
+    if (e->kind == ExprKind::DivF && e->args[1]->kind == ExprKind::ConstF &&
+        e->args[1]->f > 0 && std::isfinite(e->args[1]->f)) {
+      scale /= e->args[1]->f;
+      e = e->args[0];
+      continue;
+    }
+    return e;
+  }
+}
+
+FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
+                                             bool &roundedProbs) {
+  roundedProbs = false;
+  if (p->kind == ExprKind::TruncF) {
+    roundedProbs = true;
+    p = p->args[0];
+  }
+  if (!p->type.isF32())
+    return fail("the softmax is computed in " + typeName(p->type) +
+                ", not f32");
+
+  if (p->kind == ExprKind::Softmax) {
+    if (failed(matchScores(p->args[0], form, /*scaled=*/false)))
+      return failure();
+    return 1.0;
+  }
+
+  // e / sum(e), e * (1 / sum(e)).
+  const Expr *e = nullptr, *sum = nullptr;
+  if (p->kind == ExprKind::DivF) {
+    e = p->args[0];
+    sum = p->args[1];
+  } else if (p->kind == ExprKind::MulF) {
+    for (int s = 0; s < 2 && !e; ++s) {
+      const Expr *r = p->args[1 - s];
+      if (r->kind == ExprKind::DivF && isConstF(r->args[0], 1.0)) {
+        e = p->args[s];
+        sum = r->args[1];
+      }
+    }
+  }
+  if (!e || sum->kind != ExprKind::RowSum || !exprEqual(sum->args[0], e))
+    return fail("the probabilities are not exp(x) divided by its sum over "
+                "the key axis");
+  if (sum->f != 0.0)
+    return fail("the softmax sum does not start from 0");
+
+  double factor = 1.0;
+  if (e->kind == ExprKind::Exp2)
+    factor = M_LN2;
+  else if (e->kind != ExprKind::Exp)
+    return fail("the probabilities are not exp(x) divided by its sum over "
+                "the key axis");
+  if (!e->type.isF32())
+    return fail("the softmax is computed in " + typeName(e->type) +
+                ", not f32");
+
+  // The exponent: a * (x - max(x)), or a * x - max(a * x), or
+  // a * x - a * max(x).
+  double a = 1.0;
+  const Expr *t = peelScale(e->args[0], a);
+  if (t->kind != ExprKind::SubF)
+    return fail("the softmax does not subtract the row max: its overflow "
+                "behaviour differs from attn.attention");
+  const Expr *x = t->args[0], *m = t->args[1];
+  double sx = 1.0, sm = 1.0;
+  const Expr *mx = peelScale(m, sm);
+  if (mx->kind != ExprKind::RowMax)
+    return fail("the softmax does not subtract the row max: its overflow "
+                "behaviour differs from attn.attention");
+  const Expr *y = nullptr;
+  if (sm == 1.0 && exprEqual(mx->args[0], x)) {
+    y = x;
+  } else {
+    const Expr *x0 = peelScale(x, sx);
+    if (sx == sm && exprEqual(mx->args[0], x0)) {
+      a *= sx;
+      y = x0;
+    }
+  }
+  if (!y)
+    return fail("the softmax subtracts the max of other values than it "
+                "exponentiates");
+  if (mx->f != -kInf && mx->f != kLowestF32)
+    return fail("the softmax max does not start from -inf or the lowest "
+                "finite value");
+  if (failed(matchScores(y, form, /*scaled=*/false)))
+    return failure();
+  return a * factor;
+}
+
+LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
+                                          bool scaled) {
+  switch (y->kind) {
+  case ExprKind::Scores:
+    if (!y->type.isF32())
+      return fail("the first contraction does not accumulate in f32");
+    form.scores = y;
+    return success();
+  case ExprKind::MulF:
+  case ExprKind::DivF: {
+    double s = 1.0;
+    const Expr *inner = peelScale(y, s);
+    if (inner == y)
+      return fail("the scores are multiplied by a non-constant or "
+                  "non-positive value");
+    form.alpha *= s;
+    return matchScores(inner, form, /*scaled=*/true);
+  }
+  case ExprKind::AddF: {
+    bool lhs = containsScores(y->args[0]), rhs = containsScores(y->args[1]);
+    if (lhs == rhs)
+      return fail("unsupported sum in the scores");
+    const Expr *s = lhs ? y->args[0] : y->args[1];
+    const Expr *m = lhs ? y->args[1] : y->args[0];
+    if (failed(matchMaskTerm(m, form, scaled)))
+      return failure();
+    return matchScores(s, form, scaled);
+  }
+  case ExprKind::Select: {
+    const Expr *cond = y->args[0], *a = y->args[1], *b = y->args[2];
+    if (isMaskedValue(a) && containsScores(b)) {
+      if (failed(matchHide(cond, /*hideWhenTrue=*/true, a, form)))
+        return failure();
+      return matchScores(b, form, scaled);
+    }
+    if (isMaskedValue(b) && containsScores(a)) {
+      if (failed(matchHide(cond, /*hideWhenTrue=*/false, b, form)))
+        return failure();
+      return matchScores(a, form, scaled);
+    }
+    return fail("the scores are selected against a value other than -inf "
+                "or the lowest finite value");
+  }
+  case ExprKind::ExtF: {
+    const Expr *inner = y->args[0];
+    if (inner->kind != ExprKind::TruncF)
+      return fail("the scores are computed in " + typeName(inner->type) +
+                  ", not f32");
+    form.roundedScores = true;
+    return matchScores(inner->args[0], form, scaled);
+  }
+  default:
+    break;
+  }
+  if (!containsScores(y))
+    return fail("the softmax input does not depend on the first "
+                "contraction");
+  return fail("unsupported computation on the scores");
+}
+
+LogicalResult SoftmaxMatcher::matchMaskTerm(const Expr *m, ScoreForm &form,
+                                            bool scaled) {
+  if (m->kind == ExprKind::Select && m->args.size() == 3) {
+    const Expr *cond = m->args[0], *a = m->args[1], *b = m->args[2];
+    if (isMaskedValue(a) && (isConstF(b, 0.0)))
+      return matchHide(cond, /*hideWhenTrue=*/true, a, form);
+    if (isMaskedValue(b) && (isConstF(a, 0.0)))
+      return matchHide(cond, /*hideWhenTrue=*/false, b, form);
+  }
+  const Expr *leaf = m;
+  if (leaf->kind == ExprKind::ExtF)
+    leaf = leaf->args[0];
+  if (leaf->kind == ExprKind::Tensor && isa<FloatType>(leaf->type)) {
+    if (scaled)
+      return fail("the mask is added before the scale");
+    if (form.floatMask || form.boolMask)
+      return fail("more than one mask tensor");
+    form.floatMask = leaf;
+    return success();
+  }
+  if (m->kind == ExprKind::ConstF)
+    return fail("a constant is added to the scores");
+  return fail("unsupported term added to the scores");
+}
+
+LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
+                                        const Expr *maskedValue,
+                                        ScoreForm &form) {
+  // Peel negations: xor with true.
+  while (cond->kind == ExprKind::XOrI) {
+    const Expr *a = cond->args[0], *b = cond->args[1];
+    if (a->kind == ExprKind::ConstI)
+      std::swap(a, b);
+    if (b->kind != ExprKind::ConstI || (b->i & 1) == 0)
+      break;
+    hideWhenTrue = !hideWhenTrue;
+    cond = a;
+  }
+  if (cond->kind == ExprKind::Tensor) {
+    if (!cond->type.isInteger(1))
+      return fail("the mask condition is not a boolean tensor");
+    if (maskedValue->f != -kInf)
+      return fail("the boolean mask selects the lowest finite value, not "
+                  "-inf: fully masked rows would differ");
+    if (form.floatMask || form.boolMask)
+      return fail("more than one mask tensor");
+    form.boolMask = cond;
+    form.boolMaskHidesWhereTrue = hideWhenTrue;
+    return success();
+  }
+  FailureOr<Linear> lin = predicate(cond);
+  if (failed(lin))
+    return failure();
+  if (!hideWhenTrue)
+    lin = lin->negated().plus(1);
+  if (form.hide)
+    return fail("more than one index mask");
+  form.hide = *lin;
+  return success();
+}
+
+FailureOr<Linear> SoftmaxMatcher::linearize(const Expr *e) {
+  auto it = linearMemo.find(e);
+  if (it != linearMemo.end())
+    return it->second;
+  FailureOr<Linear> l = linearizeUncached(e);
+  if (failed(l))
+    return failure();
+  // Keep products of coefficients far from overflow.
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  if (std::abs(l->ai) > kLimit || std::abs(l->aj) > kLimit ||
+      std::abs(l->c) > kLimit)
+    return fail("the index mask uses out-of-range constants");
+  linearMemo[e] = *l;
+  return l;
+}
+
+FailureOr<Linear> SoftmaxMatcher::linearizeUncached(const Expr *e) {
+  switch (e->kind) {
+  case ExprKind::Index:
+    if (e->dim == space.query)
+      return Linear{1, 0, 0};
+    if (e->dim == space.key)
+      return Linear{0, 1, 0};
+    return fail("the index mask depends on other indices than the query and "
+                "key positions");
+  case ExprKind::ConstI:
+    if (e->i > (int64_t(1) << 30) || e->i < -(int64_t(1) << 30))
+      return fail("the index mask uses out-of-range constants");
+    return Linear{0, 0, e->i};
+  case ExprKind::ConstF:
+    if (e->f != std::floor(e->f) || std::fabs(e->f) > (1 << 24))
+      return fail("the index mask compares with a non-integer");
+    return Linear{0, 0, static_cast<int64_t>(e->f)};
+  case ExprKind::IToF:
+    return linearize(e->args[0]);
+  case ExprKind::AddI:
+  case ExprKind::SubI: {
+    FailureOr<Linear> a = linearize(e->args[0]), b = linearize(e->args[1]);
+    if (failed(a) || failed(b))
+      return failure();
+    if (e->kind == ExprKind::AddI)
+      return Linear{a->ai + b->ai, a->aj + b->aj, a->c + b->c};
+    return *a - *b;
+  }
+  case ExprKind::MulI: {
+    const Expr *x = e->args[0], *k = e->args[1];
+    if (x->kind == ExprKind::ConstI)
+      std::swap(x, k);
+    if (k->kind != ExprKind::ConstI || k->i > (int64_t(1) << 30) ||
+        k->i < -(int64_t(1) << 30))
+      return fail("the index mask is not linear in the indices");
+    FailureOr<Linear> a = linearize(x);
+    if (failed(a))
+      return failure();
+    return Linear{a->ai * k->i, a->aj * k->i, a->c * k->i};
+  }
+  default:
+    return fail("unsupported index computation in a mask");
+  }
+}
+
+FailureOr<Linear> SoftmaxMatcher::predicate(const Expr *e) {
+  if (e->kind != ExprKind::CmpI && e->kind != ExprKind::CmpF)
+    return fail("the mask condition is neither a boolean tensor nor an "
+                "index comparison");
+  FailureOr<Linear> a = linearize(e->args[0]), b = linearize(e->args[1]);
+  if (failed(a) || failed(b))
+    return failure();
+  Linear d = *a - *b;
+  int64_t sq = space.size(space.query), sk = space.size(space.key);
+  auto nonNegative = [&](Linear l) {
+    // The minimum over the box [0, Sq) x [0, Sk).
+    int64_t lo = l.c + std::min<int64_t>(0, l.ai * (sq - 1)) +
+                 std::min<int64_t>(0, l.aj * (sk - 1));
+    return lo >= 0;
+  };
+  if (e->kind == ExprKind::CmpI) {
+    using P = arith::CmpIPredicate;
+    auto pred = static_cast<P>(e->i);
+    if (pred == P::ugt || pred == P::uge || pred == P::ult || pred == P::ule) {
+      if (!nonNegative(*a) || !nonNegative(*b))
+        return fail("the index mask compares possibly negative values "
+                    "unsigned");
+    }
+    switch (pred) {
+    case P::sgt:
+    case P::ugt:
+      return d;
+    case P::sge:
+    case P::uge:
+      return d.plus(1);
+    case P::slt:
+    case P::ult:
+      return d.negated();
+    case P::sle:
+    case P::ule:
+      return d.negated().plus(1);
+    default:
+      return fail("the index mask uses an equality comparison");
+    }
+  }
+  using P = arith::CmpFPredicate;
+  switch (static_cast<P>(e->i)) {
+  case P::OGT:
+  case P::UGT:
+    return d;
+  case P::OGE:
+  case P::UGE:
+    return d.plus(1);
+  case P::OLT:
+  case P::ULT:
+    return d.negated();
+  case P::OLE:
+  case P::ULE:
+    return d.negated().plus(1);
+  default:
+    return fail("unsupported float comparison in the index mask");
+  }
+}
+
+LogicalResult matchOperand(const Expr *e, OperandForm &form,
+                           std::string &reason, StringRef name) {
+  double s = 1.0;
+  e = peelScale(e, s);
+  form.scale *= s;
+  if (e->kind == ExprKind::ExtF) {
+    if (form.narrow) {
+      reason = (name + " is extended twice").str();
+      return failure();
+    }
+    form.narrow = e->args[0]->type;
+    return matchOperand(e->args[0], form, reason, name);
+  }
+  if (e->kind == ExprKind::Tensor) {
+    form.leaf = e;
+    return success();
+  }
+  if (e->kind == ExprKind::MulF || e->kind == ExprKind::DivF) {
+    reason =
+        (name + " is scaled by a non-constant or non-positive value").str();
+    return failure();
+  }
+  reason = (name + " is computed by ops attn-raise does not fold").str();
+  return failure();
+}
+
+} // namespace mlir::attn::raise
