@@ -40,7 +40,12 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createAttnTilePass(tileOptions));
     pm.addPass(createAttnLowerTilesPass());
   }
-  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  // Front ends emit tosa.cast between i1 and float (TensorFlow's masks),
+  // which the TOSA profiles leave out but tosa-to-linalg lowers.
+  tosa::TosaValidationOptions validation;
+  validation.allowInvalidOpDatatypeCombinations = true;
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
+                              TosaToLinalgNamedOptions(), validation);
   // tosa-to-linalg leaves tosa.const and the data-movement ops (reshape,
   // slice, pad, concat) to these two.
   pm.addPass(createTosaToArithPass());

@@ -127,7 +127,7 @@ struct Attempt {
 };
 
 Attempt tryRaise(RewriterBase &rewriter, Operation *op,
-                 llvm::DenseSet<Operation *> &covered) {
+                 llvm::DenseSet<Operation *> &covered, bool strictSoftmax) {
   Attempt attempt;
   FailureOr<Contraction> c2 = matchContraction(op);
   if (failed(c2))
@@ -144,6 +144,14 @@ Attempt tryRaise(RewriterBase &rewriter, Operation *op,
     return attempt;
   if (failed(emitAttention(nullptr, op->getLoc(), *chain, attempt.reason)))
     return attempt;
+  if (!chain->changes.empty()) {
+    if (strictSoftmax) {
+      attempt.reason = "strict-softmax: " + chain->changes.front();
+      return attempt;
+    }
+    InFlightDiagnostic remark = op->emitRemark() << "attn-raise: fused; ";
+    llvm::interleave(chain->changes, remark, "; ");
+  }
   rewriteChain(rewriter, *chain);
   attempt.fused = true;
   return attempt;
@@ -157,7 +165,7 @@ struct RaiseAttentionChain : RewritePattern {
     if (!isa<linalg::LinalgOp, tosa::MatMulOp>(op))
       return rewriter.notifyMatchFailure(op, "not a contraction");
     llvm::DenseSet<Operation *> covered;
-    Attempt attempt = tryRaise(rewriter, op, covered);
+    Attempt attempt = tryRaise(rewriter, op, covered, /*strictSoftmax=*/false);
     if (attempt.fused)
       return success();
     return rewriter.notifyMatchFailure(
@@ -188,7 +196,7 @@ void AttnRaisePass::runOnOperation() {
   for (Operation *op : candidates) {
     if (listener.erased.contains(op))
       continue;
-    Attempt attempt = tryRaise(rewriter, op, covered);
+    Attempt attempt = tryRaise(rewriter, op, covered, strictSoftmax);
     if (!attempt.candidate)
       continue;
     if (attempt.fused) {

@@ -142,12 +142,13 @@ enum class ExprKind {
   TruncF,
   Exp,
   Exp2,
+  Log,
   Neg,
   AddF,
   SubF,
   MulF,
   DivF,
-  MaxF,
+  MaxF, // i = 1: arith.maxnumf (a NaN operand is ignored)
   // Integer and predicate ops.
   AddI,
   SubI,
@@ -174,6 +175,11 @@ struct Expr {
   unsigned dim = 0; // Index
   Value value;      // Scores, Tensor
   View view;        // Scores, Tensor
+  /// A tensor value holding this expression at `originView`, when the
+  /// expression was built for one (not for an op inside a body): a mask the
+  /// matcher cannot reduce to a form of its own is read from there.
+  mutable Value origin;
+  mutable View originView;
 };
 
 /// Whether `e` has a node of `kind`, visiting each shared node once.
@@ -248,6 +254,13 @@ private:
                                       const View &view);
   FailureOr<const Expr *> buildConstant(Attribute attr, Value v,
                                         const View &view);
+  const Expr *buildIota(DenseElementsAttr dense, const View &view);
+  /// `kind` applied to `a` and `b`, folding constants and identities (x + 0,
+  /// x - 0, x * 1, x / 1) that front ends leave behind.
+  const Expr *binary(ExprKind kind, const Expr *a, const Expr *b, Type t);
+  /// A conversion of `x` to type `t`: from or to i1 as a select or a
+  /// comparison, between floats as an extension or truncation.
+  FailureOr<const Expr *> convert(const Expr *x, Type t);
   FailureOr<const Expr *> applyOp(Operation *op, ArrayRef<const Expr *> args,
                                   Type t);
   FailureOr<const Expr *> buildElementwise(Operation *op, const View &view);
@@ -285,13 +298,21 @@ struct ScoreForm {
   const Expr *floatMask = nullptr; // Tensor leaf, float
   const Expr *boolMask = nullptr;  // Tensor leaf, i1
   bool boolMaskHidesWhereTrue = false;
-  std::optional<Linear> hide; // index predicate
+  /// Index predicates, each hiding a key where it holds: a causal limit and
+  /// the lower edge of a window.
+  SmallVector<Linear, 2> hides;
   bool roundedScores = false;
+  /// Spellings that fusing computes more exactly than written: the
+  /// softmax's type when it is not f32, and whether it leaves out the row
+  /// max subtraction.
+  Type softmaxType;
+  bool unshifted = false;
 };
 
 class SoftmaxMatcher {
 public:
-  SoftmaxMatcher(const Space &space) : space(space) {}
+  SoftmaxMatcher(const Space &space, std::deque<Expr> &pool)
+      : space(space), pool(pool) {}
 
   std::string reason;
   LogicalResult fail(const Twine &msg) {
@@ -315,11 +336,17 @@ private:
   FailureOr<Linear> linearize(const Expr *e);
   FailureOr<Linear> linearizeUncached(const Expr *e);
   FailureOr<Linear> predicate(const Expr *e);
+  /// The exponent of exp(x - (max(x) + log(sum(exp(x - max(x)))))) in its
+  /// spellings: x; null if `t` is not one.
+  const Expr *matchLogSumExp(const Expr *t);
+  /// The tensor an expression free of the scores was built from, as a leaf.
+  const Expr *originLeaf(const Expr *e);
   bool containsScores(const Expr *e) {
     return containsKind(e, ExprKind::Scores);
   }
 
   const Space &space;
+  std::deque<Expr> &pool;
   DenseMap<const Expr *, Linear> linearMemo;
 };
 
@@ -351,6 +378,10 @@ struct Chain {
   bool invertBoolMask = false;
   double scale = 1.0;
   CausalKind causal = CausalKind::None;
+  std::optional<int64_t> window;
+  /// What fusing changes, for a remark: rounding or overflow that the
+  /// fused op computes more exactly than the chain as written.
+  SmallVector<std::string> changes;
   /// The element type attn.attention works in; narrow leaves are extended
   /// when it is f32.
   Type elementType;

@@ -322,12 +322,26 @@ LogicalResult ChainAnalysis::matchOperand(const Contraction &c, unsigned idx,
 LogicalResult ChainAnalysis::matchMasks(const ScoreForm &form) {
   const Space &space = chain.space;
   int64_t sq = space.size(space.query), sk = space.size(space.key);
-  if (form.hide) {
-    Linear h = *form.hide;
-    // Hidden iff j - i + c > 0, i.e. j > i + offset.
-    if (h.ai != -1 || h.aj != 1)
-      return fail("the index mask is not causal");
-    int64_t offset = -h.c;
+  // Hidden iff ai i + aj j + c > 0: the causal limit is j - i + c > 0
+  // (j > i + offset), a window's lower edge i - j + c > 0.
+  const Linear *limit = nullptr, *edge = nullptr;
+  for (const Linear &h : form.hides) {
+    const Linear **slot = h.ai == -1 && h.aj == 1   ? &limit
+                          : h.ai == 1 && h.aj == -1 ? &edge
+                                                    : nullptr;
+    if (!slot)
+      return fail("the index mask is neither a causal limit nor a window");
+    if (*slot)
+      return fail(slot == &limit ? "two causal limits in the index mask"
+                                 : "two window edges in the index mask");
+    *slot = &h;
+  }
+  if (edge && !limit)
+    return fail("the index mask hides keys before a window but none after "
+                "the diagonal: attn.attention has windows only with a causal "
+                "limit");
+  if (limit) {
+    int64_t offset = -limit->c;
     if (offset == 0)
       chain.causal = CausalKind::TopLeft;
     else if (offset == sk - sq)
@@ -339,6 +353,13 @@ LogicalResult ChainAnalysis::matchMasks(const ScoreForm &form) {
     if (chain.causal == CausalKind::BottomRight && sq > sk)
       return fail("a bottom-right causal mask with Sq > Sk hides whole "
                   "rows, which attn.attention sets to 0");
+  }
+  if (edge) {
+    // Hidden iff j < i + c = diag(i) - window.
+    int64_t window = -limit->c - edge->c;
+    if (window < 0)
+      return fail("the window's lower edge lies after the causal limit");
+    chain.window = window;
   }
   if (form.floatMask) {
     if (!isSupportedFloat(form.floatMask->type))
@@ -431,11 +452,25 @@ void ChainAnalysis::matchOutput(Type narrow,
 LogicalResult
 ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops) {
   Block *block = second.op->getBlock();
+  // The ops computed from the scores: the chain proper. The others compute
+  // masks or scales, which other code may share (one mask for every layer).
+  llvm::SmallPtrSet<Operation *, 16> dependent = {first.op};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (Operation *op : ops)
+      if (!dependent.contains(op) &&
+          llvm::any_of(op->getOperands(), [&](Value v) {
+            return dependent.contains(v.getDefiningOp());
+          }))
+        grew = dependent.insert(op).second;
+  }
   // Nothing but the chain may use the scores, probabilities or what lies
   // between them.
   for (Operation *op : ops) {
     if (op->getBlock() != block)
       return fail("the chain spans several blocks");
+    if (!dependent.contains(op))
+      continue;
     for (Operation *user : op->getUsers())
       if (user != second.op && !ops.contains(user))
         return fail("the result of '" + op->getName().getStringRef() +
@@ -457,7 +492,8 @@ ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops) {
     options.filter = [&](Operation *op) { return op->getBlock() == block; };
     (void)getBackwardSlice(def, &slice, options);
     slice.insert(def);
-    if (llvm::any_of(slice, [&](Operation *op) { return ops.contains(op); }))
+    if (llvm::any_of(slice,
+                     [&](Operation *op) { return dependent.contains(op); }))
       return fail(Twine("the ") + name + " is computed from the scores");
   }
   return success();
@@ -486,7 +522,7 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   }
 
   // Stage 3: the softmax and the scores.
-  SoftmaxMatcher matcher(space);
+  SoftmaxMatcher matcher(space, *chain.pool);
   ScoreForm form;
   bool roundedProbs = false;
   FailureOr<double> expFactor = matcher.matchProbs(*probs, form, roundedProbs);
@@ -495,6 +531,14 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   if (c2.extends[pIdx] && !roundedProbs)
     return fail("the second contraction extends probabilities that are not "
                 "computed in f32");
+  if (form.softmaxType)
+    chain.changes.push_back("the softmax is computed in " +
+                            typeName(form.softmaxType) +
+                            "; attn.attention computes it in f32");
+  if (form.unshifted)
+    chain.changes.push_back(
+        "the softmax does not subtract the row max; attn.attention does, so "
+        "rows whose exp overflowed now give finite results");
   if (form.floatMask && std::fabs(*expFactor - 1.0) > 1e-6)
     return fail("the softmax exponent scales the mask");
   if (c2.init && !isZeroInit(*chain.pool, space, c2.init))

@@ -391,11 +391,13 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
   auto oType = RankedTensorType::get(oShape, chain.elementType);
   Emitter::Val o{Value(), oType};
   if (b)
-    o.value = AttentionOp::create(
-                  *b, loc, oType, Type(), q->value, k->value, v->value, mask,
-                  b->getF32FloatAttr(static_cast<float>(chain.scale)),
-                  chain.causal, IntegerAttr(), layout)
-                  .getOutput();
+    o.value =
+        AttentionOp::create(
+            *b, loc, oType, Type(), q->value, k->value, v->value, mask,
+            b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
+            chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
+            layout)
+            .getOutput();
   FailureOr<Emitter::Val> out =
       emitter.write(o, oOrder, chain.targetView,
                     cast<RankedTensorType>(chain.target.getType()));

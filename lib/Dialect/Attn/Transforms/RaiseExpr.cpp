@@ -267,8 +267,13 @@ FailureOr<const Expr *> ExprBuilder::build(Value v, const View &view) {
   if (it != cache.end())
     return it->second;
   FailureOr<const Expr *> e = buildUncached(v, view);
-  if (succeeded(e))
-    cache[key] = *e;
+  if (failed(e))
+    return e;
+  cache[key] = *e;
+  if (!(*e)->origin) {
+    (*e)->origin = v;
+    (*e)->originView = view;
+  }
   return e;
 }
 
@@ -355,17 +360,159 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
   return e;
 }
 
+/// `v` rounded to float type `t`: the value a constant of that type holds.
+static double roundTo(double v, Type t) {
+  auto ft = dyn_cast<FloatType>(t);
+  if (!ft || std::isnan(v))
+    return v;
+  APFloat a(v);
+  bool lost = false;
+  a.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return a.convertToDouble();
+}
+
 FailureOr<const Expr *> ExprBuilder::buildConstant(Attribute attr, Value v,
                                                    const View &view) {
   auto dense = dyn_cast<DenseElementsAttr>(attr);
-  if (!dense || !dense.isSplat())
+  if (!dense)
     return buildLeaf(v, view);
   Type elem = dense.getElementType();
+  if (!dense.isSplat()) {
+    if (const Expr *iota = buildIota(dense, view))
+      return iota;
+    return buildLeaf(v, view);
+  }
   if (isa<FloatType>(elem))
     return constF(dense.getSplatValue<APFloat>().convertToDouble(), elem);
   if (isa<IntegerType, IndexType>(elem))
     return constI(dense.getSplatValue<APInt>().getSExtValue(), elem);
   return buildLeaf(v, view);
+}
+
+/// A constant that counts along one dim, a * i + b for index i of that dim
+/// and the same along the others, is that dim's coordinate: front ends build
+/// index masks from such constants (torch's arange folded to a constant).
+/// Null for any other constant.
+const Expr *ExprBuilder::buildIota(DenseElementsAttr dense, const View &view) {
+  // Large enough for the index vectors of long sequences; a full mask
+  // constant is not scanned.
+  constexpr int64_t kMaxElements = int64_t(1) << 20;
+  auto type = cast<ShapedType>(dense.getType());
+  Type elem = type.getElementType();
+  if (!scoreMode || type.getNumElements() > kMaxElements ||
+      type.getNumElements() < 2)
+    return nullptr;
+  SmallVector<double> values;
+  if (isa<FloatType>(elem)) {
+    for (const APFloat &x : dense.getValues<APFloat>())
+      values.push_back(x.convertToDouble());
+  } else if (isa<IntegerType, IndexType>(elem) &&
+             elem.getIntOrFloatBitWidth() > 1) {
+    for (const APInt &x : dense.getValues<APInt>())
+      values.push_back(static_cast<double>(x.getSExtValue()));
+  } else {
+    return nullptr;
+  }
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  for (int64_t d = 0; d < rank; ++d) {
+    if (shape[d] < 2)
+      continue;
+    double b = values[0], a = values[strides[d]] - b;
+    if (a == 0 || a != std::floor(a) || b != std::floor(b) ||
+        std::fabs(a) > (1 << 24) || std::fabs(b) > (1 << 24))
+      continue;
+    bool counts = true;
+    for (int64_t n = 0; n < static_cast<int64_t>(values.size()) && counts; ++n)
+      counts = values[n] == a * ((n / strides[d]) % shape[d]) + b;
+    if (!counts)
+      continue;
+    Type index = IndexType::get(elem.getContext());
+    const Expr *e = coordExpr(view[d], index);
+    if (a != 1)
+      e = node(ExprKind::MulI, index,
+               {e, constI(static_cast<int64_t>(a), index)});
+    if (b != 0)
+      e = node(ExprKind::AddI, index,
+               {e, constI(static_cast<int64_t>(b), index)});
+    return isa<FloatType>(elem) ? node(ExprKind::IToF, elem, {e}) : e;
+  }
+  return nullptr;
+}
+
+const Expr *ExprBuilder::binary(ExprKind k, const Expr *a, const Expr *b,
+                                Type t) {
+  if (a->kind == ExprKind::ConstF && b->kind == ExprKind::ConstF) {
+    switch (k) {
+    case ExprKind::AddF:
+      return constF(roundTo(a->f + b->f, t), t);
+    case ExprKind::SubF:
+      return constF(roundTo(a->f - b->f, t), t);
+    case ExprKind::MulF:
+      return constF(roundTo(a->f * b->f, t), t);
+    case ExprKind::DivF:
+      return constF(roundTo(a->f / b->f, t), t);
+    default:
+      break;
+    }
+  }
+  // Identities: the other operand must already have the result's type (a
+  // broadcast operand of an elementwise op has it).
+  auto keep = [&](const Expr *x) { return x->type == t; };
+  switch (k) {
+  case ExprKind::AddF:
+    if (isConstF(b, 0.0) && keep(a))
+      return a;
+    if (isConstF(a, 0.0) && keep(b))
+      return b;
+    break;
+  case ExprKind::SubF:
+    if (isConstF(b, 0.0) && keep(a))
+      return a;
+    break;
+  case ExprKind::MulF:
+    if (isConstF(b, 1.0) && keep(a))
+      return a;
+    if (isConstF(a, 1.0) && keep(b))
+      return b;
+    break;
+  case ExprKind::DivF:
+    if (isConstF(b, 1.0) && keep(a))
+      return a;
+    break;
+  default:
+    break;
+  }
+  return node(k, t, {a, b});
+}
+
+FailureOr<const Expr *> ExprBuilder::convert(const Expr *x, Type t) {
+  Type from = x->type;
+  if (from == t)
+    return x;
+  if (from.isInteger(1) && isa<FloatType>(t))
+    return node(ExprKind::Select, t, {x, constF(1.0, t), constF(0.0, t)});
+  if (isa<FloatType>(from) && t.isInteger(1)) {
+    Expr e{ExprKind::CmpF, t};
+    e.args = {x, constF(0.0, from)};
+    e.i = static_cast<int64_t>(arith::CmpFPredicate::UNE);
+    return make(std::move(e));
+  }
+  if (isa<IntegerType, IndexType>(from) && isa<FloatType>(t))
+    return node(ExprKind::IToF, t, {x});
+  if (isa<FloatType>(from) && isa<FloatType>(t)) {
+    if (x->kind == ExprKind::ConstF)
+      return constF(roundTo(x->f, t), t);
+    return node(from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth()
+                    ? ExprKind::ExtF
+                    : ExprKind::TruncF,
+                t, {x});
+  }
+  return fail("unsupported conversion from " + typeName(from) + " to " +
+              typeName(t));
 }
 
 FailureOr<const Expr *>
@@ -418,8 +565,15 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
   AffineMap outMap = maps[numInputs + resultNo];
 
   // Loop coordinates from the output's view.
+  // A constant 0 in the output map is a unit dim (a keep-dim reduction,
+  // torch-mlir's softmax).
   SmallVector<std::optional<Coord>> sigma(numLoops);
+  ArrayRef<int64_t> outShape =
+      cast<RankedTensorType>(result.getType()).getShape();
   for (auto [t, expr] : llvm::enumerate(outMap.getResults())) {
+    auto c = dyn_cast<AffineConstantExpr>(expr);
+    if (c && c.getValue() == 0 && outShape[t] == 1)
+      continue;
     auto d = dyn_cast<AffineDimExpr>(expr);
     if (!d || sigma[d.getPosition()])
       return fail("'" + op->getName().getStringRef() +
@@ -431,6 +585,16 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
   for (unsigned l = 0; l < numLoops; ++l) {
     if (sigma[l])
       continue;
+    // A loop of one iteration reads index 0 and combines once with the
+    // output's initial value, which the body reads as a parallel op would;
+    // with one key, the first such reduction is over the key axis.
+    bool keyReduction = scoreMode && space.size(space.key) == 1 &&
+                        iters[l] == utils::IteratorType::reduction &&
+                        !reductionLoop;
+    if (ranges[l] == 1 && !keyReduction) {
+      sigma[l] = Coord();
+      continue;
+    }
     if (iters[l] != utils::IteratorType::reduction)
       return fail("'" + op->getName().getStringRef() +
                   "' has a parallel loop missing from its output");
@@ -536,6 +700,10 @@ FailureOr<const Expr *> ExprBuilder::buildLinalg(linalg::LinalgOp op,
   Expr r{kind, combine->type};
   r.args.push_back(b);
   r.f = (*init)->f;
+  // maxnumf ignores a NaN: upstream's softmax decomposition starts its max
+  // from one.
+  if (kind == ExprKind::RowMax && combine->i == 1 && std::isnan(r.f))
+    r.f = -kInf;
   return make(std::move(r));
 }
 
@@ -594,36 +762,24 @@ FailureOr<const Expr *> ExprBuilder::evalScalar(
 /// with result type `t`; failure for an op the matcher does not model.
 FailureOr<const Expr *>
 ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
-  auto binary = [&](ExprKind k) -> FailureOr<const Expr *> {
-    // Fold constants so that scales computed in the IR stay constants.
-    if (args[0]->kind == ExprKind::ConstF &&
-        args[1]->kind == ExprKind::ConstF) {
-      double a = args[0]->f, b = args[1]->f;
-      switch (k) {
-      case ExprKind::AddF:
-        return constF(a + b, t);
-      case ExprKind::SubF:
-        return constF(a - b, t);
-      case ExprKind::MulF:
-        return constF(a * b, t);
-      case ExprKind::DivF:
-        return constF(a / b, t);
-      default:
-        break;
-      }
-    }
-    return node(k, t, args);
-  };
   if (isa<arith::AddFOp>(op))
-    return binary(ExprKind::AddF);
+    return binary(ExprKind::AddF, args[0], args[1], t);
   if (isa<arith::SubFOp>(op))
-    return binary(ExprKind::SubF);
+    return binary(ExprKind::SubF, args[0], args[1], t);
   if (isa<arith::MulFOp>(op))
-    return binary(ExprKind::MulF);
+    return binary(ExprKind::MulF, args[0], args[1], t);
   if (isa<arith::DivFOp>(op))
-    return binary(ExprKind::DivF);
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return binary(ExprKind::DivF, args[0], args[1], t);
+  if (isa<arith::MaximumFOp>(op))
     return node(ExprKind::MaxF, t, args);
+  if (isa<arith::MaxNumFOp>(op)) {
+    Expr e{ExprKind::MaxF, t};
+    e.args.assign(args.begin(), args.end());
+    e.i = 1;
+    return make(std::move(e));
+  }
+  if (isa<math::LogOp>(op))
+    return node(ExprKind::Log, t, args);
   if (isa<arith::NegFOp>(op))
     return args[0]->kind == ExprKind::ConstF ? constF(-args[0]->f, t)
                                              : node(ExprKind::Neg, t, args);
@@ -635,11 +791,8 @@ ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
     return constF(std::sqrt(args[0]->f), t);
   if (isa<math::RsqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
     return constF(1.0 / std::sqrt(args[0]->f), t);
-  if (isa<arith::ExtFOp>(op))
-    return args[0]->kind == ExprKind::ConstF ? constF(args[0]->f, t)
-                                             : node(ExprKind::ExtF, t, args);
-  if (isa<arith::TruncFOp>(op))
-    return node(ExprKind::TruncF, t, args);
+  if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return convert(args[0], t);
   if (isa<arith::AddIOp>(op))
     return node(ExprKind::AddI, t, args);
   if (isa<arith::SubIOp>(op))
@@ -648,8 +801,12 @@ ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
     return node(ExprKind::MulI, t, args);
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
     return args[0];
-  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op))
-    return node(ExprKind::IToF, t, args);
+  if (isa<arith::UIToFPOp>(op) ||
+      (isa<arith::SIToFPOp>(op) && !args[0]->type.isInteger(1)))
+    return convert(args[0], t);
+  if (isa<arith::SIToFPOp>(op)) // i1 true is -1
+    return node(ExprKind::Select, t,
+                {args[0], constF(-1.0, t), constF(0.0, t)});
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     Expr e{ExprKind::CmpI, t};
     e.args.assign(args.begin(), args.end());
@@ -742,16 +899,8 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
         return failure();
       args.push_back(*a);
     }
-    if (args.size() == 2 && args[0]->kind == ExprKind::ConstF &&
-        args[1]->kind == ExprKind::ConstF) {
-      double a = args[0]->f, b = args[1]->f;
-      if (kind == ExprKind::MulF)
-        return constF(a * b, t);
-      if (kind == ExprKind::AddF)
-        return constF(a + b, t);
-      if (kind == ExprKind::SubF)
-        return constF(a - b, t);
-    }
+    if (args.size() == 2 && kind != ExprKind::MaxF)
+      return binary(kind, args[0], args[1], t);
     return node(kind, t, args);
   };
   auto reduce = [&](ExprKind kind, Value in, int64_t axis,
@@ -792,20 +941,18 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
     FailureOr<const Expr *> x = operand(recip.getInput1());
     if (failed(x))
       return failure();
-    return node(ExprKind::DivF, t, {constF(1.0, t), *x});
+    return binary(ExprKind::DivF, constF(1.0, t), *x, t);
   }
+  if (auto log = dyn_cast<tosa::LogOp>(op))
+    return elementwise(ExprKind::Log, {log.getInput1()});
   if (auto sel = dyn_cast<tosa::SelectOp>(op))
     return elementwise(ExprKind::Select,
                        {sel.getInput1(), sel.getInput2(), sel.getInput3()});
   if (auto cast = dyn_cast<tosa::CastOp>(op)) {
-    Type from = getElementTypeOrSelf(cast.getInput().getType());
-    if (!isa<FloatType>(from) || !isa<FloatType>(t))
-      return fail("unsupported tosa.cast");
-    if (from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth())
-      return elementwise(ExprKind::ExtF, {cast.getInput()});
-    if (from.getIntOrFloatBitWidth() > t.getIntOrFloatBitWidth())
-      return elementwise(ExprKind::TruncF, {cast.getInput()});
-    return fail("unsupported tosa.cast");
+    FailureOr<const Expr *> x = operand(cast.getInput());
+    if (failed(x))
+      return failure();
+    return convert(*x, t);
   }
   if (auto rmax = dyn_cast<tosa::ReduceMaxOp>(op))
     return reduce(ExprKind::RowMax, rmax.getInput(), rmax.getAxis(), -kInf);

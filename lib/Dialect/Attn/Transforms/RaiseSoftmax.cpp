@@ -47,6 +47,44 @@ static const Expr *peelScale(const Expr *e, double &scale) {
   }
 }
 
+/// The max reduction of `m` when it starts from -inf or the lowest finite
+/// value (so that it is the row max whatever the scores); null otherwise.
+static const Expr *rowMax(const Expr *m) {
+  if (m->kind != ExprKind::RowMax || (m->f != -kInf && m->f != kLowestF32))
+    return nullptr;
+  return m;
+}
+
+const Expr *SoftmaxMatcher::matchLogSumExp(const Expr *t) {
+  if (t->kind != ExprKind::SubF)
+    return nullptr;
+  // x - (max + log(sum)), x - (log(sum) + max), or (x - max) - log(sum).
+  const Expr *x = nullptr, *m = nullptr, *log = nullptr;
+  const Expr *a = t->args[0], *b = t->args[1];
+  if (b->kind == ExprKind::AddF) {
+    x = a;
+    m = b->args[0];
+    log = b->args[1];
+    if (m->kind == ExprKind::Log)
+      std::swap(m, log);
+  } else if (a->kind == ExprKind::SubF) {
+    x = a->args[0];
+    m = a->args[1];
+    log = b;
+  }
+  if (!x || !rowMax(m) || log->kind != ExprKind::Log ||
+      !exprEqual(m->args[0], x))
+    return nullptr;
+  const Expr *sum = log->args[0];
+  if (sum->kind != ExprKind::RowSum || sum->f != 0.0)
+    return nullptr;
+  const Expr *e = sum->args[0];
+  if (e->kind != ExprKind::Exp || e->args[0]->kind != ExprKind::SubF ||
+      !exprEqual(e->args[0]->args[0], x) || !exprEqual(e->args[0]->args[1], m))
+    return nullptr;
+  return x;
+}
+
 FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
                                              bool &roundedProbs) {
   roundedProbs = false;
@@ -54,12 +92,36 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
     roundedProbs = true;
     p = p->args[0];
   }
-  if (!p->type.isF32())
-    return fail("the softmax is computed in " + typeName(p->type) +
-                ", not f32");
+  if (!p->type.isF32()) {
+    if (!p->type.isF16() && !p->type.isBF16())
+      return fail("the softmax is computed in " + typeName(p->type) +
+                  ", not a float type attn.attention has");
+    // A softmax in a narrow type: its probabilities are as rounded as a
+    // truncated f32 softmax's.
+    form.softmaxType = p->type;
+    roundedProbs = true;
+  }
+  auto checkType = [&](const Expr *e) -> LogicalResult {
+    if (e->type != p->type)
+      return fail("the softmax mixes " + typeName(e->type) + " and " +
+                  typeName(p->type));
+    return success();
+  };
 
   if (p->kind == ExprKind::Softmax) {
     if (failed(matchScores(p->args[0], form, /*scaled=*/false)))
+      return failure();
+    return 1.0;
+  }
+
+  // exp(x - max - log(sum(exp(x - max)))): the log-sum-exp spelling.
+  if (p->kind == ExprKind::Exp) {
+    double a = 1.0;
+    const Expr *x = matchLogSumExp(peelScale(p->args[0], a));
+    if (!x || a != 1.0)
+      return fail("the probabilities are exp(x) without a division by its "
+                  "sum or a subtraction of its log-sum-exp");
+    if (failed(matchScores(x, form, /*scaled=*/false)))
       return failure();
     return 1.0;
   }
@@ -90,42 +152,54 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
   else if (e->kind != ExprKind::Exp)
     return fail("the probabilities are not exp(x) divided by its sum over "
                 "the key axis");
-  if (!e->type.isF32())
-    return fail("the softmax is computed in " + typeName(e->type) +
-                ", not f32");
+  if (failed(checkType(e)))
+    return failure();
 
   // The exponent: a * (x - max(x)), or a * x - max(a * x), or
-  // a * x - a * max(x).
+  // a * x - a * max(x); or, unshifted, a * x.
   double a = 1.0;
   const Expr *t = peelScale(e->args[0], a);
-  if (t->kind != ExprKind::SubF)
-    return fail("the softmax does not subtract the row max: its overflow "
-                "behaviour differs from attn.attention");
-  const Expr *x = t->args[0], *m = t->args[1];
-  double sx = 1.0, sm = 1.0;
-  const Expr *mx = peelScale(m, sm);
-  if (mx->kind != ExprKind::RowMax)
-    return fail("the softmax does not subtract the row max: its overflow "
-                "behaviour differs from attn.attention");
   const Expr *y = nullptr;
-  if (sm == 1.0 && exprEqual(mx->args[0], x)) {
-    y = x;
-  } else {
-    const Expr *x0 = peelScale(x, sx);
-    if (sx == sm && exprEqual(mx->args[0], x0)) {
-      a *= sx;
-      y = x0;
+  double ignored = 1.0;
+  if (t->kind == ExprKind::SubF &&
+      peelScale(t->args[1], ignored)->kind == ExprKind::RowMax) {
+    const Expr *x = t->args[0], *m = t->args[1];
+    double sx = 1.0, sm = 1.0;
+    const Expr *mx = peelScale(m, sm);
+    if (sm == 1.0 && exprEqual(mx->args[0], x)) {
+      y = x;
+    } else {
+      const Expr *x0 = peelScale(x, sx);
+      if (sx == sm && exprEqual(mx->args[0], x0)) {
+        a *= sx;
+        y = x0;
+      }
     }
+    if (!y)
+      return fail("the softmax subtracts the max of other values than it "
+                  "exponentiates");
+    if (!rowMax(mx))
+      return fail("the softmax max does not start from -inf or the lowest "
+                  "finite value");
+  } else {
+    // exp(x) / sum(exp(x)): the same values until exp(x) overflows.
+    form.unshifted = true;
+    y = t;
   }
-  if (!y)
-    return fail("the softmax subtracts the max of other values than it "
-                "exponentiates");
-  if (mx->f != -kInf && mx->f != kLowestF32)
-    return fail("the softmax max does not start from -inf or the lowest "
-                "finite value");
   if (failed(matchScores(y, form, /*scaled=*/false)))
     return failure();
   return a * factor;
+}
+
+/// The tensor an expression free of the scores was built from, as a leaf.
+const Expr *SoftmaxMatcher::originLeaf(const Expr *e) {
+  if (!e->origin || containsScores(e))
+    return nullptr;
+  Expr leaf{ExprKind::Tensor, e->type};
+  leaf.value = e->origin;
+  leaf.view = e->originView;
+  pool.push_back(std::move(leaf));
+  return &pool.back();
 }
 
 LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
@@ -171,6 +245,12 @@ LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
     return fail("the scores are selected against a value other than -inf "
                 "or the lowest finite value");
   }
+  case ExprKind::TruncF:
+    // The scores rounded to the type of a narrow softmax.
+    if (!form.softmaxType || y->type != form.softmaxType)
+      return fail("the scores are rounded to " + typeName(y->type));
+    form.roundedScores = true;
+    return matchScores(y->args[0], form, scaled);
   case ExprKind::ExtF: {
     const Expr *inner = y->args[0];
     if (inner->kind != ExprKind::TruncF)
@@ -210,6 +290,19 @@ LogicalResult SoftmaxMatcher::matchMaskTerm(const Expr *m, ScoreForm &form,
   }
   if (m->kind == ExprKind::ConstF)
     return fail("a constant is added to the scores");
+  // Any other mask computed from tensors and indices alone (a cast of a
+  // boolean mask, a mask built from constants) is read as the tensor the
+  // chain computes it into.
+  if (const Expr *origin = originLeaf(m)) {
+    if (!isa<FloatType>(origin->type))
+      return fail("the term added to the scores is not a float tensor");
+    if (scaled)
+      return fail("the mask is added before the scale");
+    if (form.floatMask || form.boolMask)
+      return fail("more than one mask tensor");
+    form.floatMask = origin;
+    return success();
+  }
   return fail("unsupported term added to the scores");
 }
 
@@ -226,6 +319,28 @@ LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
     hideWhenTrue = !hideWhenTrue;
     cond = a;
   }
+  // hide(a || b) = hide(a) and hide(b); keep(a && b) likewise.
+  if ((cond->kind == ExprKind::OrI && hideWhenTrue) ||
+      (cond->kind == ExprKind::AndI && !hideWhenTrue)) {
+    if (failed(matchHide(cond->args[0], hideWhenTrue, maskedValue, form)))
+      return failure();
+    return matchHide(cond->args[1], hideWhenTrue, maskedValue, form);
+  }
+  std::optional<Linear> lin;
+  if (cond->kind != ExprKind::Tensor) {
+    std::string before = reason;
+    FailureOr<Linear> l = predicate(cond);
+    if (succeeded(l)) {
+      lin = *l;
+    } else if (const Expr *origin = originLeaf(cond)) {
+      // Not an index comparison (a cast of a float mask, a comparison of
+      // tensors): the boolean tensor the chain computes it into.
+      reason = before;
+      cond = origin;
+    } else {
+      return failure();
+    }
+  }
   if (cond->kind == ExprKind::Tensor) {
     if (!cond->type.isInteger(1))
       return fail("the mask condition is not a boolean tensor");
@@ -238,14 +353,11 @@ LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
     form.boolMaskHidesWhereTrue = hideWhenTrue;
     return success();
   }
-  FailureOr<Linear> lin = predicate(cond);
-  if (failed(lin))
-    return failure();
   if (!hideWhenTrue)
     lin = lin->negated().plus(1);
-  if (form.hide)
-    return fail("more than one index mask");
-  form.hide = *lin;
+  if (form.hides.size() == 2)
+    return fail("more than two index masks");
+  form.hides.push_back(*lin);
   return success();
 }
 

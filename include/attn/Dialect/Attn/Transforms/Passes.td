@@ -53,9 +53,19 @@ def AttnRaisePass : Pass<"attn-raise"> {
       softmax with log2(e) folded into its argument is recognised too;
     - an additive float mask added to the scaled scores, or a boolean mask
       selected to -inf, into the `mask` operand;
-    - a mask computed from indices (`linalg.index` comparisons) that hides
-      the keys after a causal diagonal into `causal` (top-left or
-      bottom-right), never into a materialised mask;
+    - a mask computed from indices (`linalg.index` comparisons or constant
+      index vectors) that hides the keys after a causal diagonal into
+      `causal` (top-left or bottom-right), and before a window into
+      `window`, never into a materialised mask; a mask computed from
+      tensors and constants (casts of boolean masks) is read from the
+      tensor the chain computes it into;
+    - the log-sum-exp softmax, upstream's softmax decomposition (a max
+      from a NaN fill with `arith.maxnumf`), keep-dim reductions, and the
+      leftovers front ends do not clean up (x + 0, x * 1, a scale as
+      `tosa.reciprocal` of a constant or a rank-0 f64 constant);
+    - a softmax without the row max subtraction, or computed in f16/bf16:
+      fused with a remark saying what changed (the fused op is more exact);
+      `strict-softmax` leaves them unfused;
     - transposes of K, layouts (`[B, H, S, D]` or `[B, S, H, D]`) and
       batch/head reshapes (`tensor.collapse_shape` / `expand_shape`,
       `tosa.reshape`) into the operands' views; keys and values shared by
@@ -81,7 +91,11 @@ def AttnRaisePass : Pass<"attn-raise"> {
   let options = [
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
            "Emit a remark with the reason on every candidate chain left "
-           "unfused">
+           "unfused">,
+    Option<"strictSoftmax", "strict-softmax", "bool", /*default=*/"false",
+           "Leave unfused the chains whose fusion changes rounding or "
+           "overflow: a softmax in f16/bf16, or one that does not subtract "
+           "the row max (fused by default, with a remark)">
   ];
   let statistics = [
     Statistic<"numFused", "num-fused", "Number of chains fused into attn.attention">,
