@@ -215,8 +215,6 @@ ChainAnalysis::buildSpace(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   sigma2[valueLike.front()] = Coord{{space.valueDim, 1}};
   space.key = space.add(Role::Key, c2.loopSizes[c2.reduction]);
   sigma2[c2.reduction] = Coord{{space.key, 1}};
-  if (space.batch.size() > 2)
-    return fail("more than two batch dimensions");
   return success();
 }
 
@@ -560,17 +558,28 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   for (unsigned b : space.batch)
     if (!viewMentions(qf.leaf->view, b))
       return fail("the query is shared across a batch dimension");
+  // attn.attention's heads merge the batch dims after the first; keys and
+  // values vary over the first and over the major head dims only, as many
+  // as they have heads (grouped-query attention: query head h reads
+  // key/value head h / (Hq / Hkv); none: multi-query attention).
   if (!space.batch.empty()) {
-    unsigned heads = space.batch.back();
-    for (unsigned b : space.batch) {
-      if (b == heads)
-        continue;
-      if (!viewMentions(kf.leaf->view, b) || !viewMentions(vf.leaf->view, b))
-        return fail("the keys or values are shared across the batch");
+    ArrayRef<unsigned> batch = space.batch;
+    ArrayRef<unsigned> heads = batch.size() == 1 ? batch : batch.drop_front();
+    if (batch.size() >= 2 && (!viewMentions(kf.leaf->view, batch.front()) ||
+                              !viewMentions(vf.leaf->view, batch.front())))
+      return fail("the keys or values are shared across the batch");
+    for (unsigned h : heads)
+      if (viewMentions(kf.leaf->view, h) != viewMentions(vf.leaf->view, h))
+        return fail("the keys and values are not shared alike across heads");
+    bool prefix = true;
+    for (unsigned h : heads) {
+      bool mentioned = viewMentions(kf.leaf->view, h);
+      if (mentioned && !prefix)
+        return fail("the keys and values are repeated across the query "
+                    "heads in another order than attn.attention's groups "
+                    "(query head h reads key/value head h / (Hq / Hkv))");
+      prefix &= mentioned;
     }
-    if (viewMentions(kf.leaf->view, heads) !=
-        viewMentions(vf.leaf->view, heads))
-      return fail("the keys and values are not shared alike across heads");
   }
   chain.query = qf.leaf;
   chain.key = kf.leaf;

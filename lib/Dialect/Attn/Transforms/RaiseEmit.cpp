@@ -272,21 +272,59 @@ FailureOr<Emitter::Val> Emitter::write(Val v, ArrayRef<int> order,
   return v;
 }
 
-/// The operand orders of attn.attention: [B, H, S, X] or [B, S, H, X] in
-/// logical dims, -1 for the unit dims of a problem with fewer batch dims.
+/// The shape of `type` with the dims of each group merged.
+static SmallVector<int64_t> mergedShape(RankedTensorType type,
+                                        ArrayRef<ReassociationIndices> groups) {
+  SmallVector<int64_t> shape;
+  for (const ReassociationIndices &group : groups) {
+    int64_t n = 1;
+    for (int64_t d : group)
+      n *= type.getDimSize(d);
+    shape.push_back(n);
+  }
+  return shape;
+}
+
+/// The batch dims that attn.attention's head dim merges, major first: all
+/// but the first when there are two or more (grouped-query attention splits
+/// the query heads into key/value heads and the queries of each).
+static ArrayRef<unsigned> headDims(const Space &space) {
+  ArrayRef<unsigned> batch = space.batch;
+  return batch.size() <= 1 ? batch : batch.drop_front();
+}
+
+/// The operand orders of attn.attention, [B, H..., S, X] or [B, S, H..., X]
+/// in logical dims, H... being headDims(space); -1 for the unit dims of a
+/// problem with fewer batch dims.
 static SmallVector<int> operandOrder(const Space &space, unsigned seq,
                                      unsigned last, Layout layout) {
+  ArrayRef<unsigned> heads = headDims(space);
   SmallVector<int> order;
-  if (space.batch.size() == 2 && layout == Layout::BSHD)
-    return {static_cast<int>(space.batch[0]), static_cast<int>(seq),
-            static_cast<int>(space.batch[1]), static_cast<int>(last)};
-  for (size_t k = space.batch.size(); k < 2; ++k)
+  order.push_back(space.batch.size() >= 2 ? space.batch.front() : -1);
+  if (layout == Layout::BSHD)
+    order.push_back(seq);
+  if (heads.empty())
     order.push_back(-1);
-  for (unsigned b : space.batch)
-    order.push_back(b);
-  order.push_back(seq);
+  order.append(heads.begin(), heads.end());
+  if (layout == Layout::BHSD)
+    order.push_back(seq);
   order.push_back(last);
   return order;
+}
+
+/// The reassociation that merges the head dims of `order` into one.
+static SmallVector<ReassociationIndices> headGroups(const Space &space,
+                                                    ArrayRef<int> order) {
+  ArrayRef<unsigned> heads = headDims(space);
+  SmallVector<ReassociationIndices> groups;
+  for (auto [d, dim] : llvm::enumerate(order)) {
+    bool head = dim >= 0 && llvm::is_contained(heads, dim);
+    if (head && !groups.empty() && dim != static_cast<int>(heads.front()))
+      groups.back().push_back(d);
+    else
+      groups.push_back({static_cast<int64_t>(d)});
+  }
+  return groups;
 }
 
 /// The logical dims a view holds, in storage order.
@@ -331,7 +369,7 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
                chain.targetView,
                operandOrder(space, space.query, space.valueDim, layout));
   };
-  Layout layout = space.batch.size() == 2 && storedAs(Layout::BSHD) &&
+  Layout layout = space.batch.size() >= 2 && storedAs(Layout::BSHD) &&
                           !storedAs(Layout::BHSD)
                       ? Layout::BSHD
                       : Layout::BHSD;
@@ -345,7 +383,12 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
                         return arith::ExtFOp::create(nb, l, chain.elementType,
                                                      x);
                       });
-    return emitter.read(v, leaf->view, operandOrder(space, seq, last, layout));
+    SmallVector<int> order = operandOrder(space, seq, last, layout);
+    FailureOr<Emitter::Val> r = emitter.read(v, leaf->view, order);
+    if (failed(r) || headDims(space).size() < 2)
+      return r;
+    return emitter.collapse(*r, mergedShape(r->type, headGroups(space, order)),
+                            headGroups(space, order));
   };
   FailureOr<Emitter::Val> q = read(chain.query, space.query, space.headDim);
   FailureOr<Emitter::Val> k = read(chain.key, space.key, space.headDim);
@@ -359,6 +402,15 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
   if (chain.mask) {
     // Broadcasting aligns the mask right: leading dims it does not depend
     // on need not be there.
+    // It varies over all head dims or none.
+    ArrayRef<unsigned> heads = headDims(space);
+    int64_t mentioned = llvm::count_if(
+        heads, [&](unsigned h) { return viewMentions(chain.mask->view, h); });
+    if (mentioned != 0 && mentioned != static_cast<int64_t>(heads.size())) {
+      reason = "the mask varies over the key/value heads but not over the "
+               "query heads of each";
+      return failure();
+    }
     SmallVector<int> order;
     for (unsigned b : space.batch)
       if (!order.empty() || viewMentions(chain.mask->view, b))
@@ -373,6 +425,12 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
                "dimension)";
       return failure();
     }
+    if (llvm::count_if(order, [&](int d) {
+          return d >= 0 && llvm::is_contained(heads, d);
+        }) > 1)
+      read = emitter.collapse(*read,
+                              mergedShape(read->type, headGroups(space, order)),
+                              headGroups(space, order));
     if (chain.invertBoolMask)
       read = emitter.map(*read, read->type.getElementType(),
                          [&](OpBuilder &nb, Location l, Value x) -> Value {
@@ -388,7 +446,10 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
   SmallVector<int64_t> oShape;
   for (int d : oOrder)
     oShape.push_back(d < 0 ? 1 : space.size(d));
-  auto oType = RankedTensorType::get(oShape, chain.elementType);
+  SmallVector<ReassociationIndices> oGroups = headGroups(space, oOrder);
+  auto oType = RankedTensorType::get(
+      mergedShape(RankedTensorType::get(oShape, chain.elementType), oGroups),
+      chain.elementType);
   Emitter::Val o{Value(), oType};
   if (b)
     o.value =
@@ -398,6 +459,8 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
             chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
             layout)
             .getOutput();
+  if (oGroups.size() != oOrder.size())
+    o = emitter.expand(o, oShape, oGroups);
   FailureOr<Emitter::Val> out =
       emitter.write(o, oOrder, chain.targetView,
                     cast<RankedTensorType>(chain.target.getType()));

@@ -958,6 +958,20 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
     return reduce(ExprKind::RowMax, rmax.getInput(), rmax.getAxis(), -kInf);
   if (auto rsum = dyn_cast<tosa::ReduceSumOp>(op))
     return reduce(ExprKind::RowSum, rsum.getInput(), rsum.getAxis(), 0.0);
+  if (auto tile = dyn_cast<tosa::TileOp>(op)) {
+    // Tiling a unit dim broadcasts it (K/V repeated for grouped-query
+    // attention); tiling a longer dim repeats it, which is no view.
+    auto inType = cast<RankedTensorType>(tile.getInput1().getType());
+    View v = view;
+    for (int64_t d = 0; d < inType.getRank(); ++d) {
+      if (inType.getDimSize(d) == shape[d])
+        continue;
+      if (inType.getDimSize(d) != 1)
+        return fail("a tosa.tile repeats a dimension longer than 1");
+      v[d] = Coord();
+    }
+    return build(tile.getInput1(), v);
+  }
   if (auto transpose = dyn_cast<tosa::TransposeOp>(op)) {
     ArrayRef<int32_t> perms = transpose.getPerms();
     View v(view.size());

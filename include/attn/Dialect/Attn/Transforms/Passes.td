@@ -69,7 +69,10 @@ def AttnRaisePass : Pass<"attn-raise"> {
     - transposes of K, layouts (`[B, H, S, D]` or `[B, S, H, D]`) and
       batch/head reshapes (`tensor.collapse_shape` / `expand_shape`,
       `tosa.reshape`) into the operands' views; keys and values shared by
-      every query head (multi-query attention) into one K/V head;
+      every query head (multi-query attention) into one K/V head, and keys
+      and values repeated or broadcast to the query heads (a broadcasting
+      `linalg.generic`, `tosa.tile` of a unit dim) into grouped-query
+      attention when query head h reads key/value head h / (Hq / Hkv);
     - f16/bf16 operands extended to f32 for the contractions: with a final
       truncation back to the narrow type the op works on the narrow
       operands; without one it works in f32 so that the result is unchanged.
