@@ -22,6 +22,7 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=no_max_subtraction | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=gqa_repeat_kv | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_gqa_tile_decode | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_log_sum_exp_returns_lse | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
@@ -686,4 +687,45 @@ func.func @repeat_not_grouped(%q: tensor<2x6x5x8xf32>, %k: tensor<2x2x7x8xf32>, 
     linalg.yield %r : f32
   } -> tensor<2x6x5x4xf32>
   return %o : tensor<2x6x5x4xf32>
+}
+
+// -----
+
+// The same, returning the log-sum-exp as PyTorch's CPU flash-attention op
+// does: attn.attention's LSE replaces it.
+// CHECK-LABEL: func.func @tosa_log_sum_exp_returns_lse
+// CHECK:         %[[O:.+]], %[[LSE:.+]] = attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask(%{{.+}} : tensor<6x10xf32>) {scale = 2.500000e-01 : f32} : {{.+}} -> tensor<1x12x6x16xf32>, tensor<1x12x6xf32>
+// CHECK-NOT:     tosa.log
+// CHECK:         return
+func.func @tosa_log_sum_exp_returns_lse(%q: tensor<1x12x6x16xf32>, %kt: tensor<1x12x16x10xf32>, %v: tensor<1x12x10x16xf32>, %mask: tensor<1x1x6x10xf32>) -> (tensor<1x12x6x16xf32>, tensor<1x12x6xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %c = "tosa.const"() <{values = dense<0.25> : tensor<1x1x1x1xf32>}> : () -> tensor<1x1x1x1xf32>
+  %s3q = tosa.const_shape {values = dense<[12, 6, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s3k = tosa.const_shape {values = dense<[12, 16, 10]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s3v = tosa.const_shape {values = dense<[12, 10, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4s = tosa.const_shape {values = dense<[1, 12, 6, 10]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3s = tosa.const_shape {values = dense<[12, 6, 10]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4o = tosa.const_shape {values = dense<[1, 12, 6, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %q3 = tosa.reshape %q, %s3q : (tensor<1x12x6x16xf32>, !tosa.shape<3>) -> tensor<12x6x16xf32>
+  %k3 = tosa.reshape %kt, %s3k : (tensor<1x12x16x10xf32>, !tosa.shape<3>) -> tensor<12x16x10xf32>
+  %v3 = tosa.reshape %v, %s3v : (tensor<1x12x10x16xf32>, !tosa.shape<3>) -> tensor<12x10x16xf32>
+  %s = tosa.matmul %q3, %k3, %zp, %zp : (tensor<12x6x16xf32>, tensor<12x16x10xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<12x6x10xf32>
+  %s4 = tosa.reshape %s, %s4s : (tensor<12x6x10xf32>, !tosa.shape<4>) -> tensor<1x12x6x10xf32>
+  %ss = tosa.mul %s4, %c, %shift : (tensor<1x12x6x10xf32>, tensor<1x1x1x1xf32>, tensor<1xi8>) -> tensor<1x12x6x10xf32>
+  %x = tosa.add %ss, %mask : (tensor<1x12x6x10xf32>, tensor<1x1x6x10xf32>) -> tensor<1x12x6x10xf32>
+  %max = tosa.reduce_max %x {axis = 3 : i32} : (tensor<1x12x6x10xf32>) -> tensor<1x12x6x1xf32>
+  %shifted = tosa.sub %x, %max : (tensor<1x12x6x10xf32>, tensor<1x12x6x1xf32>) -> tensor<1x12x6x10xf32>
+  %exp = tosa.exp %shifted : (tensor<1x12x6x10xf32>) -> tensor<1x12x6x10xf32>
+  %sum = tosa.reduce_sum %exp {axis = 3 : i32} : (tensor<1x12x6x10xf32>) -> tensor<1x12x6x1xf32>
+  %logsum = tosa.log %sum : (tensor<1x12x6x1xf32>) -> tensor<1x12x6x1xf32>
+  %norm = tosa.add %max, %logsum : (tensor<1x12x6x1xf32>, tensor<1x12x6x1xf32>) -> tensor<1x12x6x1xf32>
+  %lsm = tosa.sub %x, %norm : (tensor<1x12x6x10xf32>, tensor<1x12x6x1xf32>) -> tensor<1x12x6x10xf32>
+  %prob = tosa.exp %lsm : (tensor<1x12x6x10xf32>) -> tensor<1x12x6x10xf32>
+  %p3 = tosa.reshape %prob, %s3s : (tensor<1x12x6x10xf32>, !tosa.shape<3>) -> tensor<12x6x10xf32>
+  %o = tosa.matmul %p3, %v3, %zp, %zp : (tensor<12x6x10xf32>, tensor<12x10x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<12x6x16xf32>
+  %o4 = tosa.reshape %o, %s4o : (tensor<12x6x16xf32>, !tosa.shape<4>) -> tensor<1x12x6x16xf32>
+  %s3l = tosa.const_shape {values = dense<[1, 12, 6]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %lse = tosa.reshape %norm, %s3l : (tensor<1x12x6x1xf32>, !tosa.shape<3>) -> tensor<1x12x6xf32>
+  return %o4, %lse : tensor<1x12x6x16xf32>, tensor<1x12x6xf32>
 }

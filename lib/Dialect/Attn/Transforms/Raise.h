@@ -209,6 +209,8 @@ public:
   std::optional<Refinement> refinement;
   /// Ops evaluated (seen through); in score mode, the chain's ops.
   llvm::SetVector<Operation *> visited;
+  /// The expression and view each value was first built at.
+  DenseMap<Value, std::pair<const Expr *, View>> builtAt;
   /// The first contraction, in score mode.
   Operation *scoresOp = nullptr;
 
@@ -307,6 +309,9 @@ struct ScoreForm {
   /// max subtraction.
   Type softmaxType;
   bool unshifted = false;
+  /// The softmax's input x (softmax(x) = exp(x - max) / sum): the scaled,
+  /// masked scores.
+  const Expr *input = nullptr;
 };
 
 class SoftmaxMatcher {
@@ -328,6 +333,10 @@ public:
                                bool &roundedProbs);
 
   LogicalResult matchScores(const Expr *y, ScoreForm &form, bool scaled);
+
+  /// Whether `e` is the natural log-sum-exp of `x` over the key axis,
+  /// max(x) + log(sum(exp(x - max(x)))).
+  bool isLogSumExp(const Expr *e, const Expr *x);
 
 private:
   LogicalResult matchMaskTerm(const Expr *m, ScoreForm &form, bool scaled);
@@ -379,6 +388,10 @@ struct Chain {
   double scale = 1.0;
   CausalKind causal = CausalKind::None;
   std::optional<int64_t> window;
+  /// A value of the chain that others use and that is the log-sum-exp of
+  /// the scores, with its view: attn.attention's LSE replaces it.
+  Value lse;
+  View lseView;
   /// What fusing changes, for a remark: rounding or overflow that the
   /// fused op computes more exactly than the chain as written.
   SmallVector<std::string> changes;
@@ -397,10 +410,15 @@ struct Chain {
 FailureOr<Chain> analyzeChain(const Contraction &second, unsigned probsOperand,
                               std::string &reason);
 
-/// Emits attn.attention for `chain` and returns the value that replaces the
-/// chain's target; with a null builder only checks that it can.
-FailureOr<Value> emitAttention(OpBuilder *b, Location loc, const Chain &chain,
-                               std::string &reason);
+/// The values that replace a chain's target and LSE.
+struct Replacement {
+  Value output, lse;
+};
+
+/// Emits attn.attention for `chain` and returns the values that replace the
+/// chain's target and LSE; with a null builder only checks that it can.
+FailureOr<Replacement> emitAttention(OpBuilder *b, Location loc,
+                                     const Chain &chain, std::string &reason);
 
 /// Replaces `chain` with attn.attention; the chain has been checked with
 /// emitAttention(nullptr, ...).

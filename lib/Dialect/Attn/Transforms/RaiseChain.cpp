@@ -110,7 +110,9 @@ private:
                              OperandForm &out);
   LogicalResult matchMasks(const ScoreForm &form);
   void matchOutput(Type narrow, SmallVectorImpl<Operation *> &outputOps);
-  LogicalResult checkUses(const llvm::SetVector<Operation *> &ops);
+  LogicalResult checkUses(const llvm::SetVector<Operation *> &ops,
+                          const ExprBuilder &scores, SoftmaxMatcher &matcher,
+                          const ScoreForm &form, double expFactor);
 
   const Contraction &second;
   unsigned pIdx, vIdx;
@@ -447,8 +449,11 @@ void ChainAnalysis::matchOutput(Type narrow,
       truncated ? narrow : Float32Type::get(second.op->getContext());
 }
 
-LogicalResult
-ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops) {
+LogicalResult ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops,
+                                       const ExprBuilder &scores,
+                                       SoftmaxMatcher &matcher,
+                                       const ScoreForm &form,
+                                       double expFactor) {
   Block *block = second.op->getBlock();
   // The ops computed from the scores: the chain proper. The others compute
   // masks or scales, which other code may share (one mask for every layer).
@@ -469,11 +474,26 @@ ChainAnalysis::checkUses(const llvm::SetVector<Operation *> &ops) {
       return fail("the chain spans several blocks");
     if (!dependent.contains(op))
       continue;
-    for (Operation *user : op->getUsers())
-      if (user != second.op && !ops.contains(user))
-        return fail("the result of '" + op->getName().getStringRef() +
-                    "' in the chain is also used by '" +
-                    user->getName().getStringRef() + "' outside it");
+    for (Operation *user : op->getUsers()) {
+      if (user == second.op || ops.contains(user))
+        continue;
+      // The log-sum-exp of the scores (natural log, f32), which front ends
+      // return beside the output: attn.attention's LSE.
+      auto it = op->getNumResults() == 1 ? scores.builtAt.find(op->getResult(0))
+                                         : scores.builtAt.end();
+      if (it != scores.builtAt.end() && expFactor == 1.0 &&
+          it->second.first->type.isF32() &&
+          (!chain.lse || chain.lse == op->getResult(0)) &&
+          !viewMentions(it->second.second, chain.space.key) &&
+          matcher.isLogSumExp(it->second.first, form.input)) {
+        chain.lse = op->getResult(0);
+        chain.lseView = it->second.second;
+        continue;
+      }
+      return fail("the result of '" + op->getName().getStringRef() +
+                  "' in the chain is also used by '" +
+                  user->getName().getStringRef() + "' outside it");
+    }
   }
   // The tensors the op reads must not be computed from the chain.
   for (auto [leaf, name] :
@@ -604,7 +624,7 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
 
   llvm::SetVector<Operation *> ops = scores.visited;
   ops.insert(first.op);
-  if (failed(checkUses(ops)))
+  if (failed(checkUses(ops, scores, matcher, form, *expFactor)))
     return failure();
   chain.first = first;
   chain.second = c2;

@@ -348,9 +348,10 @@ static bool storedInOrder(const View &view, ArrayRef<int> order) {
 
 /// Emits attn.attention for `chain` and returns the value that replaces the
 /// chain's target; with a null builder only checks that it can.
-FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
-                                                  const Chain &chain,
-                                                  std::string &reason) {
+FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
+                                                        Location loc,
+                                                        const Chain &chain,
+                                                        std::string &reason) {
   const Space &space = chain.space;
   Emitter emitter(b, loc, space);
 
@@ -451,14 +452,45 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
       mergedShape(RankedTensorType::get(oShape, chain.elementType), oGroups),
       chain.elementType);
   Emitter::Val o{Value(), oType};
-  if (b)
-    o.value =
-        AttentionOp::create(
-            *b, loc, oType, Type(), q->value, k->value, v->value, mask,
-            b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
-            chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
-            layout)
-            .getOutput();
+  // The LSE, [B, H..., Sq] in logical dims.
+  SmallVector<int> lseOrder(oOrder.begin(), oOrder.end());
+  lseOrder.pop_back();
+  if (layout == Layout::BSHD)
+    llvm::erase(lseOrder, static_cast<int>(space.query));
+  if (layout == Layout::BSHD)
+    lseOrder.push_back(space.query);
+  SmallVector<int64_t> lseShape;
+  for (int d : lseOrder)
+    lseShape.push_back(d < 0 ? 1 : space.size(d));
+  SmallVector<ReassociationIndices> lseGroups = headGroups(space, lseOrder);
+  auto f32 = Float32Type::get(oType.getContext());
+  Emitter::Val lse{
+      Value(),
+      RankedTensorType::get(
+          mergedShape(RankedTensorType::get(lseShape, f32), lseGroups), f32)};
+  if (b) {
+    auto op = AttentionOp::create(
+        *b, loc, oType, chain.lse ? Type(lse.type) : Type(), q->value, k->value,
+        v->value, mask, b->getF32FloatAttr(static_cast<float>(chain.scale)),
+        chain.causal,
+        chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
+        layout);
+    o.value = op.getOutput();
+    lse.value = op.getLse();
+  }
+  Replacement replacement;
+  if (chain.lse) {
+    if (lseGroups.size() != lseOrder.size())
+      lse = emitter.expand(lse, lseShape, lseGroups);
+    FailureOr<Emitter::Val> written =
+        emitter.write(lse, lseOrder, chain.lseView,
+                      cast<RankedTensorType>(chain.lse.getType()));
+    if (failed(written)) {
+      reason = "the log-sum-exp's view needs a copy";
+      return failure();
+    }
+    replacement.lse = written->value;
+  }
   if (oGroups.size() != oOrder.size())
     o = emitter.expand(o, oShape, oGroups);
   FailureOr<Emitter::Val> out =
@@ -468,7 +500,8 @@ FailureOr<Value> mlir::attn::raise::emitAttention(OpBuilder *b, Location loc,
     reason = "the output's view needs a copy";
     return failure();
   }
-  return out->value;
+  replacement.output = out->value;
+  return replacement;
 }
 
 /// Replaces `chain` with attn.attention; the chain has been checked with
@@ -479,8 +512,18 @@ void mlir::attn::raise::rewriteChain(RewriterBase &rewriter,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(anchor);
   std::string reason;
-  Value out = *emitAttention(&rewriter, anchor->getLoc(), chain, reason);
+  Replacement replacement =
+      *emitAttention(&rewriter, anchor->getLoc(), chain, reason);
+  Value out = replacement.output;
   rewriter.replaceAllUsesWith(chain.target, out);
+  if (chain.lse) {
+    // Only the uses outside the chain, which goes away.
+    llvm::SmallPtrSet<Operation *, 16> inChain(chain.chainOps.begin(),
+                                               chain.chainOps.end());
+    rewriter.replaceUsesWithIf(chain.lse, replacement.lse, [&](OpOperand &use) {
+      return !inChain.contains(use.getOwner());
+    });
+  }
 
   // Fold a reshape of the result straight back to the op's shape.
   if (auto collapse = out.getDefiningOp<tensor::CollapseShapeOp>()) {

@@ -274,6 +274,7 @@ FailureOr<const Expr *> ExprBuilder::build(Value v, const View &view) {
     (*e)->origin = v;
     (*e)->originView = view;
   }
+  builtAt.try_emplace(v, *e, view);
   return e;
 }
 

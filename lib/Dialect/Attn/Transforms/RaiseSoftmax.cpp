@@ -55,34 +55,40 @@ static const Expr *rowMax(const Expr *m) {
   return m;
 }
 
+/// Whether `m` is the row max of `x` and `log` the log of
+/// sum(exp(x - m)).
+static bool isMaxAndLogSum(const Expr *x, const Expr *m, const Expr *log) {
+  if (!rowMax(m) || log->kind != ExprKind::Log || !exprEqual(m->args[0], x))
+    return false;
+  const Expr *sum = log->args[0];
+  if (sum->kind != ExprKind::RowSum || sum->f != 0.0)
+    return false;
+  const Expr *e = sum->args[0];
+  return e->kind == ExprKind::Exp && e->args[0]->kind == ExprKind::SubF &&
+         exprEqual(e->args[0]->args[0], x) && exprEqual(e->args[0]->args[1], m);
+}
+
+bool SoftmaxMatcher::isLogSumExp(const Expr *e, const Expr *x) {
+  if (e->kind != ExprKind::AddF)
+    return false;
+  return isMaxAndLogSum(x, e->args[0], e->args[1]) ||
+         isMaxAndLogSum(x, e->args[1], e->args[0]);
+}
+
 const Expr *SoftmaxMatcher::matchLogSumExp(const Expr *t) {
   if (t->kind != ExprKind::SubF)
     return nullptr;
   // x - (max + log(sum)), x - (log(sum) + max), or (x - max) - log(sum).
-  const Expr *x = nullptr, *m = nullptr, *log = nullptr;
   const Expr *a = t->args[0], *b = t->args[1];
   if (b->kind == ExprKind::AddF) {
-    x = a;
-    m = b->args[0];
-    log = b->args[1];
-    if (m->kind == ExprKind::Log)
-      std::swap(m, log);
-  } else if (a->kind == ExprKind::SubF) {
-    x = a->args[0];
-    m = a->args[1];
-    log = b;
+    if (isMaxAndLogSum(a, b->args[0], b->args[1]) ||
+        isMaxAndLogSum(a, b->args[1], b->args[0]))
+      return a;
+  } else if (a->kind == ExprKind::SubF &&
+             isMaxAndLogSum(a->args[0], a->args[1], b)) {
+    return a->args[0];
   }
-  if (!x || !rowMax(m) || log->kind != ExprKind::Log ||
-      !exprEqual(m->args[0], x))
-    return nullptr;
-  const Expr *sum = log->args[0];
-  if (sum->kind != ExprKind::RowSum || sum->f != 0.0)
-    return nullptr;
-  const Expr *e = sum->args[0];
-  if (e->kind != ExprKind::Exp || e->args[0]->kind != ExprKind::SubF ||
-      !exprEqual(e->args[0]->args[0], x) || !exprEqual(e->args[0]->args[1], m))
-    return nullptr;
-  return x;
+  return nullptr;
 }
 
 FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
@@ -109,6 +115,7 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
   };
 
   if (p->kind == ExprKind::Softmax) {
+    form.input = p->args[0];
     if (failed(matchScores(p->args[0], form, /*scaled=*/false)))
       return failure();
     return 1.0;
@@ -121,6 +128,7 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
     if (!x || a != 1.0)
       return fail("the probabilities are exp(x) without a division by its "
                   "sum or a subtraction of its log-sum-exp");
+    form.input = x;
     if (failed(matchScores(x, form, /*scaled=*/false)))
       return failure();
     return 1.0;
@@ -186,6 +194,7 @@ FailureOr<double> SoftmaxMatcher::matchProbs(const Expr *p, ScoreForm &form,
     form.unshifted = true;
     y = t;
   }
+  form.input = y;
   if (failed(matchScores(y, form, /*scaled=*/false)))
     return failure();
   return a * factor;

@@ -59,7 +59,8 @@ def AttnRaisePass : Pass<"attn-raise"> {
       `window`, never into a materialised mask; a mask computed from
       tensors and constants (casts of boolean masks) is read from the
       tensor the chain computes it into;
-    - the log-sum-exp softmax, upstream's softmax decomposition (a max
+    - the log-sum-exp softmax (and its log-sum-exp, when the chain returns
+      it, from the op's LSE result), upstream's softmax decomposition (a max
       from a NaN fill with `arith.maxnumf`), keep-dim reductions, and the
       leftovers front ends do not clean up (x + 0, x * 1, a scale as
       `tosa.reciprocal` of a constant or a rank-0 f64 constant);
