@@ -23,6 +23,8 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=gqa_repeat_kv | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_gqa_tile_decode | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_log_sum_exp_returns_lse | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=causal_constant_mask | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_causal_constant_keep_mask | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
@@ -728,4 +730,61 @@ func.func @tosa_log_sum_exp_returns_lse(%q: tensor<1x12x6x16xf32>, %kt: tensor<1
   %s3l = tosa.const_shape {values = dense<[1, 12, 6]> : tensor<3xindex>} : () -> !tosa.shape<3>
   %lse = tosa.reshape %norm, %s3l : (tensor<1x12x6x1xf32>, !tosa.shape<3>) -> tensor<1x12x6xf32>
   return %o4, %lse : tensor<1x12x6x16xf32>, tensor<1x12x6xf32>
+}
+
+// -----
+
+// The causal mask as a constant, the way a front end folds
+// torch.triu(full(-inf), 1): recognised as top-left causal.
+// CHECK-LABEL: func.func @causal_constant_mask
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = #attn.causal<top_left>, scale = 1.000000e+00 : f32}
+// CHECK-NOT:     arith.constant dense<{{\[}}
+// CHECK:         return
+func.func @causal_constant_mask(%q: tensor<4x6x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x12xf32>) -> tensor<4x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<6x6xf32>
+  %es = tensor.empty() : tensor<4x6x6xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x6x8xf32>, tensor<4x6x8xf32>) outs(%fs : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<4x6x6xf32>, tensor<6x6xf32>) outs(%es : tensor<4x6x6xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %r = arith.addf %x, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<4x6x6xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<4x6x6xf32>) outs(%es : tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x6xf32>, tensor<4x6x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+// A constant boolean keep-mask (true: visible) of bottom-right causality,
+// selected against -inf with tosa.select.
+// CHECK-LABEL: func.func @tosa_causal_constant_keep_mask
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = #attn.causal<bottom_right>, scale = 1.000000e+00 : f32}
+// CHECK-NOT:     tosa.select
+// CHECK:         return
+func.func @tosa_causal_constant_keep_mask(%q: tensor<3x4x16xf32>, %k: tensor<3x6x16xf32>, %v: tensor<3x6x12xf32>) -> tensor<3x4x12xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %ninf = "tosa.const"() <{values = dense<0xFF800000> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %keep = "tosa.const"() <{values = dense<[[[true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]]> : tensor<1x4x6xi1>}> : () -> tensor<1x4x6xi1>
+  %kt = tosa.transpose %k {perms = array<i32: 0, 2, 1>} : (tensor<3x6x16xf32>) -> tensor<3x16x6xf32>
+  %s = tosa.matmul %q, %kt, %zp, %zp : (tensor<3x4x16xf32>, tensor<3x16x6xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<3x4x6xf32>
+  %sm = tosa.select %keep, %s, %ninf : (tensor<1x4x6xi1>, tensor<3x4x6xf32>, tensor<1x1x1xf32>) -> tensor<3x4x6xf32>
+  %m = tosa.reduce_max %sm {axis = 2 : i32} : (tensor<3x4x6xf32>) -> tensor<3x4x1xf32>
+  %d = tosa.sub %sm, %m : (tensor<3x4x6xf32>, tensor<3x4x1xf32>) -> tensor<3x4x6xf32>
+  %e = tosa.exp %d : (tensor<3x4x6xf32>) -> tensor<3x4x6xf32>
+  %l = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<3x4x6xf32>) -> tensor<3x4x1xf32>
+  %r = tosa.reciprocal %l : (tensor<3x4x1xf32>) -> tensor<3x4x1xf32>
+  %p = tosa.mul %e, %r, %shift : (tensor<3x4x6xf32>, tensor<3x4x1xf32>, tensor<1xi8>) -> tensor<3x4x6xf32>
+  %o = tosa.matmul %p, %v, %zp, %zp : (tensor<3x4x6xf32>, tensor<3x6x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<3x4x12xf32>
+  return %o : tensor<3x4x12xf32>
 }

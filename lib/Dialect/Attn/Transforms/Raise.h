@@ -257,6 +257,7 @@ private:
   FailureOr<const Expr *> buildConstant(Attribute attr, Value v,
                                         const View &view);
   const Expr *buildIota(DenseElementsAttr dense, const View &view);
+  const Expr *buildCausalConstant(DenseElementsAttr dense, const View &view);
   /// `kind` applied to `a` and `b`, folding constants and identities (x + 0,
   /// x - 0, x * 1, x / 1) that front ends leave behind.
   const Expr *binary(ExprKind kind, const Expr *a, const Expr *b, Type t);

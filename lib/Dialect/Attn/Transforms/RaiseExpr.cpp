@@ -381,6 +381,8 @@ FailureOr<const Expr *> ExprBuilder::buildConstant(Attribute attr, Value v,
   if (!dense.isSplat()) {
     if (const Expr *iota = buildIota(dense, view))
       return iota;
+    if (const Expr *causal = buildCausalConstant(dense, view))
+      return causal;
     return buildLeaf(v, view);
   }
   if (isa<FloatType>(elem))
@@ -440,6 +442,84 @@ const Expr *ExprBuilder::buildIota(DenseElementsAttr dense, const View &view) {
       e = node(ExprKind::AddI, index,
                {e, constI(static_cast<int64_t>(b), index)});
     return isa<FloatType>(elem) ? node(ExprKind::IToF, elem, {e}) : e;
+  }
+  return nullptr;
+}
+
+/// A constant mask over the query and key axes that hides exactly the keys
+/// after a causal diagonal, top-left or bottom-right (-inf or the lowest
+/// finite value against 0, or a boolean), is that index comparison: the
+/// causal masks front ends fold to constants. Null for any other constant.
+const Expr *ExprBuilder::buildCausalConstant(DenseElementsAttr dense,
+                                             const View &view) {
+  auto type = cast<ShapedType>(dense.getType());
+  Type elem = type.getElementType();
+  if (!scoreMode || type.getNumElements() > (int64_t(1) << 24))
+    return nullptr;
+  std::optional<int64_t> qDim, kDim;
+  for (auto [d, c] : llvm::enumerate(view)) {
+    if (c.size() == 1 && c[0].stride == 1 && c[0].dim == space.query)
+      qDim = d;
+    else if (c.size() == 1 && c[0].stride == 1 && c[0].dim == space.key)
+      kDim = d;
+    else if (type.getDimSize(d) != 1)
+      return nullptr;
+  }
+  if (!qDim || !kDim)
+    return nullptr;
+  // hidden(n): whether element n hides its key; false for values that are
+  // neither masked nor 0.
+  SmallVector<int8_t> hidden;
+  if (elem.isInteger(1)) {
+    for (bool x : dense.getValues<bool>())
+      hidden.push_back(x);
+  } else if (isa<FloatType>(elem)) {
+    for (const APFloat &x : dense.getValues<APFloat>()) {
+      double f = x.convertToDouble();
+      if (f != 0.0 && f != -kInf && f != kLowestF32)
+        return nullptr;
+      hidden.push_back(f != 0.0);
+    }
+  } else {
+    return nullptr;
+  }
+  int64_t sq = space.size(space.query), sk = space.size(space.key);
+  int64_t qStride = 1, kStride = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (d > *qDim)
+      qStride *= type.getDimSize(d);
+    if (d > *kDim)
+      kStride *= type.getDimSize(d);
+  }
+  for (int64_t offset : {int64_t(0), sk - sq}) {
+    // For a boolean mask, either value may mean hidden.
+    for (bool hiddenValue : {true, false}) {
+      if (!elem.isInteger(1) && !hiddenValue)
+        continue;
+      bool matches = true;
+      for (int64_t i = 0; i < sq && matches; ++i)
+        for (int64_t j = 0; j < sk && matches; ++j)
+          matches = (hidden[i * qStride + j * kStride] == hiddenValue) ==
+                    (j > i + offset);
+      if (!matches)
+        continue;
+      Type index = IndexType::get(elem.getContext());
+      Expr cmp{ExprKind::CmpI, IntegerType::get(elem.getContext(), 1)};
+      cmp.args = {coordExpr(view[*kDim], index),
+                  node(ExprKind::AddI, index,
+                       {coordExpr(view[*qDim], index), constI(offset, index)})};
+      cmp.i = static_cast<int64_t>(hiddenValue ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::sle);
+      const Expr *cond = make(std::move(cmp));
+      if (elem.isInteger(1))
+        return cond;
+      double masked = 0;
+      for (const APFloat &x : dense.getValues<APFloat>())
+        if (!x.isZero())
+          masked = x.convertToDouble();
+      return node(ExprKind::Select, elem,
+                  {cond, constF(masked, elem), constF(0.0, elem)});
+    }
   }
   return nullptr;
 }

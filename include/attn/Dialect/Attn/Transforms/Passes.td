@@ -54,7 +54,7 @@ def AttnRaisePass : Pass<"attn-raise"> {
     - an additive float mask added to the scaled scores, or a boolean mask
       selected to -inf, into the `mask` operand;
     - a mask computed from indices (`linalg.index` comparisons or constant
-      index vectors) that hides the keys after a causal diagonal into
+      index vectors) or folded to a constant that hides the keys after a causal diagonal into
       `causal` (top-left or bottom-right), and before a window into
       `window`, never into a materialised mask; a mask computed from
       tensors and constants (casts of boolean masks) is read from the
