@@ -25,9 +25,12 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_log_sum_exp_returns_lse | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=causal_constant_mask | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_causal_constant_keep_mask | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_onnx_softmax_without_max | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=math_log_sum_exp | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
+// STRICT: remark: attn-raise: not fused: strict-softmax: the softmax does not subtract the row max
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax does not subtract the row max
 
 // Buddy-style leftovers: a zero added on V and after the softmax, the scale
@@ -120,7 +123,8 @@ func.func @tosa_cast_float_mask(%q: tensor<6x6x16xf32>, %k: tensor<6x10x16xf32>,
 // -----
 
 // Buddy's lowering of PyTorch's CPU flash-attention op: the log-sum-exp
-// softmax exp(x - (max + log(sum(exp(x - max))))).
+// softmax exp(x - (max + log(sum(exp(x - max))))), as in buddy-mlir's
+// examples/BuddyNext/next-gqa-attention-fusion.mlir.
 // CHECK-LABEL: func.func @tosa_log_sum_exp
 // CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask(%{{.+}} : tensor<6x10xf32>) {scale = 2.500000e-01 : f32}
 // CHECK-NOT:     tosa.log
@@ -266,7 +270,8 @@ func.func @constant_dense_mask(%q: tensor<4x2x8xf32>, %k: tensor<4x3x8xf32>, %v:
 #mask1_3 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 #mask1r_3 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // torch-mlir's TorchToLinalg softmax: keep-dim max and sum written with a
-// constant 0 in their output maps; a [B, 1, 1, Sk] mask summed over a unit
+// constant 0 in their output maps (affine_map<(d0, d1) -> (d0, 0)> in its
+// softmax and log_softmax lowerings); a [B, 1, 1, Sk] mask summed over a unit
 // dimension marked "reduction".
 // CHECK-LABEL: func.func @torch_keepdim_softmax
 // CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask(%{{.+}} : tensor<2x1x1x10xf32>) {scale = 1.000000e+00 : f32}
@@ -341,7 +346,8 @@ func.func @torch_keepdim_softmax(%q: tensor<2x3x6x8xf32>, %k: tensor<2x3x10x8xf3
 // -----
 
 // Upstream MLIR's decomposition of linalg.softmax (its AggregatedOpInterface,
-// as `transform.structured.decompose_interface` writes it): the max starts
+// as `transform.structured.decompose_interface` writes it; upstream's
+// mlir/test/Dialect/Linalg/transform-op-decompose.mlir): the max starts
 // from a NaN fill and combines with arith.maxnumf.
 // CHECK-LABEL: func.func @upstream_softmax_decomposition
 // CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32}
@@ -468,7 +474,7 @@ func.func @sliding_window_from_indices(%q: tensor<2x12x8xf32>, %k: tensor<2x12x8
 
 // -----
 
-// onnx-mlir: exp(s) / sum(exp(s)) without the row max.
+// onnx-mlir's Krnl-free lowering: exp(s) / sum(exp(s)) without the row max.
 // CHECK-LABEL: func.func @no_max_subtraction
 // CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32}
 // CHECK-NOT:     linalg.reduce
@@ -787,4 +793,74 @@ func.func @tosa_causal_constant_keep_mask(%q: tensor<3x4x16xf32>, %k: tensor<3x6
   %p = tosa.mul %e, %r, %shift : (tensor<3x4x6xf32>, tensor<3x4x1xf32>, tensor<1xi8>) -> tensor<3x4x6xf32>
   %o = tosa.matmul %p, %v, %zp, %zp : (tensor<3x4x6xf32>, tensor<3x6x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<3x4x12xf32>
   return %o : tensor<3x4x12xf32>
+}
+
+// -----
+
+// onnx-mlir's ONNX-to-TOSA softmax (its
+// test/mlir/conversion/onnx_to_tosa/Math/Softmax.mlir): exp, reduce_sum,
+// reciprocal, mul, without the row max.
+// CHECK-LABEL: func.func @tosa_onnx_softmax_without_max
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 2.500000e-01 : f32}
+// CHECK-NOT:     tosa.exp
+// CHECK:         return
+func.func @tosa_onnx_softmax_without_max(%q: tensor<6x6x16xf32>, %k: tensor<6x16x10xf32>, %v: tensor<6x10x12xf32>) -> tensor<6x6x12xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %c = "tosa.const"() <{values = dense<0.25> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %s = tosa.matmul %q, %k, %zp, %zp : (tensor<6x6x16xf32>, tensor<6x16x10xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x10xf32>
+  %ss = tosa.mul %s, %c, %shift : (tensor<6x6x10xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  %e = tosa.exp %ss : (tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %l = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<6x6x10xf32>) -> tensor<6x6x1xf32>
+  %r = tosa.reciprocal %l : (tensor<6x6x1xf32>) -> tensor<6x6x1xf32>
+  %p = tosa.mul %e, %r, %shift : (tensor<6x6x10xf32>, tensor<6x6x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  // expected-remark @below {{attn-raise: fused; the softmax does not subtract the row max; attn.attention does, so rows whose exp overflowed now give finite results}}
+  %o = tosa.matmul %p, %v, %zp, %zp : (tensor<6x6x10xf32>, tensor<6x10x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x12xf32>
+  return %o : tensor<6x6x12xf32>
+}
+
+// -----
+
+// The log-sum-exp softmax with math.log and math.exp applied to whole
+// tensors and linalg.reduce (the arith/math-on-tensors style of Buddy's
+// linalg path), the row statistics kept as [B, Sq] tensors and broadcast.
+// CHECK-LABEL: func.func @math_log_sum_exp
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32}
+// CHECK-NOT:     math.log
+// CHECK:         return
+func.func @math_log_sum_exp(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>) -> tensor<4x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %es = tensor.empty() : tensor<4x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x6x8xf32>, tensor<4x10x8xf32>) outs(%fs : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %er = tensor.empty() : tensor<4x6xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%er : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %max = linalg.reduce ins(%s : tensor<4x6x10xf32>) outs(%fm : tensor<4x6xf32>) dimensions = [2]
+    (%x: f32, %acc: f32) {
+      %r = arith.maximumf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %maxb = linalg.broadcast ins(%max : tensor<4x6xf32>) outs(%es : tensor<4x6x10xf32>) dimensions = [2]
+  %d = arith.subf %s, %maxb : tensor<4x6x10xf32>
+  %e = math.exp %d : tensor<4x6x10xf32>
+  %fz = linalg.fill ins(%zero : f32) outs(%er : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %sum = linalg.reduce ins(%e : tensor<4x6x10xf32>) outs(%fz : tensor<4x6xf32>) dimensions = [2]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %log = math.log %sum : tensor<4x6xf32>
+  %lse = arith.addf %max, %log : tensor<4x6xf32>
+  %lseb = linalg.broadcast ins(%lse : tensor<4x6xf32>) outs(%es : tensor<4x6x10xf32>) dimensions = [2]
+  %lsm = arith.subf %s, %lseb : tensor<4x6x10xf32>
+  %p = math.exp %lsm : tensor<4x6x10xf32>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  return %o : tensor<4x6x12xf32>
 }
