@@ -465,7 +465,9 @@ const Expr *ExprBuilder::buildCausalConstant(DenseElementsAttr dense,
     else if (type.getDimSize(d) != 1)
       return nullptr;
   }
-  if (!qDim || !kDim)
+  int64_t sq = space.size(space.query), sk = space.size(space.key);
+  if (!qDim || !kDim || type.getDimSize(*qDim) != sq ||
+      type.getDimSize(*kDim) != sk)
     return nullptr;
   // hidden(n): whether element n hides its key; false for values that are
   // neither masked nor 0.
@@ -483,7 +485,6 @@ const Expr *ExprBuilder::buildCausalConstant(DenseElementsAttr dense,
   } else {
     return nullptr;
   }
-  int64_t sq = space.size(space.query), sk = space.size(space.key);
   int64_t qStride = 1, kStride = 1;
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
     if (d > *qDim)
