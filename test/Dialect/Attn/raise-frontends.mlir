@@ -27,11 +27,13 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_causal_constant_keep_mask | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_onnx_softmax_without_max | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=math_log_sum_exp | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bf16_written_softmax --rtol=0.03125 --atol=0.03125 | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax does not subtract the row max
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax does not subtract the row max
+// STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in bf16
 
 // Buddy-style leftovers: a zero added on V and after the softmax, the scale
 // as a multiply by tosa.reciprocal of a constant.
@@ -863,4 +865,74 @@ func.func @math_log_sum_exp(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: t
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+#bid = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#brow = affine_map<(d0, d1, d2) -> (d0, d1)>
+// The softmax written out in bf16 generics between f32-accumulating
+// contractions, its max starting from the lowest finite bf16.
+// CHECK-LABEL: func.func @bf16_written_softmax
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32} : tensor<1x4x6x8xbf16>, tensor<1x4x10x8xbf16>, tensor<1x4x10x12xbf16> -> tensor<1x4x6x12xbf16>
+// CHECK-NOT:     math.exp
+// CHECK:         return
+func.func @bf16_written_softmax(%q: tensor<4x6x8xbf16>, %k: tensor<4x10x8xbf16>, %v: tensor<4x10x12xbf16>) -> tensor<4x6x12xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %zero16 = arith.constant 0.0 : bf16
+  %lowest = arith.constant -3.38953139E+38 : bf16
+  %es32 = tensor.empty() : tensor<4x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es32 : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x6x8xbf16>, tensor<4x10x8xbf16>) outs(%fs : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %es = tensor.empty() : tensor<4x6x10xbf16>
+  %x = linalg.generic {indexing_maps = [#bid, #bid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x6x10xbf16>
+  %er = tensor.empty() : tensor<4x6xbf16>
+  %fm = linalg.fill ins(%lowest : bf16) outs(%er : tensor<4x6xbf16>) -> tensor<4x6xbf16>
+  %max = linalg.generic {indexing_maps = [#bid, #brow], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<4x6x10xbf16>) outs(%fm : tensor<4x6xbf16>) {
+  ^bb0(%a: bf16, %acc: bf16):
+    %r = arith.maximumf %a, %acc : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x6xbf16>
+  %e = linalg.generic {indexing_maps = [#bid, #brow, #bid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max : tensor<4x6x10xbf16>, tensor<4x6xbf16>) outs(%es : tensor<4x6x10xbf16>) {
+  ^bb0(%a: bf16, %m: bf16, %o: bf16):
+    %d = arith.subf %a, %m : bf16
+    %r = math.exp %d : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x6x10xbf16>
+  %fz = linalg.fill ins(%zero16 : bf16) outs(%er : tensor<4x6xbf16>) -> tensor<4x6xbf16>
+  %sum = linalg.generic {indexing_maps = [#bid, #brow], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<4x6x10xbf16>) outs(%fz : tensor<4x6xbf16>) {
+  ^bb0(%a: bf16, %acc: bf16):
+    %r = arith.addf %a, %acc : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x6xbf16>
+  %p = linalg.generic {indexing_maps = [#bid, #brow, #bid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %sum : tensor<4x6x10xbf16>, tensor<4x6xbf16>) outs(%es : tensor<4x6x10xbf16>) {
+  ^bb0(%a: bf16, %l: bf16, %o: bf16):
+    %r = arith.divf %a, %l : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x6x10xbf16>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  // expected-remark @below {{attn-raise: fused; the softmax is computed in bf16; attn.attention computes it in f32}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xbf16>, tensor<4x10x12xbf16>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  %eh = tensor.empty() : tensor<4x6x12xbf16>
+  %oh = linalg.generic {indexing_maps = [#bid, #bid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<4x6x12xf32>) outs(%eh : tensor<4x6x12xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x6x12xbf16>
+  return %oh : tensor<4x6x12xbf16>
 }

@@ -36,6 +36,10 @@ namespace raise {
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kLowestF32 = -3.40282346638528859812e+38;
 
+/// Whether `v` is -inf or the lowest finite value of f32 or of float type
+/// `t`: the values front ends fill masks and max reductions with.
+bool isLowestValue(double v, Type t);
+
 std::string typeName(Type t);
 
 //===----------------------------------------------------------------------===//

@@ -242,7 +242,7 @@ bool isConstF(const Expr *e, double v) {
 /// A value that drives exp to exactly 0: -inf, or the lowest finite f32 (a
 /// common stand-in that still underflows whatever the other scores are).
 bool isMaskedValue(const Expr *e) {
-  return e->kind == ExprKind::ConstF && (e->f == -kInf || e->f == kLowestF32);
+  return e->kind == ExprKind::ConstF && isLowestValue(e->f, e->type);
 }
 
 const Expr *ExprBuilder::coordExpr(const Coord &c, Type indexType) {
@@ -359,6 +359,15 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
   }
   visited.insert(def);
   return e;
+}
+
+bool isLowestValue(double v, Type t) {
+  if (v == -kInf || v == kLowestF32)
+    return true;
+  auto ft = dyn_cast<FloatType>(t);
+  return ft &&
+         v == APFloat::getLargest(ft.getFloatSemantics(), /*Negative=*/true)
+                  .convertToDouble();
 }
 
 /// `v` rounded to float type `t`: the value a constant of that type holds.
@@ -478,7 +487,7 @@ const Expr *ExprBuilder::buildCausalConstant(DenseElementsAttr dense,
   } else if (isa<FloatType>(elem)) {
     for (const APFloat &x : dense.getValues<APFloat>()) {
       double f = x.convertToDouble();
-      if (f != 0.0 && f != -kInf && f != kLowestF32)
+      if (f != 0.0 && !isLowestValue(f, elem))
         return nullptr;
       hidden.push_back(f != 0.0);
     }

@@ -50,7 +50,7 @@ static const Expr *peelScale(const Expr *e, double &scale) {
 /// The max reduction of `m` when it starts from -inf or the lowest finite
 /// value (so that it is the row max whatever the scores); null otherwise.
 static const Expr *rowMax(const Expr *m) {
-  if (m->kind != ExprKind::RowMax || (m->f != -kInf && m->f != kLowestF32))
+  if (m->kind != ExprKind::RowMax || !isLowestValue(m->f, m->type))
     return nullptr;
   return m;
 }
