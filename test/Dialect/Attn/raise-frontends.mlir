@@ -28,6 +28,7 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_onnx_softmax_without_max | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=math_log_sum_exp | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bf16_written_softmax --rtol=0.03125 --atol=0.03125 | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=max_with_argmax | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
@@ -935,4 +936,62 @@ func.func @bf16_written_softmax(%q: tensor<4x6x8xbf16>, %k: tensor<4x10x8xbf16>,
     linalg.yield %t : bf16
   } -> tensor<4x6x12xbf16>
   return %oh : tensor<4x6x12xbf16>
+}
+
+// -----
+
+#amap = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#amap1 = affine_map<(d0, d1, d2) -> (d0, d1)>
+// torch-mlir's lowering of aten.max.dim: the row max computed together with
+// its argmax in one two-result generic (see torch-mlir's TorchToLinalg
+// reductions); the argmax is unused.
+// CHECK-LABEL: func.func @max_with_argmax
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f32}
+// CHECK-NOT:     arith.maximumf
+// CHECK:         return
+func.func @max_with_argmax(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>) -> tensor<4x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0_i64 = arith.constant 0 : i64
+  %es = tensor.empty() : tensor<4x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x6x8xf32>, tensor<4x10x8xf32>) outs(%fs : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %ei = tensor.empty() : tensor<4x6xi64>
+  %fi = linalg.fill ins(%c0_i64 : i64) outs(%ei : tensor<4x6xi64>) -> tensor<4x6xi64>
+  %er = tensor.empty() : tensor<4x6xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%er : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %mx:2 = linalg.generic {indexing_maps = [#amap, #amap1, #amap1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<4x6x10xf32>) outs(%fm, %fi : tensor<4x6xf32>, tensor<4x6xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_2: i64):
+    %13 = linalg.index 2 : index
+    %14 = arith.index_cast %13 : index to i64
+    %15 = arith.maximumf %in, %out : f32
+    %16 = arith.cmpf ogt, %in, %out : f32
+    %17 = arith.select %16, %14, %out_2 : i64
+    linalg.yield %15, %17 : f32, i64
+  } -> (tensor<4x6xf32>, tensor<4x6xi64>)
+  %e = linalg.generic {indexing_maps = [#amap, #amap1, #amap], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx#0 : tensor<4x6x10xf32>, tensor<4x6xf32>) outs(%es : tensor<4x6x10xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %x = math.exp %d : f32
+    linalg.yield %x : f32
+  } -> tensor<4x6x10xf32>
+  %fz = linalg.fill ins(%zero : f32) outs(%er : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %sum = linalg.generic {indexing_maps = [#amap, #amap1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%e : tensor<4x6x10xf32>) outs(%fz : tensor<4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %x = arith.addf %in, %out : f32
+    linalg.yield %x : f32
+  } -> tensor<4x6xf32>
+  %p = linalg.generic {indexing_maps = [#amap, #amap1, #amap], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e, %sum : tensor<4x6x10xf32>, tensor<4x6xf32>) outs(%es : tensor<4x6x10xf32>) {
+  ^bb0(%in: f32, %l: f32, %out: f32):
+    %x = arith.divf %in, %l : f32
+    linalg.yield %x : f32
+  } -> tensor<4x6x10xf32>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  return %o : tensor<4x6x12xf32>
 }
