@@ -29,6 +29,7 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=math_log_sum_exp | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bf16_written_softmax --rtol=0.03125 --atol=0.03125 | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=max_with_argmax | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tosa_rsqrt_scale_identity | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // STRICT: remark: attn-raise: not fused: strict-softmax: the softmax is computed in f16
@@ -994,4 +995,30 @@ func.func @max_with_argmax(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: te
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+// TensorFlow's TOSA legalisation style: the scale as tosa.rsqrt of the head
+// dim, V passed through tosa.identity.
+// CHECK-LABEL: func.func @tosa_rsqrt_scale_identity
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 2.500000e-01 : f32}
+// CHECK-NOT:     tosa.identity
+// CHECK:         return
+func.func @tosa_rsqrt_scale_identity(%q: tensor<6x6x16xf32>, %k: tensor<6x16x10xf32>, %v: tensor<6x10x12xf32>) -> tensor<6x6x12xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %d = "tosa.const"() <{values = dense<16.0> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %c = tosa.rsqrt %d : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+  %vi = tosa.identity %v : (tensor<6x10x12xf32>) -> tensor<6x10x12xf32>
+  %s = tosa.matmul %q, %k, %zp, %zp : (tensor<6x6x16xf32>, tensor<6x16x10xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x10xf32>
+  %ss = tosa.mul %s, %c, %shift : (tensor<6x6x10xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  %m = tosa.reduce_max %ss {axis = 2 : i32} : (tensor<6x6x10xf32>) -> tensor<6x6x1xf32>
+  %sub = tosa.sub %ss, %m : (tensor<6x6x10xf32>, tensor<6x6x1xf32>) -> tensor<6x6x10xf32>
+  %e = tosa.exp %sub : (tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %l = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<6x6x10xf32>) -> tensor<6x6x1xf32>
+  %r = tosa.reciprocal %l : (tensor<6x6x1xf32>) -> tensor<6x6x1xf32>
+  %p = tosa.mul %e, %r, %shift : (tensor<6x6x10xf32>, tensor<6x6x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  %o = tosa.matmul %p, %vi, %zp, %zp : (tensor<6x6x10xf32>, tensor<6x10x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x12xf32>
+  return %o : tensor<6x6x12xf32>
 }

@@ -325,7 +325,7 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
   bool seeThrough =
       elementwiseOnTensors ||
       isa<linalg::LinalgOp, linalg::SoftmaxOp, tensor::CollapseShapeOp,
-          tensor::ExpandShapeOp>(def) ||
+          tensor::ExpandShapeOp, tensor::CastOp>(def) ||
       (def->getDialect() && def->getDialect()->getNamespace() == "tosa" &&
        !isa<tosa::MatMulOp>(def));
   if (!seeThrough)
@@ -343,6 +343,12 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
   } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
     e = buildCollapse(collapse.getSrc(), collapse.getSrcType().getShape(),
                       collapse.getReassociationIndices(), view);
+  } else if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
+    // A tensor.cast between equal static types changes nothing.
+    if (castOp.getSource().getType() == castOp.getType())
+      e = build(castOp.getSource(), view);
+    else
+      e = fail("a tensor.cast from a dynamic shape");
   } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
     e = buildExpand(expand.getSrc(), expand.getResultType().getShape(),
                     expand.getReassociationIndices(), view);
@@ -1036,6 +1042,23 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
   }
   if (auto log = dyn_cast<tosa::LogOp>(op))
     return elementwise(ExprKind::Log, {log.getInput1()});
+  if (auto rsqrt = dyn_cast<tosa::RsqrtOp>(op)) {
+    FailureOr<const Expr *> x = operand(rsqrt.getInput1());
+    if (failed(x))
+      return failure();
+    if ((*x)->kind != ExprKind::ConstF)
+      return fail("a tosa.rsqrt of a non-constant");
+    return constF(roundTo(1.0 / std::sqrt((*x)->f), t), t);
+  }
+  if (auto neg = dyn_cast<tosa::NegateOp>(op)) {
+    FailureOr<const Expr *> x = operand(neg.getInput1());
+    if (failed(x))
+      return failure();
+    return (*x)->kind == ExprKind::ConstF ? constF(-(*x)->f, t)
+                                          : node(ExprKind::Neg, t, {*x});
+  }
+  if (auto identity = dyn_cast<tosa::IdentityOp>(op))
+    return build(identity.getInput1(), view);
   if (auto sel = dyn_cast<tosa::SelectOp>(op))
     return elementwise(ExprKind::Select,
                        {sel.getInput1(), sel.getInput2(), sel.getInput3()});
