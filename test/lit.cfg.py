@@ -40,6 +40,7 @@ if config.cuda_toolkit_found:
     config.available_features.add("cuda-toolkit")
     llvm_config.add_tool_substitutions(["attn-runtime-test"], [config.attn_tools_dir])
 config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 config.substitutions.append(("%attn_gpu_manifest", config.attn_gpu_manifest))
 
 if config.ptxas_executable:

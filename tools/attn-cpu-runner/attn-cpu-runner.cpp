@@ -190,9 +190,12 @@ struct Comparison {
 };
 
 /// Compares element-wise: |got - ref| <= atol * max(1, max|ref|) + rtol |ref|.
-/// Infinities must match exactly; NaN never passes.
+/// Infinities must match exactly; NaN passes only where `ref` is NaN too and
+/// `nanMatches` (two runs of the same computation, both overflowing alike),
+/// never against the float64 reference.
 Comparison compare(const std::vector<double> &got,
-                   const std::vector<double> &ref, double atol, double rtol) {
+                   const std::vector<double> &ref, double atol, double rtol,
+                   bool nanMatches = false) {
   Comparison c;
   if (got.size() != ref.size()) {
     c.ok = false;
@@ -207,7 +210,9 @@ Comparison compare(const std::vector<double> &got,
   for (size_t i = 0; i < got.size(); ++i) {
     double g = got[i], r = ref[i];
     bool good;
-    if (std::isinf(r) || std::isinf(g))
+    if (std::isnan(r) && std::isnan(g))
+      good = nanMatches;
+    else if (std::isinf(r) || std::isinf(g))
       good = g == r;
     else {
       double diff = std::fabs(g - r);
@@ -382,7 +387,8 @@ bool runFile(MLIRContext &ctx) {
     double atol = atolOpt >= 0 ? atolOpt : 4 * unit;
     double rtol = rtolOpt >= 0 ? rtolOpt : 4 * unit;
     Comparison cmp =
-        compare((*b)[i].toDoubles(), (*a)[i].toDoubles(), atol, rtol);
+        compare((*b)[i].toDoubles(), (*a)[i].toDoubles(), atol, rtol,
+                /*nanMatches=*/true);
     line << " | result " << i << " max_abs=" << format(cmp.maxAbs)
          << " tol=" << format(atol) << "+" << format(rtol) << "*|ref|";
     if (!cmp.ok) {
