@@ -60,6 +60,7 @@ PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ugt"]
 NUMBER_RE = re.compile(r"(?<![\w.#%])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])")
 HEX_RE = re.compile(r"\b0x[0-9A-Fa-f]{4,16}\b")
 DIMS_RE = re.compile(r"tensor<((?:[0-9?]+x)+)")
+OUTPUT_SHAPE_RE = re.compile(r"(output_shape \[)([^\]]*)\]")
 TYPE_RE = re.compile(r"\b(f16|bf16|f32|f64)\b")
 CAUSAL_RE = re.compile(r"#attn\.causal<(\w+)>")
 PRED_RE = re.compile(r"\b(cmpi|cmpf) (\w+)")
@@ -116,6 +117,12 @@ def mutate(text, rng):
                             for d in m.group(1).split("x")[:-1]]
                     return "tensor<" + "".join(d + "x" for d in dims)
                 text = DIMS_RE.sub(repl, text)
+                # The static sizes reshapes spell out follow their types.
+                if new != "?":
+                    text = OUTPUT_SHAPE_RE.sub(
+                        lambda m: m.group(1) + ", ".join(
+                            new if d.strip() == old else d.strip()
+                            for d in m.group(2).split(",")) + "]", text)
         elif kind == 3:
             ms = list(TYPE_RE.finditer(text))
             if ms:
@@ -251,9 +258,15 @@ def main():
         if flag.startswith("--attn-raise") and "attn.attention" in so and \
                 "attn.attention" not in text and in_range(text):
             entries = re.findall(r"func\.func @([\w$]+)\(", text)
+            # The chain rounds to its narrowest type where the fused op
+            # need not: the tolerance of that type (as raise.mlir uses).
+            tol = ([] if not re.search(r"\b(b?f16)\b", text) else
+                   ["--rtol=0.03125", "--atol=0.03125"] if "bf16" in text
+                   else ["--rtol=0.0039", "--atol=0.0039"])
             for entry in entries[:2]:
                 cmd = [runner, case, "--compare-pass=attn-raise",
-                       "--entry=" + entry, "--seed=%d" % rng.randrange(1000)]
+                       "--entry=" + entry,
+                       "--seed=%d" % rng.randrange(1000)] + tol
                 rc, so2, se2 = run(cmd, args.timeout * 4)
                 log = so2 + se2
                 if crashed(rc, se2):
@@ -262,6 +275,7 @@ def main():
                 # the chain NaN (attn-raise's documented refinement).
                 elif "FAIL" in log and "pipeline" not in log and \
                         "cannot run" not in log and \
+                        "invocation failed" not in log and \
                         not re.search(r"expected -?nan", log):
                     report("mismatch", text, cmd[:1] + cmd[2:],
                            log[-400:].replace("\n", " | "))
