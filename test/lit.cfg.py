@@ -19,7 +19,11 @@ config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%attn_libs", config.attn_lib_dir))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The sanitizer build (scripts/test.sh --sanitize) passes its runtime and
+# options to every test process.
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "LD_PRELOAD", "ASAN_OPTIONS",
+                                     "UBSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 # Debian installs the LLVM tools unsuffixed in /usr/lib/llvm-22/bin.

@@ -17,10 +17,15 @@
 #include "Manifest.h"
 #include "Plan.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <limits>
+#include <random>
 #include <string>
 
 #include <sys/stat.h>
@@ -1383,13 +1388,156 @@ int runLaunchMulti(const std::string &manifest) {
   return 0;
 }
 
+/// The C API fuzzed with random descriptors through the fake driver: each
+/// call starts from a valid forward or decode call and gets a few random
+/// mutations (null or misaligned pointers, ranks, negative, zero or huge
+/// sizes and strides, bad enums, outputs overlapping inputs, odd options,
+/// split counts and workspaces). Every call must return a status, with a
+/// message when it is not ATTN_OK; a crash or a sanitizer report fails.
+int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
+  attn_module *module = nullptr;
+  attn_status s = attn_module_load(manifest.c_str(), &module);
+  report("load", s);
+  if (s != ATTN_OK)
+    return 1;
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t n) {
+    return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+  };
+  const int64_t sizes[] = {0,         1,         -1,       2,    7,
+                           16,        77,        128,      1000, 1 << 20,
+                           INT32_MAX, INT64_MAX, INT64_MIN};
+  auto anySize = [&] { return sizes[pick(std::size(sizes))]; };
+  auto mutateTensor = [&](attn_tensor &t) {
+    switch (pick(8)) {
+    case 0:
+      t.data =
+          pick(2) ? nullptr : reinterpret_cast<void *>(0x100001 + pick(15));
+      break;
+    case 1:
+      t.rank = static_cast<int32_t>(pick(7)) - 1;
+      break;
+    case 2:
+      t.shape[pick(4)] = anySize();
+      break;
+    case 3:
+      t.strides[pick(4)] = anySize();
+      break;
+    case 4:
+      t.dtype = static_cast<attn_dtype>(pick(8) - 2);
+      break;
+    case 5:
+      for (int d = 0; d < 4; ++d)
+        t.strides[d] = 0;
+      break;
+    case 6:
+      t.shape[pick(4)] += pick(3) - 1;
+      break;
+    default:
+      t.data = reinterpret_cast<void *>(kQ); // overlaps q
+      break;
+    }
+  };
+  auto mutateOptions = [&](attn_options &o, attn_tensor &mask) {
+    switch (pick(6)) {
+    case 0:
+      o.scale = std::numeric_limits<float>::quiet_NaN();
+      break;
+    case 1:
+      o.scale = pick(2) ? std::numeric_limits<float>::infinity() : 1e-45f;
+      break;
+    case 2:
+      o.causal = static_cast<attn_causal>(pick(6) - 1);
+      break;
+    case 3:
+      o.window = anySize();
+      o.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+      break;
+    case 4:
+      mask = maskOf(pick(2) ? ATTN_BOOL : ATTN_BF16, 2, 1, 77, 1000);
+      mutateTensor(mask);
+      o.mask = &mask;
+      break;
+    default:
+      o.mask = &mask;
+      mask = maskOf(ATTN_F16, anySize(), 1, 77, 1000);
+      break;
+    }
+  };
+  int64_t served = 0, rejected = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    attn_status status;
+    if (pick(2)) {
+      ForwardArgs a;
+      attn_tensor *targets[] = {&a.q, &a.k, &a.v, &a.o, &a.lse};
+      for (int64_t m = 1 + pick(3); m > 0; --m) {
+        if (pick(4) == 0)
+          mutateOptions(a.options, mask);
+        else
+          mutateTensor(*targets[pick(5)]);
+      }
+      bool noOptions = pick(8) == 0, noLse = pick(4) == 0;
+      status = attn_forward(module, pick(16) ? &a.q : nullptr, &a.k, &a.v, &a.o,
+                            noLse ? nullptr : &a.lse,
+                            noOptions ? nullptr : &a.options, nullptr);
+    } else {
+      DecodeArgs a(1 + pick(8), pick(2) ? 8 : 32, 1 + pick(70000));
+      attn_tensor *targets[] = {&a.q, &a.k, &a.v, &a.o, &a.lse};
+      for (int64_t m = 1 + pick(3); m > 0; --m) {
+        switch (pick(6)) {
+        case 0:
+          mutateOptions(a.options, mask);
+          break;
+        case 1:
+          a.splits = anySize();
+          break;
+        case 2:
+          a.workspaceBytes = anySize();
+          break;
+        case 3:
+          a.workspace = pick(2) ? 0 : kWorkspace + 1 + pick(15);
+          break;
+        default:
+          mutateTensor(*targets[pick(5)]);
+          break;
+        }
+      }
+      int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, a.splits);
+      int64_t splits = 0;
+      (void)attn_decode_splits(module, &a.q, &a.k, &a.v, &a.options, a.splits,
+                               &splits);
+      status = attn_decode(module, &a.q, &a.k, &a.v, &a.o, &a.lse, &a.options,
+                           a.splits, reinterpret_cast<void *>(a.workspace),
+                           pick(2) ? bytes : a.workspaceBytes, nullptr);
+    }
+    if (status == ATTN_OK) {
+      ++served;
+    } else {
+      ++rejected;
+      const char *message = attn_last_error();
+      if (!message || !*message) {
+        std::printf("call %lld: status %d without a message\n",
+                    static_cast<long long>(n), static_cast<int>(status));
+        return 1;
+      }
+    }
+  }
+  attn_module_destroy(module);
+  std::printf("fuzz: %lld calls, %lld served, %lld rejected\n",
+              static_cast<long long>(cases), static_cast<long long>(served),
+              static_cast<long long>(rejected));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|load DIR|"
-                 "launch FILE|launch-tma FILE|launch-multi FILE\n",
+                 "launch FILE|launch-tma FILE|launch-multi FILE|"
+                 "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
   }
@@ -1414,6 +1562,9 @@ int main(int argc, char **argv) {
     return runLaunchTma(argv[2]);
   if (what == "launch-multi" && argc == 3)
     return runLaunchMulti(argv[2]);
+  if (what == "fuzz" && argc == 5)
+    return runFuzz(argv[2], std::atoll(argv[3]),
+                   std::strtoull(argv[4], nullptr, 10));
   std::fprintf(stderr, "unknown or incomplete command '%s'\n", what.c_str());
   return 2;
 }
