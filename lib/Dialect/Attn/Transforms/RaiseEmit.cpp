@@ -401,17 +401,17 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
   }
   Value mask;
   if (chain.mask) {
-    // Broadcasting aligns the mask right: leading dims it does not depend
-    // on need not be there.
-    // It varies over all head dims or none.
+    // The mask's heads are the op's, merged like the operands', or none.
     ArrayRef<unsigned> heads = headDims(space);
     int64_t mentioned = llvm::count_if(
         heads, [&](unsigned h) { return viewMentions(chain.mask->view, h); });
     if (mentioned != 0 && mentioned != static_cast<int64_t>(heads.size())) {
-      reason = "the mask varies over the key/value heads but not over the "
-               "query heads of each";
+      reason = "the mask varies over some of the dims the heads merge, not "
+               "all";
       return failure();
     }
+    // Broadcasting aligns the mask right: leading dims it does not depend
+    // on need not be there.
     SmallVector<int> order;
     for (unsigned b : space.batch)
       if (!order.empty() || viewMentions(chain.mask->view, b))
@@ -455,10 +455,10 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
   // The LSE, [B, H..., Sq] in logical dims.
   SmallVector<int> lseOrder(oOrder.begin(), oOrder.end());
   lseOrder.pop_back();
-  if (layout == Layout::BSHD)
+  if (layout == Layout::BSHD) {
     llvm::erase(lseOrder, static_cast<int>(space.query));
-  if (layout == Layout::BSHD)
     lseOrder.push_back(space.query);
+  }
   SmallVector<int64_t> lseShape;
   for (int d : lseOrder)
     lseShape.push_back(d < 0 ? 1 : space.size(d));
