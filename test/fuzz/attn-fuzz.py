@@ -47,6 +47,9 @@ PASSES = [
     "--attn-to-llvm",
     "--attn-to-gpu=chip=sm_80",
     "--attn-to-gpu=chip=sm_90a",
+    "--attn-to-ptx=chip=sm_80",
+    "--attn-to-ptx=chip=sm_90a",
+    "--attn-to-llvm=tile-target=sm_90a",
 ]
 
 NUMBERS = ["0", "1", "-1", "2", "3", "7", "16", "63", "64", "65", "129",
