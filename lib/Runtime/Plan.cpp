@@ -182,6 +182,14 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: scale = %g is not finite (<= 0 picks 1/sqrt(D))", api,
                  static_cast<double>(opt.scale));
+  // The kernels divide the mask by the scale and multiply the scores by
+  // it: beyond 2^+-64 (docs/Limits.md) either overflows.
+  if (opt.scale > 0 && (static_cast<double>(opt.scale) < std::ldexp(1.0, -64) ||
+                        static_cast<double>(opt.scale) > std::ldexp(1.0, 64)))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: scale = %g is outside [2^-64, 2^64] (<= 0 picks "
+                 "1/sqrt(D))",
+                 api, static_cast<double>(opt.scale));
   double scale = opt.scale > 0
                      ? static_cast<double>(opt.scale)
                      : 1.0 / std::sqrt(static_cast<double>(p.headDim));

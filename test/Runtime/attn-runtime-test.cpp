@@ -698,6 +698,12 @@ int runForward() {
   a = ForwardArgs();
   a.options.scale = INFINITY;
   forwardCase(m, "scale-inf", a);
+  a = ForwardArgs();
+  a.options.scale = 1e-30f;
+  forwardCase(m, "scale-tiny", a);
+  a = ForwardArgs();
+  a.options.scale = 1e30f;
+  forwardCase(m, "scale-huge", a);
   return 0;
 }
 
