@@ -382,6 +382,24 @@ func.func @combine_dynamic_head_dim(%po: tensor<4x8x32x1x?xf32>, %pl: tensor<4x8
 
 // -----
 
+// Zero heads or a zero value dim: nothing to combine (attn-tile would tile
+// a value dim of 0 in 8-column tiles).
+func.func @combine_zero_value_dim(%po: tensor<2x1x4x1x0xf32>, %pl: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a non-zero head count and value dim, got Hq = 4 and Dv = 0}}
+  %o = attn.combine %po, %pl : tensor<2x1x4x1x0xf32>, tensor<2x1x4x1xf32> -> tensor<1x4x1x0xf16>
+  return
+}
+
+// -----
+
+func.func @combine_zero_heads(%po: tensor<2x1x0x1x8xf32>, %pl: tensor<2x1x0x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a non-zero head count and value dim, got Hq = 0 and Dv = 8}}
+  %o = attn.combine %po, %pl : tensor<2x1x0x1x8xf32>, tensor<2x1x0x1xf32> -> tensor<1x0x1x8xf16>
+  return
+}
+
+// -----
+
 func.func @combine_partial_lse_shape(%po: tensor<4x8x32x1x128xf32>, %pl: tensor<2x8x32x1xf32>) {
   // expected-error @+1 {{'attn.combine' op 'partial_lse' must have shape [4, 8, 32, 1] (the leading dims of 'partial_output', f32), got [2, 8, 32, 1]}}
   %o = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<2x8x32x1xf32> -> tensor<8x32x1x128xf32>

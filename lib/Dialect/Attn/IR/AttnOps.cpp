@@ -288,6 +288,12 @@ LogicalResult CombineOp::verify() {
                             "and head dim, got shape "
                          << formatShape(poType.getShape());
   ArrayRef<int64_t> po = poType.getShape();
+  // As for the attention ops: zero heads or a zero value dim leave nothing
+  // to combine, and the lowerings tile the value dim.
+  if (po[2] == 0 || po[4] == 0)
+    return emitOpError() << "'partial_output' must have a non-zero head "
+                            "count and value dim, got Hq = "
+                         << po[2] << " and Dv = " << po[4];
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
                           po.drop_back(), f32,
                           "the leading dims of 'partial_output', f32")))
