@@ -166,6 +166,24 @@ func.func @zero_value_dim(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>
 
 // -----
 
+// Head dims are bounded (2^16): the lowerings multiply them by tile sizes
+// and element sizes in int64.
+func.func @head_dim_too_large(%q: tensor<1x1x4x9223372036854775807xf32>, %k: tensor<1x1x4x9223372036854775807xf32>, %v: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op head dims must be at most 65536, got D = 9223372036854775807 and Dv = 8}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x4x9223372036854775807xf32>, tensor<1x1x4x9223372036854775807xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @value_dim_too_large(%q: tensor<1x1x4x8xf16>, %k: tensor<1x1x4x8xf16>, %v: tensor<1x1x4x65537xf16>) {
+  // expected-error @+1 {{'attn.attention_grad' op head dims must be at most 65536, got D = 8 and Dv = 65537}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %v, %v, %v : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16> -> tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x65537xf16>
+  return
+}
+
+// -----
+
 func.func @mask_element_type(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>, %m: tensor<128x128xi8>) {
   // expected-error @+1 {{'attn.attention' op 'mask' element type must be f16, bf16, f32 (additive) or i1 (keep where true), got 'i8'}}
   %o = attn.attention %q, %k, %v mask(%m : tensor<128x128xi8>) : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
@@ -395,6 +413,14 @@ func.func @combine_zero_value_dim(%po: tensor<2x1x4x1x0xf32>, %pl: tensor<2x1x4x
 func.func @combine_zero_heads(%po: tensor<2x1x0x1x8xf32>, %pl: tensor<2x1x0x1xf32>) {
   // expected-error @+1 {{'attn.combine' op 'partial_output' must have a non-zero head count and value dim, got Hq = 0 and Dv = 8}}
   %o = attn.combine %po, %pl : tensor<2x1x0x1x8xf32>, tensor<2x1x0x1xf32> -> tensor<1x0x1x8xf16>
+  return
+}
+
+// -----
+
+func.func @combine_value_dim_too_large(%po: tensor<2x1x4x1x70000xf32>, %pl: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' value dim must be at most 65536, got Dv = 70000}}
+  %o = attn.combine %po, %pl : tensor<2x1x4x1x70000xf32>, tensor<2x1x4x1xf32> -> tensor<1x4x1x70000xf16>
   return
 }
 

@@ -174,6 +174,10 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
   if (dims.headDim == 0 || dims.valueDim == 0)
     return op->emitOpError() << "head dims must be non-zero, got D = "
                              << dims.headDim << " and Dv = " << dims.valueDim;
+  if (dims.headDim > kMaxHeadDim || dims.valueDim > kMaxHeadDim)
+    return op->emitOpError()
+           << "head dims must be at most " << kMaxHeadDim
+           << ", got D = " << dims.headDim << " and Dv = " << dims.valueDim;
 
   if (mask) {
     auto mType = cast<RankedTensorType>(mask.getType());
@@ -294,6 +298,9 @@ LogicalResult CombineOp::verify() {
     return emitOpError() << "'partial_output' must have a non-zero head "
                             "count and value dim, got Hq = "
                          << po[2] << " and Dv = " << po[4];
+  if (po[4] > kMaxHeadDim)
+    return emitOpError() << "'partial_output' value dim must be at most "
+                         << kMaxHeadDim << ", got Dv = " << po[4];
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
                           po.drop_back(), f32,
                           "the leading dims of 'partial_output', f32")))

@@ -29,6 +29,12 @@ inline unsigned getSeqDim(Layout layout) {
   return layout == Layout::BHSD ? 2 : 1;
 }
 
+/// The largest head dim D and value head dim Dv an attn op may have. Tiles
+/// are [rows, D] buffers and every lowering multiplies D by tile sizes and
+/// element sizes in int64; 2^16 keeps those products far from overflow.
+/// (The GPU kernels take D, Dv up to 256.)
+constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
+
 /// The logical sizes of an attention problem (ShapedType::kDynamic where the
 /// IR leaves them dynamic).
 struct AttentionDims {
