@@ -623,3 +623,34 @@ func.func @into_buffers(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: 
   bufferization.materialize_in_destination %l in restrict writable %lse : (tensor<?x4x?xf32>, memref<?x4x?xf32>) -> ()
   return
 }
+
+// -----
+
+// A result more or less static than the operands (the verifier allows
+// either): each result buffer has the declared type, its dynamic sizes the
+// operands' (constants here, folded into a static buffer and a cast), and
+// the result is that buffer's tensor, with no cast after it.
+
+// CHECK-LABEL: func.func @result_types(
+// CHECK:         %[[O:.+]] = memref.alloc() : memref<1x4x77x64xf16>
+// CHECK-NEXT:    %[[OC:.+]] = memref.cast %[[O]] : memref<1x4x77x64xf16> to memref<?x4x?x64xf16>
+// CHECK:         %[[L:.+]] = memref.alloc() : memref<1x4x77xf32>
+// CHECK-NEXT:    %[[LC:.+]] = memref.cast %[[L]] : memref<1x4x77xf32> to memref<1x4x?xf32>
+// CHECK:         %[[OT:.+]] = bufferization.to_tensor %[[OC]] restrict writable : memref<?x4x?x64xf16> to tensor<?x4x?x64xf16>
+// CHECK:         %[[LT:.+]] = bufferization.to_tensor %[[LC]] restrict writable : memref<1x4x?xf32> to tensor<1x4x?xf32>
+// CHECK:         return %[[OT]], %[[LT]] : tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+func.func @result_types(%q: tensor<1x4x77x64xf16>, %k: tensor<1x4x129x64xf16>, %v: tensor<1x4x129x64xf16>) -> (tensor<?x4x?x64xf16>, tensor<1x4x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<1x4x77x64xf16>, tensor<1x4x129x64xf16>, tensor<1x4x129x64xf16> -> tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+  return %o, %lse : tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @result_types_static(
+// CHECK:         %[[O:.+]] = memref.alloc() : memref<1x4x77x64xf16>
+// CHECK:         %[[OT:.+]] = bufferization.to_tensor %[[O]] restrict writable : memref<1x4x77x64xf16> to tensor<1x4x77x64xf16>
+// CHECK:         return %[[OT]] : tensor<1x4x77x64xf16>
+func.func @result_types_static(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>) -> tensor<1x4x77x64xf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<1x4x77x64xf16>
+  return %o : tensor<1x4x77x64xf16>
+}
