@@ -32,6 +32,8 @@ struct Shape {
   std::optional<int64_t> window;
   int64_t group() const { return hq / hkv; }
   int64_t offset() const { return causal == CausalKind::BottomRight ? sk - sq : 0; }
+  /// The window as tile::getProblem clamps it.
+  int64_t windowSize() const { return std::min(*window, sq + sk); }
 
   /// Mirrors tile::visibleKeys.
   std::pair<int64_t, int64_t> visibleKeys(int64_t iLo, int64_t iHi) const {
@@ -40,7 +42,7 @@ struct Shape {
       return {begin, end};
     end = std::max<int64_t>(0, std::min(end, iHi + offset() + 1));
     if (window)
-      begin = std::max(begin, iLo + offset() - *window);
+      begin = std::max(begin, iLo + offset() - windowSize());
     return {begin, end};
   }
   /// Mirrors tile::visibleQueries.
@@ -50,7 +52,7 @@ struct Shape {
       return {begin, end};
     begin = std::min(end, std::max(begin, jLo - offset()));
     if (window)
-      end = std::max(begin, std::min(end, jHi - offset() + *window + 1));
+      end = std::max(begin, std::min(end, jHi - offset() + windowSize() + 1));
     return {begin, end};
   }
 };
