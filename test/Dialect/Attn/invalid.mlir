@@ -184,6 +184,24 @@ func.func @value_dim_too_large(%q: tensor<1x1x4x8xf16>, %k: tensor<1x1x4x8xf16>,
 
 // -----
 
+// Operands and results hold at most 2^48 elements (their static dims), so
+// that every index and size the lowerings derive from them fits int64.
+func.func @too_many_elements(%q: tensor<1x1x1099511627776x1024xf16>, %k: tensor<1x1x8x1024xf16>, %v: tensor<1x1x8x1024xf16>) {
+  // expected-error @+1 {{'attn.attention' op operand #0 of type 'tensor<1x1x1099511627776x1024xf16>' holds more than 2^48 = 281474976710656 elements (its static dims), the most an attn op takes}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x1099511627776x1024xf16>, tensor<1x1x8x1024xf16>, tensor<1x1x8x1024xf16> -> tensor<1x1x1099511627776x1024xf16>
+  return
+}
+
+// -----
+
+func.func @too_many_result_elements(%q: tensor<?x1x?x1024xf16>, %k: tensor<?x1x?x1024xf16>, %v: tensor<?x1x?x1024xf16>) {
+  // expected-error @+1 {{'attn.attention' op result #0 of type 'tensor<9223372036854775807x1x9223372036854775807x1024xf16>' holds more than 2^48}}
+  %o = attn.attention %q, %k, %v : tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16> -> tensor<9223372036854775807x1x9223372036854775807x1024xf16>
+  return
+}
+
+// -----
+
 func.func @mask_element_type(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>, %m: tensor<128x128xi8>) {
   // expected-error @+1 {{'attn.attention' op 'mask' element type must be f16, bf16, f32 (additive) or i1 (keep where true), got 'i8'}}
   %o = attn.attention %q, %k, %v mask(%m : tensor<128x128xi8>) : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>

@@ -60,6 +60,10 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLowestF32 = -3.40282346638528859812e+38;
+/// Why a chain with a tensor past attn's element limit stays unfused.
+constexpr const char *kTooManyElements =
+    "a tensor in the chain holds more than 2^48 elements, the most an attn "
+    "op takes";
 
 //===----------------------------------------------------------------------===//
 // Logical index space and views
@@ -510,6 +514,8 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
     return fail("a chain value is not a ranked tensor");
   if (!type.hasStaticShape())
     return fail("dynamic shapes are not supported");
+  if (!getStaticElementCount(type))
+    return fail(kTooManyElements);
   if (type.getNumElements() == 0)
     return fail("a tensor in the chain has a zero-sized dimension");
   if (static_cast<int64_t>(view.size()) != type.getRank())
@@ -1616,6 +1622,10 @@ LogicalResult checkShapes(ValueRange values, std::string &reason) {
     auto t = cast<RankedTensorType>(v.getType());
     if (!t.hasStaticShape()) {
       reason = "dynamic shapes are not supported";
+      return failure();
+    }
+    if (!getStaticElementCount(t)) {
+      reason = kTooManyElements;
       return failure();
     }
     if (t.getNumElements() == 0) {
