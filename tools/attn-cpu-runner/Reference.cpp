@@ -40,7 +40,7 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
     if (p.maskKind == MaskKind::Boolean && p.mask[m] == 0)
       v = kNegInf;
     if (p.causal != Causal::None) {
-      if (j > diag || (p.window >= 0 && j < diag - p.window))
+      if (j > diag || (p.window >= 0 && diag - j > p.window))
         v = kNegInf;
     }
     s[j] = v;

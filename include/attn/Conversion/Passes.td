@@ -62,7 +62,10 @@ def AttnTilePass : Pass<"attn-tile"> {
     choose; explicit values win. `smem-budget` is the shared memory the
     tiles of one loop nest may take (227 KiB, a CTA's limit on sm_80 and
     sm_90, by default); automatic key/value tiles shrink to fit it, explicit
-    tiles that exceed it are an error. `report` attaches a remark to every
+    tiles that exceed it are an error. The options are checked as the pass
+    starts: `block-q` and `block-kv` at most 1024, `stages` at most 16,
+    `warps` at most 32, `smem-budget` from 1 to 2^30 bytes
+    (docs/Limits.md). `report` attaches a remark to every
     op with its schedule, the shared memory it takes and, for static
     shapes, the HBM bytes and matmul FLOPs of the tiling next to those of
     standard attention, which materialises S and P (in the element type) in
@@ -77,15 +80,19 @@ def AttnTilePass : Pass<"attn-tile"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per tile (0: the cost model's choice)">,
+           "Query rows per tile, at most 1024 (0: the cost model's "
+           "choice)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
-           "Keys per tile (0: the cost model's choice)">,
+           "Keys per tile, at most 1024 (0: the cost model's choice)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "Key/value tiles in flight (0: the cost model's choice, 3)">,
+           "Key/value tiles in flight, at most 16 (0: the cost model's "
+           "choice, 3)">,
     Option<"warps", "warps", "int64_t", /*default=*/"0",
-           "Warps of one CTA on a GPU (0: the cost model's choice)">,
+           "Warps of one CTA on a GPU, at most 32 (0: the cost model's "
+           "choice)">,
     Option<"smemBudget", "smem-budget", "int64_t", /*default=*/"232448",
-           "Bytes of workgroup memory the tiles of one loop nest may use">,
+           "Bytes of workgroup memory the tiles of one loop nest may use, "
+           "1 to 2^30">,
     Option<"memorySpace", "memory-space", "std::string",
            /*default=*/"\"#gpu.address_space<workgroup>\"",
            "Memory space of the Q/K/V/dO tile buffers (an attribute, or "
@@ -166,15 +173,16 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
                            "vector::VectorDialect"];
   let options = [
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
-           "Keys per K/V tile, a multiple of 16; 0 picks 32 for forward "
-           "kernels with two m-tiles and D > 64 (register budget), else 64">,
+           "Keys per K/V tile, a multiple of 16 up to 1024; 0 picks 32 for "
+           "forward kernels with two m-tiles and D > 64 (register budget), "
+           "else 64">,
     Option<"warps", "warps", "int64_t", /*default=*/"0",
-           "Warps per CTA; 0 picks 8 for causal forward kernels with D > 64 "
-           "and no mask operand, else 4">,
+           "Warps per CTA, at most 8; 0 picks 8 for causal forward kernels "
+           "with D > 64 and no mask operand, else 4">,
     Option<"mTiles", "m-tiles", "int64_t", /*default=*/"0",
-           "16-row MMA tiles per warp in forward kernels; 0 picks 1 for "
-           "causal kernels with D > 64, else 2 (decode, and forward with a "
-           "mask operand, always use 1)">,
+           "16-row MMA tiles per warp in forward kernels, 1 or 2; 0 picks 1 "
+           "for causal kernels with D > 64, else 2 (decode, and forward with "
+           "a mask operand, always use 1)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit attn-tile's report (schedule, shared memory, HBM bytes and "
            "FLOPs) for the kernel of every op, as a remark">,

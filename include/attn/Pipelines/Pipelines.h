@@ -18,15 +18,17 @@ struct AttnToPTXPipelineOptions
       llvm::cl::init("sm_90a")};
   PassOptions::Option<int64_t> blockKV{
       *this, "block-kv",
-      llvm::cl::desc("Keys per K/V tile (0: chosen from the head dim)"),
+      llvm::cl::desc("Keys per K/V tile, a multiple of 16 up to 1024 (0: "
+                     "chosen from the head dim)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> warps{
-      *this, "warps", llvm::cl::desc("Warps per CTA (0: chosen per kernel)"),
+      *this, "warps",
+      llvm::cl::desc("Warps per CTA, at most 8 (0: chosen per kernel)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> mTiles{
       *this, "m-tiles",
-      llvm::cl::desc("16-row MMA tiles per warp, forward kernels (0: chosen "
-                     "per kernel)"),
+      llvm::cl::desc("16-row MMA tiles per warp, forward kernels, 1 or 2 (0: "
+                     "chosen per kernel)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> report{
       *this, "report",
@@ -47,16 +49,16 @@ struct AttnToLLVMPipelineOptions
     : public PassPipelineOptions<AttnToLLVMPipelineOptions> {
   PassOptions::Option<int64_t> blockQ{
       *this, "block-q",
-      llvm::cl::desc("attn-tile query tile (0: automatic)"),
+      llvm::cl::desc("attn-tile query tile, at most 1024 (0: automatic)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockKV{
       *this, "block-kv",
-      llvm::cl::desc("attn-tile key/value tile (0: automatic)"),
+      llvm::cl::desc("attn-tile key/value tile, at most 1024 (0: automatic)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> smemBudget{
       *this, "smem-budget",
-      llvm::cl::desc("attn-tile workgroup memory budget in bytes; it picks "
-                     "the automatic tiles as on a GPU"),
+      llvm::cl::desc("attn-tile workgroup memory budget in bytes, 1 to 2^30; "
+                     "it picks the automatic tiles as on a GPU"),
       llvm::cl::init(232448)};
   PassOptions::Option<std::string> tileTarget{
       *this, "tile-target",

@@ -271,6 +271,24 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The options are requests to attn-tile's cost model, checked here
+    // against the kernels' own limits so that nothing computed from them
+    // (block-q = m-tiles x 16 x warps, threads, shared memory) overflows.
+    bool badOption = false;
+    auto checkRange = [&](StringRef name, int64_t value, int64_t hi,
+                          StringRef meaning) {
+      if (value >= 0 && value <= hi)
+        return;
+      module.emitError() << "attn-to-gpu: " << name << " = " << value
+                         << " is out of range [0, " << hi << "] (" << meaning
+                         << "; 0: automatic)";
+      badOption = true;
+    };
+    checkRange("block-kv", blockKV, kMaxTileBlock, "keys per K/V tile");
+    checkRange("warps", warps, 8, "warps per CTA");
+    checkRange("m-tiles", mTiles, 2, "16-row MMA tiles per warp");
+    if (badOption)
+      return signalPassFailure();
     std::optional<TileTarget> target = parseChip(chip);
     if (!target) {
       module.emitError("attn-to-gpu: chip must be one of sm_80, sm_86, "

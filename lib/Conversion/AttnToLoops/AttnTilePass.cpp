@@ -115,18 +115,25 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    if (blockQ < 0 || blockKV < 0 || stages < 0 || warps < 0 ||
-        smemBudget <= 0) {
-      root->emitError() << "attn-tile: block-q, block-kv, stages and warps "
-                           "must be >= 0 (0: automatic) and smem-budget > 0, "
-                           "got block-q = "
-                        << static_cast<int64_t>(blockQ) << ", block-kv = "
-                        << static_cast<int64_t>(blockKV) << ", stages = "
-                        << static_cast<int64_t>(stages) << ", warps = "
-                        << static_cast<int64_t>(warps) << ", smem-budget = "
-                        << static_cast<int64_t>(smemBudget);
+    // Options are checked where they enter: within these ranges no size the
+    // cost model and the loops compute from them overflows.
+    bool badOption = false;
+    auto checkRange = [&](StringRef name, int64_t value, int64_t lo, int64_t hi,
+                          StringRef meaning) {
+      if (value >= lo && value <= hi)
+        return;
+      root->emitError() << "attn-tile: " << name << " = " << value
+                        << " is out of range [" << lo << ", " << hi << "] ("
+                        << meaning << ")";
+      badOption = true;
+    };
+    checkRange("block-q", blockQ, 0, kMaxTileBlock, "rows; 0: automatic");
+    checkRange("block-kv", blockKV, 0, kMaxTileBlock, "keys; 0: automatic");
+    checkRange("stages", stages, 0, kMaxTileStages, "0: automatic");
+    checkRange("warps", warps, 0, kMaxTileWarps, "0: automatic");
+    checkRange("smem-budget", smemBudget, 1, kMaxSmemBudget, "bytes");
+    if (badOption)
       return signalPassFailure();
-    }
     FailureOr<Attribute> space = parseMemorySpace(root);
     if (failed(space))
       return signalPassFailure();

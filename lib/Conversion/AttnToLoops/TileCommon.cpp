@@ -342,12 +342,17 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
                      : ix.c(0);
   if (p.causal != CausalKind::None) {
     int64_t window = p.window ? *p.window : -1;
-    p.windowSize =
+    Value windowSize =
         kernel ? Value(TileParamOp::create(b, loc, b.getIndexType(),
                                            b.getStringAttr("window"),
                                            b.getIndexAttr(window)))
                : ix.c(window);
-    p.hasWindow = ix.cmp(arith::CmpIPredicate::sge, p.windowSize, ix.c(0));
+    p.hasWindow = ix.cmp(arith::CmpIPredicate::sge, windowSize, ix.c(0));
+    // Every diagonal lies below max(Sq, Sk), so a window of Sq + Sk keys
+    // hides nothing that a wider one would not: clamped there, the window
+    // arithmetic (diag - window, j - offset + window) cannot overflow, even
+    // for windows near INT64_MAX.
+    p.windowSize = ix.min(windowSize, ix.add(p.querySeq, p.keySeq));
   }
   FloatAttr scaleLog2 = b.getF32FloatAttr(p.scale * kLog2e);
   p.scaleLog2 = kernel ? Value(TileParamOp::create(

@@ -209,8 +209,9 @@ struct Problem : AttentionConfig {
   Value group;
   /// Key index of the causal diagonal of query 0: 0 or Sk - Sq.
   Value diagOffset;
-  /// The sliding window (index, < 0: none) and whether there is one (i1);
-  /// set with a causal kind only.
+  /// The sliding window (index, < 0: none; at most Sq + Sk, which hides
+  /// the same keys as any wider window) and whether there is one (i1); set
+  /// with a causal kind only.
   Value windowSize, hasWindow;
   /// scale * log2(e), f32.
   Value scaleLog2;

@@ -13,6 +13,7 @@
 #include "TileCommon.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -32,6 +33,8 @@ struct Shape {
   std::optional<int64_t> window;
   int64_t group() const { return hq / hkv; }
   int64_t offset() const { return causal == CausalKind::BottomRight ? sk - sq : 0; }
+  /// The window as tile::getProblem clamps it.
+  int64_t windowSize() const { return std::min(*window, sq + sk); }
 
   /// Mirrors tile::visibleKeys.
   std::pair<int64_t, int64_t> visibleKeys(int64_t iLo, int64_t iHi) const {
@@ -40,7 +43,7 @@ struct Shape {
       return {begin, end};
     end = std::max<int64_t>(0, std::min(end, iHi + offset() + 1));
     if (window)
-      begin = std::max(begin, iLo + offset() - *window);
+      begin = std::max(begin, iLo + offset() - windowSize());
     return {begin, end};
   }
   /// Mirrors tile::visibleQueries.
@@ -50,17 +53,31 @@ struct Shape {
       return {begin, end};
     begin = std::min(end, std::max(begin, jLo - offset()));
     if (window)
-      end = std::max(begin, std::min(end, jHi - offset() + *window + 1));
+      end = std::max(begin, std::min(end, jHi - offset() + windowSize() + 1));
     return {begin, end};
   }
 };
 
-/// Visits the tiles of keys [begin, end): `visit(cols)`.
-template <typename Fn>
-void forTiles(int64_t begin, int64_t end, int64_t block, Fn visit) {
-  for (int64_t j0 = begin; j0 < end; j0 += block)
-    visit(std::min(block, end - j0));
+/// ceil(a / b) for a >= 0, b > 0.
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return static_cast<int64_t>(llvm::divideCeil(a, b));
 }
+
+/// The tiles of `block` keys (or queries) that cover [begin, end): how
+/// many, and the keys they hold (the last tile may be short).
+struct Span {
+  double tiles = 0, keys = 0;
+};
+Span spanOf(int64_t begin, int64_t end, int64_t block) {
+  if (end <= begin)
+    return {};
+  return {static_cast<double>(ceilDiv(end - begin, block)),
+          static_cast<double>(end - begin)};
+}
+
+/// The outer tiles the counts below walk one by one, at most; past it the
+/// report says the traffic was not counted rather than take minutes.
+constexpr int64_t kMaxCountedTiles = int64_t(1) << 20;
 } // namespace
 
 template <typename OpTy>
@@ -83,40 +100,50 @@ static std::optional<Shape> getShape(OpTy op) {
   return s;
 }
 
+// The counts are in double from the first product on: the shapes' products
+// (B Hq Sq Sk, times D) need not fit int64.
+
 /// Unfused forward attention: Q, K, V read, S written, read, P written,
 /// read, O (and LSE) written.
 static Cost standardForward(const Shape &s, bool withLse) {
-  double heads = s.batch * s.hq, e = s.elementBytes;
+  double heads = double(s.batch) * s.hq, e = s.elementBytes;
   double scores = heads * s.sq * s.sk;
   Cost c;
   c.bytes = heads * s.sq * (s.d + s.dv) * e +
-            s.batch * s.hkv * s.sk * (s.d + s.dv) * e + 4 * scores * e +
+            double(s.batch) * s.hkv * s.sk * (s.d + s.dv) * e + 4 * scores * e +
             scores * s.maskBytes + (withLse ? heads * s.sq * 4 : 0);
   c.flops = 2 * scores * (s.d + s.dv);
   return c;
 }
 
-static Cost tiledForward(const Shape &s, const AttnTileSizes &t, bool withLse) {
+static std::optional<Cost> tiledForward(const Shape &s, const AttnTileSizes &t,
+                                        bool withLse) {
+  if (ceilDiv(s.sq, t.blockQ) > kMaxCountedTiles)
+    return std::nullopt;
   double e = s.elementBytes;
-  double heads = s.batch * s.hq;
+  double heads = double(s.batch) * s.hq;
   Cost perHead;
   for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
-    int64_t rows = std::min(t.blockQ, s.sq - q0);
-    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + rows - 1);
-    perHead.bytes += rows * s.d * e + rows * s.dv * e + (withLse ? rows * 4 : 0);
-    forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
-      perHead.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
-      perHead.flops += 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
-    });
+    double rows = std::min(t.blockQ, s.sq - q0);
+    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
+    Span keys = spanOf(jBegin, jEnd, t.blockKV);
+    perHead.bytes += rows * (s.d + s.dv) * e + (withLse ? rows * 4 : 0) +
+                     keys.keys * (s.d + s.dv) * e +
+                     rows * keys.keys * s.maskBytes;
+    perHead.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
   }
-  return {perHead.bytes * heads, perHead.flops * heads};
+  return Cost{perHead.bytes * heads, perHead.flops * heads};
 }
 
-static Cost tiledPartial(const Shape &s, const AttnTileSizes &t,
-                         int64_t splits) {
-  double e = s.elementBytes;
+static std::optional<Cost> tiledPartial(const Shape &s, const AttnTileSizes &t,
+                                        int64_t splits) {
   int64_t packed = s.group() * s.sq;
-  int64_t chunk = llvm::divideCeil(s.sk, splits);
+  std::optional<int64_t> visits =
+      llvm::checkedMul(splits, ceilDiv(packed, t.blockQ));
+  if (!visits || *visits > kMaxCountedTiles)
+    return std::nullopt;
+  double e = s.elementBytes;
+  int64_t chunk = ceilDiv(s.sk, splits);
   Cost perGroup;
   for (int64_t n = 0; n < splits; ++n) {
     for (int64_t r0 = 0; r0 < packed; r0 += t.blockQ) {
@@ -127,56 +154,56 @@ static Cost tiledPartial(const Shape &s, const AttnTileSizes &t,
                                           sameHead ? last % s.sq : s.sq - 1);
       jBegin = std::max(jBegin, n * chunk);
       jEnd = std::min({jEnd, n * chunk + chunk, s.sk});
-      perGroup.bytes += rows * s.d * e + rows * (s.dv + 1) * 4;
-      forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
-        perGroup.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
-        perGroup.flops += 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
-      });
+      Span keys = spanOf(jBegin, jEnd, t.blockKV);
+      perGroup.bytes += rows * s.d * e + rows * (s.dv + 1) * 4.0 +
+                        keys.keys * (s.d + s.dv) * e +
+                        double(rows) * keys.keys * s.maskBytes;
+      perGroup.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
     }
   }
-  double groups = s.batch * s.hkv;
-  return {perGroup.bytes * groups, perGroup.flops * groups};
+  double groups = double(s.batch) * s.hkv;
+  return Cost{perGroup.bytes * groups, perGroup.flops * groups};
 }
 
 /// Unfused gradients: Q, K, V, O, dO, LSE read; P read twice (dV, dS), dP
 /// written and read, dS written and read twice (dQ, dK); dQ, dK, dV
 /// written.
 static Cost standardBackward(const Shape &s) {
-  double heads = s.batch * s.hq, e = s.elementBytes;
+  double heads = double(s.batch) * s.hq, e = s.elementBytes;
   double scores = heads * s.sq * s.sk;
   double qSide = heads * s.sq * (s.d + 2 * s.dv) * e + heads * s.sq * 4;
-  double kvSide = s.batch * s.hkv * s.sk * (s.d + s.dv) * e;
+  double kvSide = double(s.batch) * s.hkv * s.sk * (s.d + s.dv) * e;
   Cost c;
   c.bytes = qSide + 2 * kvSide + heads * s.sq * s.d * e + 7 * scores * e;
   c.flops = 4 * scores * (s.d + s.dv);
   return c;
 }
 
-static Cost tiledBackward(const Shape &s, const AttnTileSizes &t,
-                          bool deterministic) {
+static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
+                                         bool deterministic) {
+  if (ceilDiv(s.sk, t.blockKV) > kMaxCountedTiles ||
+      ceilDiv(s.sq, t.blockQ) > kMaxCountedTiles)
+    return std::nullopt;
   double e = s.elementBytes;
-  double heads = s.batch * s.hq, groups = s.batch * s.hkv;
+  double heads = double(s.batch) * s.hq, groups = double(s.batch) * s.hkv;
   Cost c;
   // D = rowsum(dO * O).
   c.bytes += heads * s.sq * (2 * s.dv * e + 4);
   // dK, dV: one pass per key/value tile over the query tiles that see it.
   Cost perGroup;
   for (int64_t j0 = 0; j0 < s.sk; j0 += t.blockKV) {
-    int64_t cols = std::min(t.blockKV, s.sk - j0);
+    double cols = std::min(t.blockKV, s.sk - j0);
     perGroup.bytes += 2 * cols * (s.d + s.dv) * e;
-    auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + cols - 1);
-    for (int64_t q0 = iBegin; q0 < iEnd; q0 += t.blockQ) {
-      int64_t rows = std::min(t.blockQ, iEnd - q0);
-      double step = rows * (s.d + s.dv) * e + rows * 8 +
-                    rows * cols * s.maskBytes;
-      if (!deterministic)
-        step += 2.0 * rows * s.d * 4;
-      perGroup.bytes += s.group() * step;
-      double flops = 4.0 * t.blockQ * t.blockKV * (s.d + s.dv);
-      if (!deterministic)
-        flops += 2.0 * t.blockQ * t.blockKV * s.d;
-      perGroup.flops += s.group() * flops;
-    }
+    auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + int64_t(cols) - 1);
+    Span queries = spanOf(iBegin, iEnd, t.blockQ);
+    double step = queries.keys * ((s.d + s.dv) * e + 8 + cols * s.maskBytes);
+    if (!deterministic)
+      step += 2.0 * queries.keys * s.d * 4;
+    perGroup.bytes += s.group() * step;
+    double flops = 4.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+    if (!deterministic)
+      flops += 2.0 * t.blockQ * t.blockKV * s.d;
+    perGroup.flops += s.group() * queries.tiles * flops;
   }
   c.bytes += perGroup.bytes * groups;
   c.flops += perGroup.flops * groups;
@@ -188,27 +215,33 @@ static Cost tiledBackward(const Shape &s, const AttnTileSizes &t,
   // dQ: one pass per query tile over the key/value tiles it sees.
   Cost perHead;
   for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
-    int64_t rows = std::min(t.blockQ, s.sq - q0);
+    double rows = std::min(t.blockQ, s.sq - q0);
     perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 8;
-    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + rows - 1);
-    forTiles(jBegin, jEnd, t.blockKV, [&](int64_t cols) {
-      perHead.bytes += cols * (s.d + s.dv) * e + rows * cols * s.maskBytes;
-      perHead.flops += 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
-    });
+    auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
+    Span keys = spanOf(jBegin, jEnd, t.blockKV);
+    perHead.bytes +=
+        keys.keys * (s.d + s.dv) * e + rows * keys.keys * s.maskBytes;
+    perHead.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
   }
   c.bytes += perHead.bytes * heads;
   c.flops += perHead.flops * heads;
   return c;
 }
 
-static std::string compare(const Cost &tiled, const Cost &standard) {
+static std::string compare(const std::optional<Cost> &tiled,
+                           const Cost &standard) {
+  if (!tiled)
+    return llvm::formatv("HBM traffic and FLOPs not counted: the tiled loops "
+                         "visit more than {0} tiles",
+                         kMaxCountedTiles)
+        .str();
   return llvm::formatv("HBM traffic {0:F0} bytes tiled vs {1:F0} standard "
                        "({2:F2}x); matmul FLOPs {3:F0} tiled vs {4:F0} "
                        "standard ({5:F2}x)",
-                       tiled.bytes, standard.bytes,
-                       tiled.bytes / std::max(1.0, standard.bytes),
-                       tiled.flops, standard.flops,
-                       tiled.flops / std::max(1.0, standard.flops))
+                       tiled->bytes, standard.bytes,
+                       tiled->bytes / std::max(1.0, standard.bytes),
+                       tiled->flops, standard.flops,
+                       tiled->flops / std::max(1.0, standard.flops))
       .str();
 }
 
@@ -269,14 +302,14 @@ std::string attn::describeAttnTiling(Operation *op,
                 .str();
         if (!parts.hasStaticShape())
           return rowTiles + dynamic.str();
-        double rows = parts.getNumElements() / parts.getDimSize(4);
+        double outRows = double(parts.getDimSize(1)) * parts.getDimSize(2) *
+                         parts.getDimSize(3);
+        double dv = parts.getDimSize(4);
         double outBytes =
             op.getOutput().getType().getElementType().getIntOrFloatBitWidth() /
             8;
-        double bytes = rows * (parts.getDimSize(4) + 1) * 4 +
-                       rows / parts.getDimSize(0) *
-                           (parts.getDimSize(4) * outBytes +
-                            (op.getLse() ? 4 : 0));
+        double bytes = parts.getDimSize(0) * outRows * (dv + 1) * 4 +
+                       outRows * (dv * outBytes + (op.getLse() ? 4 : 0));
         return llvm::formatv("{0}; HBM traffic {1:F0} bytes", rowTiles, bytes)
             .str();
       })

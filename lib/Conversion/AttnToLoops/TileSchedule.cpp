@@ -19,6 +19,7 @@
 #include "TileCommon.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -74,41 +75,61 @@ static std::optional<TileShape> getTileShape(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-/// Bytes of shared memory the tiles take. Forward and split-KV: the Q tile
-/// and `stages` K and V tiles, each row padded by 16 bytes (ldmatrix then
-/// reads no bank twice), or for sm_90a unpadded swizzled rows with every
-/// tile 1024-byte aligned (the swizzle repeats every 8 rows of 128 bytes;
-/// the K and V rings are one tile each). Gradients (CPU only so far): Q,
-/// dO, K and V tiles.
-static int64_t sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
-                           int64_t stages, TileTarget target = TileTarget::Sm80,
-                           bool producer = false) {
+namespace {
+/// An int64 byte count that remembers overflow: any sum or product that
+/// leaves int64 is nullopt from then on (and larger than every budget).
+struct Bytes {
+  std::optional<int64_t> v;
+  Bytes(int64_t v) : v(v) {}
+  Bytes(std::optional<int64_t> v) : v(v) {}
+  Bytes operator+(Bytes o) const {
+    return v && o.v ? llvm::checkedAdd(*v, *o.v) : std::nullopt;
+  }
+  Bytes operator*(Bytes o) const {
+    return v && o.v ? llvm::checkedMul(*v, *o.v) : std::nullopt;
+  }
+  Bytes alignTo(int64_t a) const {
+    Bytes up = *this + Bytes(a - 1);
+    return up.v ? Bytes(*up.v / a * a) : up;
+  }
+  bool exceeds(int64_t budget) const { return !v || *v > budget; }
+};
+} // namespace
+
+/// Bytes of shared memory the tiles take (nullopt past int64). Forward and
+/// split-KV: the Q tile and `stages` K and V tiles, each row padded by 16
+/// bytes (ldmatrix then reads no bank twice), or for sm_90a unpadded
+/// swizzled rows with every tile 1024-byte aligned (the swizzle repeats
+/// every 8 rows of 128 bytes; the K and V rings are one tile each).
+/// Gradients (CPU only so far): Q, dO, K and V tiles.
+static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
+                         int64_t stages, TileTarget target = TileTarget::Sm80,
+                         bool producer = false) {
+  Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
   if (s.kind == TileShape::Kind::Gradient)
-    return (blockQ * (s.headDim + s.valueDim) +
-            blockKV * (s.headDim + s.valueDim)) *
-           s.elementBytes;
+    return (Bytes(blockQ) * (d + dv) + Bytes(blockKV) * (d + dv)) * e;
   if (target == TileTarget::Sm90a) {
-    auto tile = [&](int64_t rows, int64_t cols) {
-      return static_cast<int64_t>(
-          llvm::alignTo(rows * cols * s.elementBytes, 1024));
+    auto tile = [&](Bytes rows, Bytes cols) {
+      return (rows * cols * e).alignTo(1024);
     };
     // The mbarriers of the TMA copies follow: per stage a full one (and an
     // empty one with a producer warpgroup), and one for Q.
-    int64_t barriers = (producer ? 2 : 1) * stages + 1;
-    return tile(blockQ, s.headDim) + tile(stages * blockKV, s.headDim) +
-           tile(stages * blockKV, s.valueDim) +
-           static_cast<int64_t>(llvm::alignTo(8 * barriers, 16));
+    Bytes barriers = Bytes(producer ? 2 : 1) * stages + 1;
+    Bytes ring = Bytes(stages) * blockKV;
+    return tile(blockQ, d) + tile(ring, d) + tile(ring, dv) +
+           (Bytes(8) * barriers).alignTo(16);
   }
-  int64_t pad = 16 / s.elementBytes;
-  int64_t qRow = s.headDim + pad, kRow = s.headDim + pad,
-          vRow = s.valueDim + pad;
-  return (blockQ * qRow + stages * blockKV * (kRow + vRow)) * s.elementBytes;
+  Bytes pad = 16 / s.elementBytes;
+  Bytes qRow = d + pad, kRow = d + pad, vRow = dv + pad;
+  return (Bytes(blockQ) * qRow + Bytes(stages) * blockKV * (kRow + vRow)) * e;
 }
 
-int64_t attn::getAttnTileWorkgroupBytes(Operation *op,
-                                        const AttnTileSizes &sizes) {
+std::optional<int64_t>
+attn::getAttnTileWorkgroupBytes(Operation *op, const AttnTileSizes &sizes) {
   std::optional<TileShape> s = getTileShape(op);
-  return s ? sharedBytes(*s, sizes.blockQ, sizes.blockKV, sizes.stages) : 0;
+  if (!s)
+    return 0;
+  return sharedBytes(*s, sizes.blockQ, sizes.blockKV, sizes.stages).v;
 }
 
 ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
@@ -163,8 +184,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
         bkv = widest <= 128 ? 128 : 64;
       if (!request.stages) {
         t.stages = t.producer ? 4 : 2;
-        while (t.stages > 2 && sharedBytes(s, bq, bkv, t.stages, request.target,
-                                           t.producer) > request.smemBudget)
+        while (t.stages > 2 &&
+               sharedBytes(s, bq, bkv, t.stages, request.target, t.producer)
+                   .exceeds(request.smemBudget))
           --t.stages;
       }
       // With a producer and 3 stages or more, the loop is rotated so that a
@@ -212,8 +234,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
-  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer) >
-         request.smemBudget) {
+  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer)
+             .exceeds(request.smemBudget)) {
     if (!request.blockKV && bkv > kMinBlock)
       bkv /= 2;
     else if (!request.blockQ && s.kind == TileShape::Kind::Gradient &&
@@ -222,14 +244,19 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  int64_t bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
-  if (bytes > request.smemBudget) {
+  Bytes bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
+  if (bytes.exceeds(request.smemBudget)) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();
     diag << "tiles of block-q = " << bq << " and block-kv = " << bkv;
     if (!gradient)
       diag << " in " << t.stages << " stages";
-    diag << " need " << bytes << " bytes of workgroup memory ("
+    diag << " need ";
+    if (bytes.v)
+      diag << *bytes.v;
+    else
+      diag << "more than 2^63";
+    diag << " bytes of workgroup memory ("
          << (gradient ? "Q, dO, K, V tiles"
              : hopper ? "Q, K, V tiles in swizzled rows"
                       : "Q, K, V tiles, rows padded by 16 bytes")
@@ -244,7 +271,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   t.blockQ = bq;
   t.blockKV = bkv;
-  t.workgroupBytes = bytes;
+  t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.
   if (s.kind == TileShape::Kind::Partial && bkv % t.warps == 0)

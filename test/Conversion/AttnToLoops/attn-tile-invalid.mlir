@@ -4,6 +4,11 @@
 // RUN: not attn-opt %s --attn-tile="memory-space=\"shared\"" 2>&1 | FileCheck %s --check-prefix=SPACE-STRING
 // RUN: not attn-opt %s --attn-tile="block-q=-16" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not attn-opt %s --attn-tile="stages=-1 warps=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-SCHEDULE
+// RUN: not attn-opt %s --attn-tile="block-kv=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
+// RUN: not attn-opt %s --attn-tile="block-q=1025 stages=17 warps=33" 2>&1 | FileCheck %s --check-prefix=HUGE-SCHEDULE
+// RUN: not attn-opt %s --attn-tile="smem-budget=0" 2>&1 | FileCheck %s --check-prefix=BUDGET-ZERO
+// RUN: not attn-opt %s --attn-tile="smem-budget=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=BUDGET-HUGE
+// RUN: not attn-opt %s --attn-to-llvm="block-kv=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
 
 // Explicit tiles that exceed smem-budget (227 KiB = 232448 bytes by
 // default) are an error on the op, not silently shrunk: f32 rows padded by
@@ -15,8 +20,19 @@
 // AUTO: error: tiles of block-q = 128 and block-kv = 16 in 3 stages need 60928 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
 // SPACE: error: attn-tile: memory-space must be a memref memory space attribute (e.g. #gpu.address_space<workgroup> or 3) or 'default', got 'workgroup'
 // SPACE-STRING: error: attn-tile: memory-space must be a memref memory space attribute
-// NEGATIVE: error: attn-tile: block-q, block-kv, stages and warps must be >= 0 (0: automatic) and smem-budget > 0, got block-q = -16, block-kv = 0, stages = 0, warps = 0, smem-budget = 232448
-// NEGATIVE-SCHEDULE: error: attn-tile: block-q, block-kv, stages and warps must be >= 0 (0: automatic) and smem-budget > 0, got block-q = 0, block-kv = 0, stages = -1, warps = -2, smem-budget = 232448
+// Options are checked where they enter, against explicit limits
+// (docs/Limits.md): past them the tile sizes overflowed int64 (block-kv =
+// 2^62 gave shared_bytes = 18432 and passed the budget).
+// NEGATIVE: error: attn-tile: block-q = -16 is out of range [0, 1024] (rows; 0: automatic)
+// NEGATIVE-SCHEDULE: error: attn-tile: stages = -1 is out of range [0, 16] (0: automatic)
+// NEGATIVE-SCHEDULE: error: attn-tile: warps = -2 is out of range [0, 32] (0: automatic)
+// HUGE-KV: error: attn-tile: block-kv = 4611686018427387904 is out of range [0, 1024] (keys; 0: automatic)
+// HUGE-KV-NOT: attn.schedule
+// HUGE-SCHEDULE: error: attn-tile: block-q = 1025 is out of range [0, 1024] (rows; 0: automatic)
+// HUGE-SCHEDULE: error: attn-tile: stages = 17 is out of range [0, 16] (0: automatic)
+// HUGE-SCHEDULE: error: attn-tile: warps = 33 is out of range [0, 32] (0: automatic)
+// BUDGET-ZERO: error: attn-tile: smem-budget = 0 is out of range [1, 1073741824] (bytes)
+// BUDGET-HUGE: error: attn-tile: smem-budget = 9223372036854775807 is out of range [1, 1073741824] (bytes)
 func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>) -> tensor<2x4x77x64xf32> {
   // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 3 stages need 243712 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
   %o = attn.attention %q, %k, %v : tensor<2x4x77x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32> -> tensor<2x4x77x64xf32>

@@ -101,3 +101,16 @@ func.func @dynamic(%q: tensor<?x4x?x32xf16>, %k: tensor<?x4x?x32xf16>, %v: tenso
   %o = attn.attention %q, %k, %v : tensor<?x4x?x32xf16>, tensor<?x4x?x32xf16>, tensor<?x4x?x32xf16> -> tensor<?x4x?x32xf16>
   return %o : tensor<?x4x?x32xf16>
 }
+
+// -----
+
+// A long static sequence (2^32 queries and keys, within the 2^48 elements
+// an operand may hold): the report counts the tiled loops' traffic tile by
+// tile, and past 2^20 tiles says so instead of walking 2^25 query tiles.
+// The standard counts would not fit int64 (2^64 scores): they are doubles
+// from the first product on.
+// CHECK: remark: attn-tile: block-q = 128, block-kv = 64, 3 stages, 4 warps, 24576 bytes of tiles in memory space #gpu.address_space<workgroup>; HBM traffic and FLOPs not counted: the tiled loops visit more than 1048576 tiles
+func.func @long(%q: tensor<1x1x4294967296x16xf16>, %k: tensor<1x1x4294967296x16xf16>, %v: tensor<1x1x4294967296x16xf16>) -> tensor<1x1x4294967296x16xf16> {
+  %o = attn.attention %q, %k, %v : tensor<1x1x4294967296x16xf16>, tensor<1x1x4294967296x16xf16>, tensor<1x1x4294967296x16xf16> -> tensor<1x1x4294967296x16xf16>
+  return %o : tensor<1x1x4294967296x16xf16>
+}

@@ -192,7 +192,8 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // runs over its ceil((jEnd - jBegin) / 64) tiles, so the tiles above the
 // diagonal are never visited, and the prologue loads tiles 0 and 1 only if
 // they exist. The window is a launch parameter (`attn.tile.param`, -1 here:
-// none), so jBegin = 0 is a select on it that only the CPU lowering folds.
+// none; clamped to Sq + Sk = 206), so jBegin = 0 is a select on it that only
+// the CPU lowering folds.
 // Tile n (keys [jBegin + 64 n, +64)) needs the index masks unless its last
 // key lies before jEnd, at or below the diagonal of the tile's first query
 // and, with a window, inside the window of its last query.
@@ -210,9 +211,11 @@ func.func @forward(%q: tensor<2x8x77x64xf16>, %k: tensor<2x2x129x64xf16>, %v: te
 // CHECK-DAG:     %[[FALSE:.+]] = arith.constant false
 // CHECK-DAG:     %[[TRUE:.+]] = arith.constant true
 // CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[C206:.+]] = arith.constant 206 : index
 // CHECK-DAG:     %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
-// CHECK:         %[[WINDOW:.+]] = attn.tile.param "window" = -1 : index
-// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[WINDOW]], %[[C0]]
+// CHECK:         %[[PARAM:.+]] = attn.tile.param "window" = -1 : index
+// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[PARAM]], %[[C0]]
+// CHECK-NEXT:    %[[WINDOW:.+]] = arith.minsi %[[PARAM]], %[[C206]]
 // CHECK-NEXT:    attn.tile.param "scale_log2" = 0.180336878 : f32
 // CHECK:         %[[O:.+]] = memref.alloc() : memref<2x77x4x64xbf16>
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
@@ -288,7 +291,9 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 
 // Sliding window of 16 (top-left): the keys also start late, at
 // jBegin = max(0, q0 - 16), the window read from its launch parameter
-// (16 here); tile n starts at jBegin + 64 n. The boolean mask
+// (16 here) and clamped to Sq + Sk = 206 (a wider window hides nothing
+// more, and the clamp keeps q0 - window from overflowing for windows near
+// INT64_MAX); tile n starts at jBegin + 64 n. The boolean mask
 // operand is read in every tile, and every tile that reads it evaluates
 // the causal/window masks too (one copy of the per-element code).
 
@@ -298,8 +303,10 @@ func.func @causal_bottom_right(%q: tensor<2x77x4x64xbf16>, %k: tensor<2x129x4x64
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C63:.+]] = arith.constant 63 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
-// CHECK:         %[[WINDOW:.+]] = attn.tile.param "window" = 16 : index
-// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[WINDOW]], %[[C0]]
+// CHECK-DAG:     %[[C206:.+]] = arith.constant 206 : index
+// CHECK:         %[[PARAM:.+]] = attn.tile.param "window" = 16 : index
+// CHECK-NEXT:    %[[HASWINDOW:.+]] = arith.cmpi sge, %[[PARAM]], %[[C0]]
+// CHECK-NEXT:    %[[WINDOW:.+]] = arith.minsi %[[PARAM]], %[[C206]]
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
 // CHECK:           %[[T:.+]] = arith.subi %{{.+}}, %[[QT]] : index
 // CHECK-NEXT:      %[[Q0:.+]] = arith.muli %[[T]]
@@ -622,4 +629,35 @@ func.func @into_buffers(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: 
   bufferization.materialize_in_destination %out in restrict writable %o : (tensor<?x4x?x64xf16>, memref<?x4x?x64xf16>) -> ()
   bufferization.materialize_in_destination %l in restrict writable %lse : (tensor<?x4x?xf32>, memref<?x4x?xf32>) -> ()
   return
+}
+
+// -----
+
+// A result more or less static than the operands (the verifier allows
+// either): each result buffer has the declared type, its dynamic sizes the
+// operands' (constants here, folded into a static buffer and a cast), and
+// the result is that buffer's tensor, with no cast after it.
+
+// CHECK-LABEL: func.func @result_types(
+// CHECK:         %[[O:.+]] = memref.alloc() : memref<1x4x77x64xf16>
+// CHECK-NEXT:    %[[OC:.+]] = memref.cast %[[O]] : memref<1x4x77x64xf16> to memref<?x4x?x64xf16>
+// CHECK:         %[[L:.+]] = memref.alloc() : memref<1x4x77xf32>
+// CHECK-NEXT:    %[[LC:.+]] = memref.cast %[[L]] : memref<1x4x77xf32> to memref<1x4x?xf32>
+// CHECK:         %[[OT:.+]] = bufferization.to_tensor %[[OC]] restrict writable : memref<?x4x?x64xf16> to tensor<?x4x?x64xf16>
+// CHECK:         %[[LT:.+]] = bufferization.to_tensor %[[LC]] restrict writable : memref<1x4x?xf32> to tensor<1x4x?xf32>
+// CHECK:         return %[[OT]], %[[LT]] : tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+func.func @result_types(%q: tensor<1x4x77x64xf16>, %k: tensor<1x4x129x64xf16>, %v: tensor<1x4x129x64xf16>) -> (tensor<?x4x?x64xf16>, tensor<1x4x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<1x4x77x64xf16>, tensor<1x4x129x64xf16>, tensor<1x4x129x64xf16> -> tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+  return %o, %lse : tensor<?x4x?x64xf16>, tensor<1x4x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @result_types_static(
+// CHECK:         %[[O:.+]] = memref.alloc() : memref<1x4x77x64xf16>
+// CHECK:         %[[OT:.+]] = bufferization.to_tensor %[[O]] restrict writable : memref<1x4x77x64xf16> to tensor<1x4x77x64xf16>
+// CHECK:         return %[[OT]] : tensor<1x4x77x64xf16>
+func.func @result_types_static(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>) -> tensor<1x4x77x64xf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<1x4x77x64xf16>
+  return %o : tensor<1x4x77x64xf16>
 }

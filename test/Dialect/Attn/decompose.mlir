@@ -431,3 +431,45 @@ func.func @mixed(%q: tensor<1x1x2x4xf32>, %k: tensor<1x1x3x4xf32>, %v: tensor<1x
   %y = arith.mulf %o, %o : tensor<1x1x2x4xf32>
   return %y : tensor<1x1x2x4xf32>
 }
+
+// -----
+
+// A result more or less static than the operands it follows from (the
+// verifier allows either): the computed tensor is cast to the declared type.
+
+// CHECK-LABEL: func @result_types
+// CHECK: %[[L:.+]] = tensor.collapse_shape {{.*}} into tensor<1x4x7xf32>
+// CHECK: %[[OC:.+]] = tensor.cast %{{.+}} : tensor<1x4x7x8xf16> to tensor<?x4x?x8xf16>
+// CHECK: %[[LC:.+]] = tensor.cast %[[L]] : tensor<1x4x7xf32> to tensor<1x4x?xf32>
+// CHECK: return %[[OC]], %[[LC]] : tensor<?x4x?x8xf16>, tensor<1x4x?xf32>
+func.func @result_types(%q: tensor<1x4x7x8xf16>, %k: tensor<1x4x9x8xf16>, %v: tensor<1x4x9x8xf16>) -> (tensor<?x4x?x8xf16>, tensor<1x4x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<1x4x7x8xf16>, tensor<1x4x9x8xf16>, tensor<1x4x9x8xf16> -> tensor<?x4x?x8xf16>, tensor<1x4x?xf32>
+  return %o, %lse : tensor<?x4x?x8xf16>, tensor<1x4x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @result_types_static
+// CHECK: %[[DQ:.+]] = tensor.cast %{{.+}} : tensor<?x2x?x8xf32> to tensor<1x2x5x8xf32>
+// CHECK: %[[DK:.+]] = tensor.cast %{{.+}} : tensor<?x2x?x8xf32> to tensor<1x2x5x8xf32>
+// CHECK: %[[DV:.+]] = tensor.cast %{{.+}} : tensor<?x2x?x8xf32> to tensor<1x2x5x8xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @result_types_static(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x8xf32>, %o: tensor<?x2x?x8xf32>, %do: tensor<?x2x?x8xf32>, %lse: tensor<?x2x?xf32>) -> (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?xf32>
+      -> tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>
+  return %dq, %dk, %dv : tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @result_types_split
+// CHECK: %[[PO:.+]] = tensor.cast %{{.+}} : tensor<2x1x4x1x8xf32> to tensor<2x?x4x1x8xf32>
+// CHECK: %[[PL:.+]] = tensor.cast %{{.+}} : tensor<2x1x4x1xf32> to tensor<2x1x4x?xf32>
+// CHECK: %[[O:.+]] = tensor.cast %{{.+}} : tensor<?x4x1x8xf16> to tensor<1x4x1x8xf16>
+// CHECK: return %[[PO]], %[[PL]], %[[O]]
+func.func @result_types_split(%q: tensor<1x4x1x8xf16>, %k: tensor<1x2x9x8xf16>, %v: tensor<1x2x9x8xf16>) -> (tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32>, tensor<1x4x1x8xf16>) {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 2 : i64} : tensor<1x4x1x8xf16>, tensor<1x2x9x8xf16>, tensor<1x2x9x8xf16> -> tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32>
+  %o = attn.combine %po, %pl : tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32> -> tensor<1x4x1x8xf16>
+  return %po, %pl, %o : tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32>, tensor<1x4x1x8xf16>
+}

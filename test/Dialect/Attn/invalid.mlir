@@ -166,6 +166,42 @@ func.func @zero_value_dim(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>
 
 // -----
 
+// Head dims are bounded (2^16): the lowerings multiply them by tile sizes
+// and element sizes in int64.
+func.func @head_dim_too_large(%q: tensor<1x1x4x9223372036854775807xf32>, %k: tensor<1x1x4x9223372036854775807xf32>, %v: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op head dims must be at most 65536, got D = 9223372036854775807 and Dv = 8}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x4x9223372036854775807xf32>, tensor<1x1x4x9223372036854775807xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @value_dim_too_large(%q: tensor<1x1x4x8xf16>, %k: tensor<1x1x4x8xf16>, %v: tensor<1x1x4x65537xf16>) {
+  // expected-error @+1 {{'attn.attention_grad' op head dims must be at most 65536, got D = 8 and Dv = 65537}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %v, %v, %v : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16>, tensor<1x1x4x65537xf16> -> tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x65537xf16>
+  return
+}
+
+// -----
+
+// Operands and results hold at most 2^48 elements (their static dims), so
+// that every index and size the lowerings derive from them fits int64.
+func.func @too_many_elements(%q: tensor<1x1x1099511627776x1024xf16>, %k: tensor<1x1x8x1024xf16>, %v: tensor<1x1x8x1024xf16>) {
+  // expected-error @+1 {{'attn.attention' op operand #0 of type 'tensor<1x1x1099511627776x1024xf16>' holds more than 2^48 = 281474976710656 elements (its static dims), the most an attn op takes}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x1099511627776x1024xf16>, tensor<1x1x8x1024xf16>, tensor<1x1x8x1024xf16> -> tensor<1x1x1099511627776x1024xf16>
+  return
+}
+
+// -----
+
+func.func @too_many_result_elements(%q: tensor<?x1x?x1024xf16>, %k: tensor<?x1x?x1024xf16>, %v: tensor<?x1x?x1024xf16>) {
+  // expected-error @+1 {{'attn.attention' op result #0 of type 'tensor<9223372036854775807x1x9223372036854775807x1024xf16>' holds more than 2^48}}
+  %o = attn.attention %q, %k, %v : tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16> -> tensor<9223372036854775807x1x9223372036854775807x1024xf16>
+  return
+}
+
+// -----
+
 func.func @mask_element_type(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>, %m: tensor<128x128xi8>) {
   // expected-error @+1 {{'attn.attention' op 'mask' element type must be f16, bf16, f32 (additive) or i1 (keep where true), got 'i8'}}
   %o = attn.attention %q, %k, %v mask(%m : tensor<128x128xi8>) : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
@@ -377,6 +413,32 @@ func.func @combine_dynamic_heads(%po: tensor<4x8x?x1x128xf32>, %pl: tensor<4x8x?
 func.func @combine_dynamic_head_dim(%po: tensor<4x8x32x1x?xf32>, %pl: tensor<4x8x32x1xf32>) {
   // expected-error @+1 {{'attn.combine' op 'partial_output' must have a static head count and head dim, got shape [4, 8, 32, 1, ?]}}
   %o = attn.combine %po, %pl : tensor<4x8x32x1x?xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x?xf32>
+  return
+}
+
+// -----
+
+// Zero heads or a zero value dim: nothing to combine (attn-tile would tile
+// a value dim of 0 in 8-column tiles).
+func.func @combine_zero_value_dim(%po: tensor<2x1x4x1x0xf32>, %pl: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a non-zero head count and value dim, got Hq = 4 and Dv = 0}}
+  %o = attn.combine %po, %pl : tensor<2x1x4x1x0xf32>, tensor<2x1x4x1xf32> -> tensor<1x4x1x0xf16>
+  return
+}
+
+// -----
+
+func.func @combine_zero_heads(%po: tensor<2x1x0x1x8xf32>, %pl: tensor<2x1x0x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must have a non-zero head count and value dim, got Hq = 0 and Dv = 8}}
+  %o = attn.combine %po, %pl : tensor<2x1x0x1x8xf32>, tensor<2x1x0x1xf32> -> tensor<1x0x1x8xf16>
+  return
+}
+
+// -----
+
+func.func @combine_value_dim_too_large(%po: tensor<2x1x4x1x70000xf32>, %pl: tensor<2x1x4x1xf32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' value dim must be at most 65536, got Dv = 70000}}
+  %o = attn.combine %po, %pl : tensor<2x1x4x1x70000xf32>, tensor<2x1x4x1xf32> -> tensor<1x4x1x70000xf16>
   return
 }
 

@@ -920,6 +920,56 @@ func.func @zero_sized(%q: tensor<4x0x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<
 
 // -----
 
+// Left alone: a head dim past attn.attention's limit (2^16) would make an op
+// that fails to verify.
+// CHECK-LABEL: func.func @head_dim_too_large
+// CHECK:         linalg.softmax
+// CHECK-NOT:     attn.attention
+// CHECK:         return
+func.func @head_dim_too_large(%q: tensor<4x6x70000xf32>, %k: tensor<4x10x70000xf32>, %v: tensor<4x10x12xf32>) -> tensor<4x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x6x70000xf32>, tensor<4x10x70000xf32>) outs(%fs : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
+  %eo = tensor.empty() : tensor<4x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  // expected-remark @below {{attn-raise: not fused: head dims D = 70000 and Dv = 12 exceed attn's limit of 65536}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
+  return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+// Left alone: more than 2^48 elements in a tensor of the chain, past what
+// attn ops take.
+// CHECK-LABEL: func.func @too_many_elements
+// CHECK:         linalg.softmax
+// CHECK-NOT:     attn.attention
+// CHECK:         return
+func.func @too_many_elements(%q: tensor<10000000000000x6x8xf32>, %k: tensor<10000000000000x10x8xf32>, %v: tensor<10000000000000x10x12xf32>) -> tensor<10000000000000x6x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<10000000000000x6x10xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<10000000000000x6x10xf32>) -> tensor<10000000000000x6x10xf32>
+  %s = linalg.batch_matmul indexing_maps = [
+      affine_map<(b, m, n, k) -> (b, m, k)>,
+      affine_map<(b, m, n, k) -> (b, n, k)>,
+      affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<10000000000000x6x8xf32>, tensor<10000000000000x10x8xf32>) outs(%fs : tensor<10000000000000x6x10xf32>) -> tensor<10000000000000x6x10xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<10000000000000x6x10xf32>) outs(%es : tensor<10000000000000x6x10xf32>) -> tensor<10000000000000x6x10xf32>
+  %eo = tensor.empty() : tensor<10000000000000x6x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<10000000000000x6x12xf32>) -> tensor<10000000000000x6x12xf32>
+  // expected-remark @below {{attn-raise: not fused: a tensor in the chain holds more than 2^48 elements, the most an attn op takes}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<10000000000000x6x10xf32>, tensor<10000000000000x10x12xf32>) outs(%fo : tensor<10000000000000x6x12xf32>) -> tensor<10000000000000x6x12xf32>
+  return %o : tensor<10000000000000x6x12xf32>
+}
+
+// -----
+
 // Left alone: the softmax in one function, the contractions around it in
 // another.
 // CHECK-LABEL: func.func @split_softmax

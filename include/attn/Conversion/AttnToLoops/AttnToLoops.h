@@ -59,6 +59,17 @@ constexpr llvm::StringLiteral kRingLagAttr = "attn.ring_lag";
 /// of wgmma (64 query rows each) with 128-byte-swizzled rows.
 enum class TileTarget { Sm80, Sm90a };
 
+/// The largest schedule a request may ask for (docs/Limits.md): query rows
+/// and keys per tile (a CTA has at most 1024 threads, and tiles past that
+/// only take memory), key/value tiles in flight, warps of a CTA (1024
+/// threads), and the workgroup-memory budget (GPUs have 227 KiB; the CPU
+/// runs allow more). Within them every size the cost model multiplies stays
+/// far inside int64.
+constexpr int64_t kMaxTileBlock = 1024;
+constexpr int64_t kMaxTileStages = 16;
+constexpr int64_t kMaxTileWarps = 32;
+constexpr int64_t kMaxSmemBudget = int64_t(1) << 30;
+
 /// What the user asked for; 0 means "choose".
 struct AttnTileRequest {
   int64_t blockQ = 0, blockKV = 0, stages = 0, warps = 0;
@@ -67,8 +78,10 @@ struct AttnTileRequest {
   TileTarget target = TileTarget::Sm80;
 };
 
-/// The bytes of workgroup memory that `sizes` take for `op`.
-int64_t getAttnTileWorkgroupBytes(Operation *op, const AttnTileSizes &sizes);
+/// The bytes of workgroup memory that `sizes` take for `op` (sm_80's
+/// layout); nullopt when the count overflows int64.
+std::optional<int64_t> getAttnTileWorkgroupBytes(Operation *op,
+                                                 const AttnTileSizes &sizes);
 
 /// The one cost model: picks the schedule of an attn op, the requested
 /// values where non-zero (checked against the budget), otherwise the

@@ -43,6 +43,18 @@ double attn::getEffectiveScale(std::optional<llvm::APFloat> scale,
   return 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
+std::optional<int64_t> attn::getStaticElementCount(ShapedType type) {
+  int64_t count = 1;
+  for (int64_t d : type.getShape()) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    // Both factors are at most 2^48 here, so the product cannot overflow.
+    if (d > kMaxElements || (count *= d) > kMaxElements)
+      return std::nullopt;
+  }
+  return count;
+}
+
 //===----------------------------------------------------------------------===//
 // Verification helpers
 //===----------------------------------------------------------------------===//
@@ -106,6 +118,27 @@ LogicalResult verifyTypeIs(Operation *op, Value value, StringRef name,
     return op->emitOpError() << "'" << name << "' must have element type "
                              << elementType << ", got "
                              << type.getElementType();
+  return success();
+}
+
+/// Checks every operand and result of `op` against kMaxElements.
+LogicalResult verifyElementCounts(Operation *op) {
+  auto check = [&](Value value, StringRef kind,
+                   unsigned index) -> LogicalResult {
+    auto type = dyn_cast<ShapedType>(value.getType());
+    if (!type || getStaticElementCount(type))
+      return success();
+    return op->emitOpError()
+           << kind << " #" << index << " of type " << type
+           << " holds more than 2^48 = " << kMaxElements
+           << " elements (its static dims), the most an attn op takes";
+  };
+  for (OpOperand &operand : op->getOpOperands())
+    if (failed(check(operand.get(), "operand", operand.getOperandNumber())))
+      return failure();
+  for (OpResult result : op->getResults())
+    if (failed(check(result, "result", result.getResultNumber())))
+      return failure();
   return success();
 }
 
@@ -174,6 +207,10 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
   if (dims.headDim == 0 || dims.valueDim == 0)
     return op->emitOpError() << "head dims must be non-zero, got D = "
                              << dims.headDim << " and Dv = " << dims.valueDim;
+  if (dims.headDim > kMaxHeadDim || dims.valueDim > kMaxHeadDim)
+    return op->emitOpError()
+           << "head dims must be at most " << kMaxHeadDim
+           << ", got D = " << dims.headDim << " and Dv = " << dims.valueDim;
 
   if (mask) {
     auto mType = cast<RankedTensorType>(mask.getType());
@@ -243,9 +280,9 @@ LogicalResult AttentionOp::verify() {
                           "[B, Hq, Sq, Dv] in the op's layout, query's "
                           "element type")))
     return failure();
-  if (getLse())
-    return verifyLse(*this, getLse(), "lse", *dims);
-  return success();
+  if (getLse() && failed(verifyLse(*this, getLse(), "lse", *dims)))
+    return failure();
+  return verifyElementCounts(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -267,9 +304,11 @@ LogicalResult AttentionPartialOp::verify() {
                            dims->valueDim},
                           f32, "[num_splits, B, Hq, Sq, Dv], f32")))
     return failure();
-  return verifyTypeIs(*this, getPartialLse(), "partial_lse",
-                      {n, dims->batch, dims->queryHeads, dims->querySeq}, f32,
-                      "[num_splits, B, Hq, Sq], f32");
+  if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
+                          {n, dims->batch, dims->queryHeads, dims->querySeq},
+                          f32, "[num_splits, B, Hq, Sq], f32")))
+    return failure();
+  return verifyElementCounts(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -288,6 +327,15 @@ LogicalResult CombineOp::verify() {
                             "and head dim, got shape "
                          << formatShape(poType.getShape());
   ArrayRef<int64_t> po = poType.getShape();
+  // As for the attention ops: zero heads or a zero value dim leave nothing
+  // to combine, and the lowerings tile the value dim.
+  if (po[2] == 0 || po[4] == 0)
+    return emitOpError() << "'partial_output' must have a non-zero head "
+                            "count and value dim, got Hq = "
+                         << po[2] << " and Dv = " << po[4];
+  if (po[4] > kMaxHeadDim)
+    return emitOpError() << "'partial_output' value dim must be at most "
+                         << kMaxHeadDim << ", got Dv = " << po[4];
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
                           po.drop_back(), f32,
                           "the leading dims of 'partial_output', f32")))
@@ -303,10 +351,11 @@ LogicalResult CombineOp::verify() {
                           oType.getElementType(),
                           "[B, Hq, Sq, Dv] in the op's layout")))
     return failure();
-  if (getLse())
-    return verifyTypeIs(*this, getLse(), "lse", {po[1], po[2], po[3]}, f32,
-                        "[B, Hq, Sq], f32");
-  return success();
+  if (getLse() &&
+      failed(verifyTypeIs(*this, getLse(), "lse", {po[1], po[2], po[3]}, f32,
+                          "[B, Hq, Sq], f32")))
+    return failure();
+  return verifyElementCounts(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -340,5 +389,5 @@ LogicalResult AttentionGradOp::verify() {
                             "the shape and element type of its operand")))
       return failure();
   }
-  return success();
+  return verifyElementCounts(*this);
 }

@@ -350,6 +350,21 @@ Value dropSplitDim(OpBuilder &b, Location loc, Value v) {
   return tensor::CollapseShapeOp::create(b, loc, v, reassoc);
 }
 
+/// Replaces `op` by `values`, each cast (tensor.cast) to the type the op
+/// declares for its result where the two differ: the verifiers let a result
+/// be more or less static than the operands it follows from.
+void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
+                      ValueRange values) {
+  SmallVector<Value> results;
+  for (auto [value, result] : llvm::zip_equal(values, op->getResults())) {
+    if (value.getType() != result.getType())
+      value = tensor::CastOp::create(rewriter, op->getLoc(), result.getType(),
+                                     value);
+    results.push_back(value);
+  }
+  rewriter.replaceOp(op, results);
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -362,7 +377,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     SmallVector<Value> results = {out};
     if (op.getLse())
       results.push_back(dropSplitDim(rewriter, loc, lses));
-    rewriter.replaceOp(op, results);
+    replaceWithCasts(rewriter, op, results);
     return success();
   }
 };
@@ -374,7 +389,7 @@ struct DecomposeAttentionPartial : OpRewritePattern<AttentionPartialOp> {
     Problem p = getProblem(rewriter, op.getLoc(), op);
     auto [parts, lses] =
         buildPartials(rewriter, op.getLoc(), p, op.getNumSplits());
-    rewriter.replaceOp(op, {parts, lses});
+    replaceWithCasts(rewriter, op, {parts, lses});
     return success();
   }
 };
@@ -452,7 +467,7 @@ struct DecomposeCombine : OpRewritePattern<CombineOp> {
                                             math::LogOp::create(b, loc, a[1]))));
           }));
     }
-    rewriter.replaceOp(op, results);
+    replaceWithCasts(rewriter, op, results);
     return success();
   }
 };
@@ -604,10 +619,11 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
         });
 
     Type q = op.getQuery().getType().getElementType();
-    rewriter.replaceOp(
-        op, {storeAs(b, loc, dQ, p.layout, q),
-             storeAs(b, loc, sumOverGroups(b, loc, dKHeads, d), p.layout, q),
-             storeAs(b, loc, sumOverGroups(b, loc, dVHeads, d), p.layout, q)});
+    replaceWithCasts(
+        rewriter, op,
+        {storeAs(b, loc, dQ, p.layout, q),
+         storeAs(b, loc, sumOverGroups(b, loc, dKHeads, d), p.layout, q),
+         storeAs(b, loc, sumOverGroups(b, loc, dVHeads, d), p.layout, q)});
     return success();
   }
 };

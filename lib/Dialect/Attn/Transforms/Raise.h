@@ -35,6 +35,10 @@ namespace raise {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kLowestF32 = -3.40282346638528859812e+38;
+/// Why a chain with a tensor past attn's element limit stays unfused.
+inline constexpr const char *kTooManyElements =
+    "a tensor in the chain holds more than 2^48 elements, the most an attn "
+    "op takes";
 
 /// Whether `v` is -inf or the lowest finite value of f32 or of float type
 /// `t`: the values front ends fill masks and max reductions with.

@@ -72,6 +72,10 @@ static LogicalResult checkShapes(ValueRange values, std::string &reason) {
       reason = "dynamic shapes are not supported";
       return failure();
     }
+    if (!getStaticElementCount(t)) {
+      reason = kTooManyElements;
+      return failure();
+    }
     if (t.getNumElements() == 0) {
       reason = "a tensor in the chain has a zero-sized dimension";
       return failure();

@@ -353,6 +353,15 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
                                                         const Chain &chain,
                                                         std::string &reason) {
   const Space &space = chain.space;
+  // The op's verifier bounds the head dims; a chain beyond them stays as it
+  // is rather than becoming an op that fails to verify.
+  if (space.size(space.headDim) > kMaxHeadDim ||
+      space.size(space.valueDim) > kMaxHeadDim) {
+    reason = "head dims D = " + std::to_string(space.size(space.headDim)) +
+             " and Dv = " + std::to_string(space.size(space.valueDim)) +
+             " exceed attn's limit of " + std::to_string(kMaxHeadDim);
+    return failure();
+  }
   Emitter emitter(b, loc, space);
 
   // bshd when every tensor is stored [B, S, H, X] and not also [B, H, S, X].

@@ -291,6 +291,8 @@ FailureOr<const Expr *> ExprBuilder::buildUncached(Value v, const View &view) {
     return fail("a chain value is not a ranked tensor");
   if (!type.hasStaticShape())
     return fail("dynamic shapes are not supported");
+  if (!getStaticElementCount(type))
+    return fail(kTooManyElements);
   if (type.getNumElements() == 0)
     return fail("a tensor in the chain has a zero-sized dimension");
   if (static_cast<int64_t>(view.size()) != type.getRank())

@@ -29,6 +29,23 @@ inline unsigned getSeqDim(Layout layout) {
   return layout == Layout::BHSD ? 2 : 1;
 }
 
+/// The largest head dim D and value head dim Dv an attn op may have. Tiles
+/// are [rows, D] buffers and every lowering multiplies D by tile sizes and
+/// element sizes in int64; 2^16 keeps those products far from overflow.
+/// (The GPU kernels take D, Dv up to 256.)
+constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
+
+/// The most elements an operand or result of an attn op may hold, counting
+/// its static dims (2^48; dynamic dims are the sizes of real tensors at run
+/// time). Within it every index, offset and size the lowerings derive from
+/// the shapes (B Hq Sq rows, Sq + Sk, tile counts) fits int64 with room to
+/// spare.
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// The product of the static dims of `type`, or nullopt when it exceeds
+/// kMaxElements.
+std::optional<int64_t> getStaticElementCount(ShapedType type);
+
 /// The logical sizes of an attention problem (ShapedType::kDynamic where the
 /// IR leaves them dynamic).
 struct AttentionDims {

@@ -23,7 +23,7 @@ defvar Attn_CommonDescription = [{
     the two middle dimensions of Q, K, V, O (and dO, dQ, dK, dV) are stored
     swapped. Hq must be a multiple of Hkv (GQA, MQA): query head h reads
     key/value head `h / (Hq / Hkv)`. B, Sq and Sk may be dynamic; head counts
-    and head dims must be static. Q, K, V share one element type (f16, bf16
+    and head dims must be static, head dims at most 65536. Q, K, V share one element type (f16, bf16
     or f32); accumulation and softmax statistics are f32.
 
     Attributes:

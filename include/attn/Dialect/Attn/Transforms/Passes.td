@@ -31,7 +31,9 @@ def AttnDecomposeAggregatesPass : Pass<"attn-decompose-aggregates"> {
     upstream pass lowers further (upstream decomposes them only through the
     transform dialect's `decompose_interface`). This pass applies
     `AggregatedOpInterface::decomposeOperation` to every such op so that the
-    rest of a pipeline sees plain `linalg.generic`s.
+    rest of a pipeline sees plain `linalg.generic`s. It takes
+    `linalg.softmax` over float tensors only: an integer softmax or one on
+    buffers is an error on the op, and nothing is rewritten.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "math::MathDialect", "tensor::TensorDialect"];
