@@ -82,7 +82,7 @@ typedef struct attn_tensor {
  * kernel built for that mask kind (manifest mask=add or mask=bool),
  * ATTN_ERROR_NO_KERNEL otherwise. */
 typedef struct attn_options {
-  float scale;        /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
+  float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
   attn_causal causal;
   int64_t window;     /* < 0: none; else needs a causal kind */
   const attn_tensor *mask; /* NULL: none */
