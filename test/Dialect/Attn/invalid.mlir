@@ -252,6 +252,14 @@ func.func @scale_zero(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v
 
 // -----
 
+func.func @scale_tiny(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op 'scale' must lie in [2^-64, 2^64], got 1.000000e-30}}
+  %o = attn.attention %q, %k, %v {scale = 1.0e-30 : f32} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
 func.func @scale_infinite(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
   // expected-error @+1 {{'attn.attention' op 'scale' must be a finite positive number, got INF}}
   %o = attn.attention %q, %k, %v {scale = 0x7F800000 : f32} : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>

@@ -1022,3 +1022,27 @@ func.func @tosa_rsqrt_scale_identity(%q: tensor<6x6x16xf32>, %k: tensor<6x16x10x
   %o = tosa.matmul %p, %vi, %zp, %zp : (tensor<6x6x10xf32>, tensor<6x10x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x12xf32>
   return %o : tensor<6x6x12xf32>
 }
+
+// -----
+
+// Left alone: a folded scale below attn's range (the lowerings divide the
+// mask by the scale).
+// CHECK-LABEL: func.func @scale_out_of_range
+// CHECK-NOT:     attn.attention
+// CHECK:         return
+func.func @scale_out_of_range(%q: tensor<6x6x16xf32>, %k: tensor<6x16x10xf32>, %v: tensor<6x10x12xf32>) -> tensor<6x6x12xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %c = "tosa.const"() <{values = dense<1.0e-40> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %s = tosa.matmul %q, %k, %zp, %zp : (tensor<6x6x16xf32>, tensor<6x16x10xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x10xf32>
+  %ss = tosa.mul %s, %c, %shift : (tensor<6x6x10xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  %m = tosa.reduce_max %ss {axis = 2 : i32} : (tensor<6x6x10xf32>) -> tensor<6x6x1xf32>
+  %d = tosa.sub %ss, %m : (tensor<6x6x10xf32>, tensor<6x6x1xf32>) -> tensor<6x6x10xf32>
+  %e = tosa.exp %d : (tensor<6x6x10xf32>) -> tensor<6x6x10xf32>
+  %l = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<6x6x10xf32>) -> tensor<6x6x1xf32>
+  %r = tosa.reciprocal %l : (tensor<6x6x1xf32>) -> tensor<6x6x1xf32>
+  %p = tosa.mul %e, %r, %shift : (tensor<6x6x10xf32>, tensor<6x6x1xf32>, tensor<1xi8>) -> tensor<6x6x10xf32>
+  // expected-remark @below {{attn-raise: not fused: the folded scale 9.999946e-41 lies outside attn's range [2^-64, 2^64]}}
+  %o = tosa.matmul %p, %v, %zp, %zp : (tensor<6x6x10xf32>, tensor<6x10x12xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x6x12xf32>
+  return %o : tensor<6x6x12xf32>
+}

@@ -239,6 +239,10 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
     if (!std::isfinite(s) || s <= 0.0)
       return op->emitOpError()
              << "'scale' must be a finite positive number, got " << s;
+    // The lowerings divide the mask by the scale (docs/Limits.md).
+    if (s < kMinScale || s > kMaxScale)
+      return op->emitOpError()
+             << "'scale' must lie in [2^-64, 2^64], got " << s;
   }
   if (window) {
     if (*window < 0)

@@ -613,6 +613,12 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   float scale32 = static_cast<float>(chain.scale);
   if (!std::isfinite(scale32) || scale32 <= 0.0f)
     return fail("the folded scale is not a finite positive f32");
+  if (scale32 < kMinScale || scale32 > kMaxScale) {
+    std::string value;
+    llvm::raw_string_ostream(value) << scale32;
+    return fail("the folded scale " + value +
+                " lies outside attn's range [2^-64, 2^64]");
+  }
   if (failed(matchMasks(form)))
     return failure();
 

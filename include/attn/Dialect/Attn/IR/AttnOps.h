@@ -34,6 +34,8 @@ inline unsigned getSeqDim(Layout layout) {
 /// element sizes in int64; 2^16 keeps those products far from overflow.
 /// (The GPU kernels take D, Dv up to 256.)
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
+/// The range of an op's `scale`: the lowerings divide the mask by it.
+inline constexpr double kMinScale = 0x1p-64, kMaxScale = 0x1p64;
 
 /// The most elements an operand or result of an attn op may hold, counting
 /// its static dims (2^48; dynamic dims are the sizes of real tensors at run
