@@ -150,7 +150,11 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     `attn.manifest`, the manifest lines of docs/KernelABI.md that the runtime
     reads. Ops the kernels do not cover (f32 operands, a mask operand on
     decode, head dims that are not multiples of 16, attn.attention_grad)
-    are errors that say so.
+    are errors that say so. The generated names are never changed to make
+    room: a symbol `@attn_kernels` that is not a gpu.module, or one in it
+    that takes a kernel's name without being that kernel (a gpu.func with
+    the same `attn.manifest` line, from an earlier run, is reused), is an
+    error; so is an `attn.manifest` that is not an array of strings.
 
     Each kernel is attn-tile's tile form of the op, rebuilt on the kernel's
     parameters, mapped onto one CTA (docs/TileToGPU.md): ldmatrix +
