@@ -216,4 +216,24 @@ def AttnGridConstantsPass : Pass<"attn-grid-constants", "gpu::GPUModuleOp"> {
   let dependentDialects = ["LLVM::LLVMDialect", "NVVM::NVVMDialect"];
 }
 
+def AttnNestedModulesPass : Pass<"attn-nested-modules", "ModuleOp"> {
+  let summary = "Run a pipeline on every builtin.module nested in a module";
+  let description = [{
+    Runs `pipeline`, `builtin.module` pipelines in order (usually one), on
+    each `builtin.module` nested in the module the pass runs on, the
+    innermost first, each on its own. `attn-to-llvm` starts with it (then runs on the outer module):
+    module passes such as one-shot bufferization with function boundaries,
+    and the function passes nested under a module, see only the functions
+    of the module they run on, so a pipeline run on the outer module alone
+    leaves the functions of nested modules as they were.
+
+    Example: `attn-opt --pass-pipeline="builtin.module(attn-nested-modules{pipeline=builtin.module(canonicalize)})"`.
+  }];
+  let options = [
+    ListOption<"pipeline", "pipeline", "OpPassManager",
+               "The builtin.module pipelines to run, in order, on each "
+               "nested module">
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD
