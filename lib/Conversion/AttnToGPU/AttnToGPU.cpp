@@ -136,14 +136,15 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   if (failed(sizes))
     return failure();
   tiling = *sizes;
+  // The warps first: the spec's threads, rows and checks multiply them.
+  if (spec.warps < 1 || spec.warps > 8)
+    return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   if (spec.kind != KernelKind::DecodeCombine &&
       (spec.blockKV % 16 || spec.blockKV < 16))
     return op->emitOpError("'block-kv' must be a positive multiple of 16, got ")
            << spec.blockKV;
-  if (spec.warps < 1 || spec.warps > 8)
-    return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
   if (spec.kind == KernelKind::Forward && spec.target == TileTarget::Sm80 &&
       (spec.blockQ % (16 * spec.warps) || spec.blockQ / (16 * spec.warps) > 2))
     return op->emitOpError("'m-tiles' must be 1 or 2, got block-q = ")
