@@ -21,8 +21,11 @@
 
 using namespace mlir;
 
-void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
-                                   const AttnToLLVMPipelineOptions &options) {
+/// attn-to-llvm on the functions of the module it runs on.
+static void
+buildAttnToLLVMModulePipeline(OpPassManager &pm,
+                              const attn::AttnToLLVMPipelineOptions &options) {
+  using namespace mlir::attn;
   // attn ops to tiled loops on buffers (the CPU has no workgroup memory, so
   // the tiles go to ordinary memory), tosa down to linalg on tensors. Front
   // ends also apply arith/math ops to whole tensors (a scale, a dtype cast),
@@ -87,6 +90,16 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnToLLVMPipelineOptions &options) {
+  // Nested modules first, each on its own (attn-nested-modules says why).
+  AttnNestedModulesPassOptions nested;
+  nested.pipeline.emplace_back(ModuleOp::getOperationName());
+  buildAttnToLLVMModulePipeline(nested.pipeline.back(), options);
+  pm.addPass(createAttnNestedModulesPass(nested));
+  buildAttnToLLVMModulePipeline(pm, options);
 }
 
 void attn::buildAttnToLLVMPipeline(OpPassManager &pm) {

@@ -563,6 +563,21 @@ attn_status Parser::parseKernel(int line,
                              " is not this runtime's ABI for " + abiName(k) +
                              ", params=" + expected + " (docs/KernelABI.md)");
   }
+  // The compiler's limits (docs/Limits.md): within them every size a plan
+  // derives from a kernel (tiles, grid, workspace) stays far inside int64.
+  const struct {
+    const char *key;
+    int64_t value, limit;
+  } bounded[] = {{"head_dim", k.headDim, kMaxHeadDim},
+                 {"value_dim", k.valueDim, kMaxHeadDim},
+                 {"block_q", k.blockQ, kMaxBlock},
+                 {"rows", k.rows, kMaxBlock},
+                 {"block_kv", k.blockKv, kMaxBlock}};
+  for (const auto &b : bounded)
+    if (b.value > b.limit)
+      return error(line, where + b.key + "=" + std::to_string(b.value) +
+                             " exceeds attn's limit of " +
+                             std::to_string(b.limit));
   if (k.threads > 1024)
     return error(line, where + "threads=" + std::to_string(k.threads) +
                            " exceeds the CUDA limit of 1024");

@@ -26,6 +26,11 @@ namespace attn::runtime {
 /// The manifest version this runtime reads.
 constexpr int kManifestVersion = 1;
 
+/// The largest head dim and tile a manifest may give a kernel: the
+/// compiler's own limits (docs/Limits.md).
+constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
+constexpr int64_t kMaxBlock = 1024;
+
 enum class KernelKind { Forward, DecodePartial, DecodeCombine };
 
 /// "forward", "decode_partial", "decode_combine".

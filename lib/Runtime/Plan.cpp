@@ -16,8 +16,21 @@ namespace {
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridYZ = 65535;
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t alignUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+/// ceil(a / b) for a >= 0 and b > 0, without forming a + b - 1.
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/// Size arithmetic that says when it leaves int64: the sizes come from the
+/// caller's tensors, and a product that wrapped around could pass every
+/// check and launch a kernel that addresses the wrong memory.
+bool mul(int64_t a, int64_t b, int64_t &out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+bool add(int64_t a, int64_t b, int64_t &out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
+bool alignUp(int64_t a, int64_t b, int64_t &out) {
+  return mul(ceilDiv(a, b), b, out);
+}
 
 std::string shapeString(const attn_tensor &t) {
   std::string s = "[";
@@ -97,8 +110,31 @@ attn_status checkStrides(const char *api, const char *name,
   return ATTN_OK;
 }
 
+/// The bytes from the first element of `t` to past its last one fit int64
+/// (the kernels address elements with 64-bit offsets). Run after
+/// checkTensor and checkStrides: sizes >= 1, strides >= 0.
+attn_status checkExtent(const char *api, const char *name,
+                        const attn_tensor &t) {
+  int64_t last = 0, bytes = 0;
+  bool ok = true;
+  for (int i = 0; i < t.rank && ok; ++i) {
+    int64_t step = 0;
+    ok = mul(t.shape[i] - 1, t.strides[i], step) && add(last, step, last);
+  }
+  ok = ok && add(last, 1, last) &&
+       mul(last, static_cast<int64_t>(dtypeSize(t.dtype)), bytes);
+  if (ok)
+    return ATTN_OK;
+  return failf(ATTN_ERROR_SHAPE,
+               "%s: %s has shape %s and strides %s (%s): its elements span "
+               "more than 2^63 bytes",
+               api, name, shapeString(t).c_str(), stridesString(t).c_str(),
+               dtypeName(t.dtype));
+}
+
 /// 16-byte data pointer and row strides (dims of size 1 are never stepped
-/// over, so their strides do not matter).
+/// over, so their strides do not matter). Run after checkExtent: a stride
+/// in bytes then fits int64.
 attn_status checkAlignment(const char *api, const char *name,
                            const attn_tensor &t) {
   int64_t elem = static_cast<int64_t>(dtypeSize(t.dtype));
@@ -163,6 +199,9 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
     if (attn_status s = checkStrides(api, names[i], *tensors[i], false))
       return s;
   for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkExtent(api, names[i], *tensors[i]))
+      return s;
+  for (int i = 0; i < 3; ++i)
     if (attn_status s = checkAlignment(api, names[i], *tensors[i]))
       return s;
 
@@ -218,6 +257,8 @@ attn_status checkOutputs(const char *api, const attn_tensor *o,
                  static_cast<long long>(p.valueDim));
   if (attn_status s = checkStrides(api, "o", *o, true))
     return s;
+  if (attn_status s = checkExtent(api, "o", *o))
+    return s;
   if (attn_status s = checkAlignment(api, "o", *o))
     return s;
   if (!lse)
@@ -236,6 +277,8 @@ attn_status checkOutputs(const char *api, const attn_tensor *o,
         api, shapeString(*lse).c_str(), static_cast<long long>(p.batch),
         static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
   if (attn_status s = checkStrides(api, "lse", *lse, true))
+    return s;
+  if (attn_status s = checkExtent(api, "lse", *lse))
     return s;
   uint64_t address = reinterpret_cast<uint64_t>(lse->data);
   if (address % 4)
@@ -295,7 +338,12 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
                    "%s: mask has strides %s: negative strides are not "
                    "supported",
                    api, stridesString(*mask).c_str());
-  return ATTN_OK;
+  // A stride over a dim of size 1 is never used: zero it for the extent.
+  attn_tensor stepped = *mask;
+  for (int i = 0; i < 4; ++i)
+    if (stepped.shape[i] == 1)
+      stepped.strides[i] = 0;
+  return checkExtent(api, "mask", stepped);
 }
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
@@ -532,24 +580,48 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
 }
 
 /// Row tiles of the partial kernel per KV head: its CTAs hold `rows` of the
-/// (Hq / Hkv) * Sq query rows of a KV head (docs/KernelABI.md).
+/// (Hq / Hkv) * Sq query rows of a KV head (docs/KernelABI.md); INT64_MAX
+/// when that overflows (the grid check then refuses it).
 int64_t rowTilesPerKvHead(const Problem &p, const KernelSpec &partial) {
-  return ceilDiv((p.headsQ / p.headsKv) * p.seqQ, partial.rows);
+  int64_t rows = 0;
+  if (!mul(p.headsQ / p.headsKv, p.seqQ, rows))
+    return INT64_MAX;
+  return ceilDiv(rows, partial.rows);
+}
+
+/// The CTAs of one split of the partial kernel: Hkv x row tiles;
+/// INT64_MAX when that overflows.
+int64_t ctasPerBatch(const Problem &p, const KernelSpec &partial) {
+  int64_t ctas = 0;
+  if (!mul(p.headsKv, rowTilesPerKvHead(p, partial), ctas))
+    return INT64_MAX;
+  return ctas;
 }
 
 int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
                   int64_t numSplits) {
   int64_t tiles = ceilDiv(p.seqK, partial.blockKv);
   if (numSplits <= 0)
-    return defaultSplits(smCount, p.batch,
-                         p.headsKv * rowTilesPerKvHead(p, partial), p.seqK,
+    return defaultSplits(smCount, p.batch, ctasPerBatch(p, partial), p.seqK,
                          partial.blockKv);
   return numSplits < tiles ? numSplits : tiles;
 }
 
-int64_t workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim) {
-  return alignUp(splits * rows * valueDim * 4, kWorkspaceAlignment) +
-         splits * rows * 4;
+/// The workspace of `splits` splits of `rows` query rows: the f32 partial
+/// outputs (Dv each), aligned, then the f32 partial LSEs. False when the
+/// byte count overflows int64.
+bool workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim,
+                       int64_t &partialOBytes, int64_t &bytes) {
+  int64_t parts = 0, outputs = 0, lses = 0;
+  return mul(splits, rows, parts) && mul(parts, valueDim, outputs) &&
+         mul(outputs, 4, outputs) &&
+         alignUp(outputs, kWorkspaceAlignment, partialOBytes) &&
+         mul(parts, 4, lses) && add(partialOBytes, lses, bytes);
+}
+
+/// The query rows B * Hq * Sq of a decode call; false when they overflow.
+bool queryRows(int64_t batch, int64_t heads, int64_t seq, int64_t &rows) {
+  return mul(batch, heads, rows) && mul(rows, seq, rows);
 }
 
 } // namespace
@@ -604,8 +676,9 @@ attn_status planForward(const ManifestSection &section, const attn_tensor *q,
 int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
                       int64_t seqK, int64_t blockKv) {
   int64_t tiles = ceilDiv(seqK, blockKv > 0 ? blockKv : 1);
-  int64_t ctas = batch * headsKv;
-  if (smCount <= 0)
+  int64_t ctas = 0;
+  // So many CTAs that their count overflows fill the GPU many times over.
+  if (smCount <= 0 || !mul(batch, headsKv, ctas))
     return 1;
   // Decode streams K/V at the SM's bandwidth, so CTAs that share an SM run
   // one after the other in effect. Model the partial kernel's time as (CTAs
@@ -616,8 +689,13 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
   // than 33 splits, two per SM.
   int64_t best = 1, bestCost = -1;
   for (int64_t n = 1; n <= tiles && n <= 4096; ++n) {
-    int64_t perSm = ceilDiv(n * ctas, smCount);
-    int64_t cost = perSm * (ceilDiv(tiles, n) + 2);
+    int64_t all = 0;
+    if (!mul(n, ctas, all))
+      break; // more splits only cost more
+    int64_t perSm = ceilDiv(all, smCount);
+    int64_t cost = 0;
+    if (!mul(perSm, ceilDiv(tiles, n) + 2, cost))
+      break;
     // On a tie the smaller count wins: fewer partials to combine.
     if (bestCost < 0 || cost < bestCost) {
       best = n;
@@ -653,16 +731,20 @@ int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
           api, static_cast<long long>(numSplits));
     return -1;
   }
-  int64_t rows = q->shape[0] * q->shape[1] * q->shape[2];
-  // Keep the product far from overflow: 2^50 bytes is no real workspace.
-  double estimate = static_cast<double>(numSplits) * rows *
-                    (static_cast<double>(v->shape[3]) + 1) * 4;
-  if (estimate > static_cast<double>(int64_t(1) << 50)) {
-    failf(ATTN_ERROR_SHAPE, "%s: %lld splits of this shape need %.3g bytes",
-          api, static_cast<long long>(numSplits), estimate);
+  // 2^50 bytes is no real workspace; the estimate, in double, cannot
+  // overflow, and below it the exact count fits int64.
+  double estimate = static_cast<double>(numSplits) * q->shape[0] * q->shape[1] *
+                    q->shape[2] * (static_cast<double>(v->shape[3]) + 1) * 4;
+  int64_t rows = 0, partialOBytes = 0, bytes = 0;
+  if (estimate > static_cast<double>(kMaxWorkspaceBytes) ||
+      !queryRows(q->shape[0], q->shape[1], q->shape[2], rows) ||
+      !workspaceBytesFor(numSplits, rows, v->shape[3], partialOBytes, bytes)) {
+    failf(ATTN_ERROR_SHAPE,
+          "%s: %lld splits of this shape need %.3g bytes, more than 2^50", api,
+          static_cast<long long>(numSplits), estimate);
     return -1;
   }
-  return workspaceBytesFor(numSplits, rows, v->shape[3]);
+  return bytes;
 }
 
 attn_status planDecode(const ManifestSection &section, int smCount,
@@ -681,8 +763,16 @@ attn_status planDecode(const ManifestSection &section, int smCount,
     return s;
 
   int64_t splits = splitsFor(smCount, p, *partial, numSplits);
-  int64_t rows = p.batch * p.headsQ * p.seqQ;
-  int64_t needed = workspaceBytesFor(splits, rows, p.valueDim);
+  int64_t rows = 0, partialOBytes = 0, needed = 0;
+  if (!queryRows(p.batch, p.headsQ, p.seqQ, rows) ||
+      !workspaceBytesFor(splits, rows, p.valueDim, partialOBytes, needed) ||
+      needed > kMaxWorkspaceBytes)
+    return failf(
+        ATTN_ERROR_SHAPE,
+        "%s: %lld splits of B * Hq * Sq = %lld x %lld x %lld query "
+        "rows need more than 2^50 bytes of workspace",
+        api, static_cast<long long>(splits), static_cast<long long>(p.batch),
+        static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
   if (!workspace)
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: workspace is null (%lld splits need %lld bytes)", api,
@@ -706,14 +796,12 @@ attn_status planDecode(const ManifestSection &section, int smCount,
   plan.chunk = ceilDiv(p.seqK, splits);
   plan.workspaceBytes = needed;
   uint64_t partialO = address;
-  uint64_t partialLse =
-      address + alignUp(splits * rows * p.valueDim * 4, kWorkspaceAlignment);
+  uint64_t partialLse = address + static_cast<uint64_t>(partialOBytes);
 
   Launch &first = plan.partial;
   first.kernel = partial;
-  if (attn_status s = setGrid(api, first, splits,
-                              p.headsKv * rowTilesPerKvHead(p, *partial),
-                              p.batch))
+  if (attn_status s =
+          setGrid(api, first, splits, ctasPerBatch(p, *partial), p.batch))
     return s;
   first.args.clear();
   pushTensor(first.args, *q);

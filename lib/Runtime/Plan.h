@@ -22,6 +22,11 @@ namespace attn::runtime {
 /// The alignment of the decode workspace and of its two parts.
 constexpr int64_t kWorkspaceAlignment = 256;
 
+/// The largest decode workspace the runtime plans (2^50 bytes, far past any
+/// device's memory); beyond it attn_decode and attn_decode_workspace_size
+/// fail with ATTN_ERROR_SHAPE.
+constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 50;
+
 /// The bytes of data pointers and row strides must be a multiple of this.
 constexpr int64_t kDataAlignment = 16;
 

@@ -196,6 +196,14 @@ int runManifest() {
   parseCase("too-many-threads",
             h + "kernel k kind=forward dtype=bf16 head_dim=128 value_dim=128 "
                 "causal=none block_q=128 block_kv=64 threads=2048 smem=0\n");
+  parseCase("head-dim-limit",
+            h + "kernel k kind=forward dtype=bf16 head_dim=100000 "
+                "value_dim=128 causal=none block_q=128 block_kv=64 "
+                "threads=256 smem=0\n");
+  parseCase("block-kv-limit",
+            h + "kernel k kind=forward dtype=bf16 head_dim=128 value_dim=128 "
+                "causal=none block_q=128 block_kv=999999999999 threads=256 "
+                "smem=0\n");
   parseCase("duplicate-name", h + fwd + "\n" + fwd + "\n");
   parseCase("duplicate-config",
             h + fwd + "\n" +
@@ -651,6 +659,15 @@ int runForward() {
   a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] = a.lse.shape[0] =
       70000;
   forwardCase(m, "grid-limit", a);
+  // Sizes whose byte extent leaves int64: refused before any product of
+  // them can wrap around (the kernels address with 64-bit offsets).
+  a = ForwardArgs();
+  a.q.shape[2] = int64_t(1) << 40;
+  a.q.strides[2] = int64_t(1) << 30;
+  forwardCase(m, "extent-q", a);
+  a = ForwardArgs();
+  a.o.strides[0] = INT64_MAX;
+  forwardCase(m, "extent-o", a);
 
   // Strides and alignment.
   a = ForwardArgs();
@@ -764,9 +781,10 @@ int runDecode() {
   }
   const ManifestSection &m = parsed.sections.front();
   // The heuristic on 132 SMs, block_kv = 64: (B, Hkv, Sk).
-  const int64_t shapes[][3] = {{1, 8, 131072}, {8, 8, 131072}, {16, 8, 4096},
-                               {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
-                               {132, 1, 4096}, {1, 1, 1}};
+  const int64_t shapes[][3] = {
+      {1, 8, 131072}, {8, 8, 131072}, {16, 8, 4096},
+      {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
+      {132, 1, 4096}, {1, 1, 1},      {INT64_MAX, 8, 131072}};
   for (const auto &s : shapes)
     std::printf(
         "default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
@@ -787,6 +805,12 @@ int runDecode() {
     int64_t bytes = decodeWorkspaceBytes(&a.q, &a.v, 0);
     std::printf("workspace 0 splits: %lld: %s\n", static_cast<long long>(bytes),
                 attn_last_error());
+    // B * Hq * Sq overflows int64 before any byte is counted.
+    DecodeArgs huge;
+    huge.q.shape[0] = huge.q.shape[2] = int64_t(1) << 40;
+    bytes = decodeWorkspaceBytes(&huge.q, &huge.v, 4);
+    std::printf("workspace huge rows: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
     a.q.rank = 2;
     int64_t splits = -1;
     report("resolve-bad",
@@ -839,6 +863,14 @@ int runDecode() {
     else
       printLaunchHeader("rows", p.partial);
   }
+  // 2^45 query rows (Sq = 2^40 of 32 heads): q, o and lse fit int64, the
+  // workspace of even one split (2^54 bytes) is past the runtime's 2^50.
+  a = DecodeArgs();
+  for (attn_tensor *t : {&a.q, &a.o})
+    t->shape[2] = int64_t(1) << 40;
+  a.lse = lseOf(1, 32, int64_t(1) << 40, kLse);
+  a.splits = 1;
+  decodeCase(m, "workspace-rows", a);
   a = DecodeArgs();
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
   decodeCase(m, "no-kernel-causal", a);

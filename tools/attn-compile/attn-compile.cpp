@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -76,6 +77,9 @@ int main(int argc, char **argv) {
   MLIRContext ctx(registry);
 
   llvm::SourceMgr sourceMgr;
+  // Diagnostics as file:line:col with the source line, as attn-opt prints
+  // them.
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &ctx);
   if (!module)

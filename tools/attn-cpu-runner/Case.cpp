@@ -165,6 +165,21 @@ std::string Case::validate() const {
     if (c != '1' && c != canon[4 - maskShape.size() + i])
       return "mask-shape letter '" + std::string(1, c) + "' is out of place";
   }
+  // What the runner allocates, inputs, results and the reference's, before
+  // it allocates any of it: a mask is expanded to [B, Hq, Sq, Sk] for the
+  // reference, partial results have a leading split dim.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> tensors = {
+      {"Q", {b, hq, sq, d}},
+      {"K", {b, hkv, sk, d}},
+      {"V", {b, hkv, sk, dv}},
+      {"O", {b, hq, sq, dv}}};
+  if (op == "split")
+    tensors.push_back({"partial O", {splits, b, hq, sq, dv}});
+  if (mask != MaskKind::None)
+    tensors.push_back({"the mask", {b, hq, sq, sk}});
+  for (const auto &[name, shape] : tensors)
+    if (std::string problem = checkTensorSize(name, shape); !problem.empty())
+      return problem;
   return "";
 }
 

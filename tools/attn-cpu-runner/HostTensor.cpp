@@ -113,6 +113,27 @@ double harness::roundTo(DType t, double v) {
   return v;
 }
 
+std::string harness::checkTensorSize(const std::string &what,
+                                     const std::vector<int64_t> &shape) {
+  std::string dims = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dims += (i ? ", " : "") + std::to_string(shape[i]);
+  dims += "]";
+  int64_t count = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return what + " has shape " + dims + ": a negative size";
+    overflow = overflow || __builtin_mul_overflow(count, d, &count);
+  }
+  if (!overflow && count <= kMaxTensorElements)
+    return "";
+  return what + " of shape " + dims + " holds " +
+         (overflow ? std::string("more than 2^63") : std::to_string(count)) +
+         " elements, more than the runner's limit of 2^27 = " +
+         std::to_string(kMaxTensorElements);
+}
+
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype(dtype), shape(std::move(shape)) {
   bytes.assign(numElements() * elementBytes(), 0);

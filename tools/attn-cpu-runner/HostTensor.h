@@ -24,6 +24,17 @@ std::string dtypeName(DType t);
 /// Rounds a value to the nearest representable value of `t` (ties to even).
 double roundTo(DType t, double v);
 
+/// The most elements the runner allocates for one tensor (2^27: 512 MiB of
+/// f32, 1 GiB as the reference's doubles). Shapes are checked against it
+/// before anything is allocated (docs/Limits.md).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 27;
+
+/// "" when a tensor of `shape` (every size >= 0) holds at most
+/// kMaxTensorElements, else a message saying how many it holds (or that
+/// the count overflows int64) and the limit; `what` names the tensor.
+std::string checkTensorSize(const std::string &what,
+                            const std::vector<int64_t> &shape);
+
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;

@@ -123,6 +123,18 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
       err << "result type " << t << " is not a ranked f32/f16/bf16/i1 tensor";
       return failure();
     }
+    // The compiled code allocates the results and the runner copies them:
+    // their static dims (dynamic ones counted as 1) within the limit.
+    std::vector<int64_t> shape;
+    for (int64_t d : tensor.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+    if (std::string problem = checkTensorSize(
+            "result " + std::to_string(results.size()) + " of @" + entry.str(),
+            shape);
+        !problem.empty()) {
+      err << problem;
+      return failure();
+    }
     results.push_back({tensor.getRank(), *dt});
   }
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
@@ -174,6 +186,15 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
     inputPtrs.insert(reinterpret_cast<int64_t>(t.bytes.data()));
   size_t off = 0;
   for (auto [rank, dt] : results) {
+    std::vector<int64_t> shape(&resultBuffer[off + 3],
+                               &resultBuffer[off + 3 + rank]);
+    if (std::string problem = checkTensorSize(
+            "result " + std::to_string(outs.size()) + " of @" + entry.str(),
+            shape);
+        !problem.empty()) {
+      err << problem;
+      return failure();
+    }
     outs.push_back(readDescriptor(&resultBuffer[off], rank, dt));
     int64_t allocated = resultBuffer[off];
     if (allocated && !inputPtrs.count(allocated) && freed.insert(allocated).second)
@@ -337,7 +358,14 @@ bool runFile(MLIRContext &ctx) {
                       "i1 tensors\n";
       return false;
     }
-    HostTensor h(*dt, std::vector<int64_t>(tensor.getShape()));
+    std::vector<int64_t> shape(tensor.getShape());
+    if (std::string problem = checkTensorSize(
+            "argument " + std::to_string(i) + " of @" + entry, shape);
+        !problem.empty()) {
+      llvm::errs() << "error: " << problem << "\n";
+      return false;
+    }
+    HostTensor h(*dt, shape);
     for (int64_t j = 0; j < h.numElements(); ++j)
       h.set(j, *dt == DType::I1 ? (uni(rng) > -0.6) : uni(rng));
     inputs.push_back(std::move(h));

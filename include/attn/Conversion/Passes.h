@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir {
 namespace attn {
@@ -26,6 +27,7 @@ namespace attn {
 #define GEN_PASS_DECL_ATTNLOWERTILESPASS
 #define GEN_PASS_DECL_ATTNTOGPUPASS
 #define GEN_PASS_DECL_ATTNGRIDCONSTANTSPASS
+#define GEN_PASS_DECL_ATTNNESTEDMODULESPASS
 #include "attn/Conversion/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION

@@ -150,7 +150,11 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     `attn.manifest`, the manifest lines of docs/KernelABI.md that the runtime
     reads. Ops the kernels do not cover (f32 operands, a mask operand on
     decode, head dims that are not multiples of 16, attn.attention_grad)
-    are errors that say so.
+    are errors that say so. The generated names are never changed to make
+    room: a symbol `@attn_kernels` that is not a gpu.module, or one in it
+    that takes a kernel's name without being that kernel (a gpu.func with
+    the same `attn.manifest` line, from an earlier run, is reused), is an
+    error; so is an `attn.manifest` that is not an array of strings.
 
     Each kernel is attn-tile's tile form of the op, rebuilt on the kernel's
     parameters, mapped onto one CTA (docs/TileToGPU.md): ldmatrix +
@@ -210,6 +214,26 @@ def AttnGridConstantsPass : Pass<"attn-grid-constants", "gpu::GPUModuleOp"> {
     `const __grid_constant__ CUtensorMap`. Removes the attribute.
   }];
   let dependentDialects = ["LLVM::LLVMDialect", "NVVM::NVVMDialect"];
+}
+
+def AttnNestedModulesPass : Pass<"attn-nested-modules", "ModuleOp"> {
+  let summary = "Run a pipeline on every builtin.module nested in a module";
+  let description = [{
+    Runs `pipeline`, `builtin.module` pipelines in order (usually one), on
+    each `builtin.module` nested in the module the pass runs on, the
+    innermost first, each on its own. `attn-to-llvm` starts with it (then runs on the outer module):
+    module passes such as one-shot bufferization with function boundaries,
+    and the function passes nested under a module, see only the functions
+    of the module they run on, so a pipeline run on the outer module alone
+    leaves the functions of nested modules as they were.
+
+    Example: `attn-opt --pass-pipeline="builtin.module(attn-nested-modules{pipeline=builtin.module(canonicalize)})"`.
+  }];
+  let options = [
+    ListOption<"pipeline", "pipeline", "OpPassManager",
+               "The builtin.module pipelines to run, in order, on each "
+               "nested module">
+  ];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

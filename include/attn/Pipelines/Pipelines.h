@@ -77,7 +77,8 @@ struct AttnToLLVMPipelineOptions
 /// tensors, linalg.softmax, tosa, tensor, arith, math, bufferization, func)
 /// down to LLVM-dialect IR that mlir-runner executes on the CPU. attn ops
 /// go through attn-tile's tiled loops, with the tile buffers in ordinary
-/// memory.
+/// memory. Nested builtin.modules are lowered too, each on its own, before
+/// the module that holds them (attn-nested-modules).
 void buildAttnToLLVMPipeline(OpPassManager &pm,
                              const AttnToLLVMPipelineOptions &options);
 void buildAttnToLLVMPipeline(OpPassManager &pm);

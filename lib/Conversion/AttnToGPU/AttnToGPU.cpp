@@ -136,14 +136,15 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   if (failed(sizes))
     return failure();
   tiling = *sizes;
+  // The warps first: the spec's threads, rows and checks multiply them.
+  if (spec.warps < 1 || spec.warps > 8)
+    return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
   if (std::string why = spec.unsupportedReason(); !why.empty())
     return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   if (spec.kind != KernelKind::DecodeCombine &&
       (spec.blockKV % 16 || spec.blockKV < 16))
     return op->emitOpError("'block-kv' must be a positive multiple of 16, got ")
            << spec.blockKV;
-  if (spec.warps < 1 || spec.warps > 8)
-    return op->emitOpError("'warps' must be in [1, 8], got ") << spec.warps;
   if (spec.kind == KernelKind::Forward && spec.target == TileTarget::Sm80 &&
       (spec.blockQ % (16 * spec.warps) || spec.blockQ / (16 * spec.warps) > 2))
     return op->emitOpError("'m-tiles' must be 1 or 2, got block-q = ")
@@ -305,8 +306,30 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (ops.empty())
       return;
 
+    // The names the pass generates are fixed (the kernel module's, each
+    // kernel's from its specialisation: the runtime and the manifest use
+    // them), so a symbol of the user's that takes one is an error rather
+    // than renamed around.
     OpBuilder b(module.getContext());
-    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule);
+    Operation *existing = module.lookupSymbol(kKernelModule);
+    auto kernels = dyn_cast_or_null<gpu::GPUModuleOp>(existing);
+    if (existing && !kernels) {
+      existing->emitOpError()
+          << "is named @" << kKernelModule
+          << ", the gpu.module attn-to-gpu puts its kernels in: rename it";
+      return signalPassFailure();
+    }
+    SmallVector<Attribute> manifest;
+    if (Attribute lines = module->getAttr("attn.manifest")) {
+      auto array = dyn_cast<ArrayAttr>(lines);
+      if (!array || !llvm::all_of(array, llvm::IsaPred<StringAttr>)) {
+        module.emitError() << "attn-to-gpu: the module's attn.manifest must "
+                              "be an array of manifest lines (strings), got "
+                           << lines;
+        return signalPassFailure();
+      }
+      manifest.append(array.begin(), array.end());
+    }
     if (!kernels) {
       b.setInsertionPointToEnd(module.getBody());
       kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
@@ -315,9 +338,6 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
                     b.getUnitAttr());
 
     SymbolTable symbols(kernels);
-    SmallVector<Attribute> manifest;
-    if (auto existing = module->getAttrOfType<ArrayAttr>("attn.manifest"))
-      manifest.append(existing.begin(), existing.end());
     for (Operation *op : ops) {
       AttnTileSizes sizes;
       FailureOr<KernelSpec> spec =
@@ -325,14 +345,36 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();
-      if (!symbols.lookup(name)) {
+      StringAttr line = b.getStringAttr(spec->manifestLine());
+      if (Operation *symbol = symbols.lookup(name)) {
+        // A kernel of an earlier run (or another op) carries the manifest
+        // line it was generated with; anything else of that name is not
+        // this op's kernel.
+        Attribute other = symbol->getAttr("attn.manifest");
+        if (other != line) {
+          InFlightDiagnostic diag = op->emitOpError("needs the kernel @")
+                                    << kKernelModule << "::@" << name
+                                    << ", but gpu.module @" << kKernelModule
+                                    << " already holds ";
+          if (other)
+            diag << "a kernel of that name with another schedule (" << other
+                 << "): generate both with the same options";
+          else
+            diag << "a '" << symbol->getName()
+                 << "' of that name that attn-to-gpu did not generate: "
+                    "rename it";
+          return signalPassFailure();
+        }
+        if (!llvm::is_contained(manifest, line))
+          manifest.push_back(line);
+      } else {
         b.setInsertionPointToEnd(kernels.getBody());
         FailureOr<gpu::GPUFuncOp> kernel =
             buildTiledKernel(b, op, *spec, sizes);
         if (failed(kernel))
           return signalPassFailure();
         symbols.insert(*kernel);
-        manifest.push_back(b.getStringAttr(spec->manifestLine()));
+        manifest.push_back(line);
         ++numKernels;
       }
       op->setAttr("attn.kernel",

@@ -4,6 +4,8 @@
 // RUN: not attn-opt %s -attn-to-gpu=chip=sm_100 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s --attn-to-ptx=chip=sm_120 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -attn-to-gpu=chip= 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --attn-to-ptx="chip=" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --attn-to-ptx=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a m-tiles=2" 2>&1 | FileCheck %s --check-prefix=MTILES
 // RUN: not attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a warps=6" 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90 | FileCheck %s --check-prefix=SM90

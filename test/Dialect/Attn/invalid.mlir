@@ -194,6 +194,16 @@ func.func @too_many_elements(%q: tensor<1x1x1099511627776x1024xf16>, %k: tensor<
 
 // -----
 
+// 2^17 x 2^47 x 16 wraps around to 0 in int64: the count is checked as it
+// is multiplied.
+func.func @element_count_wraps(%q: tensor<131072x1x140737488355328x16xf16>, %k: tensor<131072x1x8x16xf16>, %v: tensor<131072x1x8x16xf16>) {
+  // expected-error @+1 {{'attn.attention' op operand #0 of type 'tensor<131072x1x140737488355328x16xf16>' holds more than 2^48}}
+  %o = attn.attention %q, %k, %v : tensor<131072x1x140737488355328x16xf16>, tensor<131072x1x8x16xf16>, tensor<131072x1x8x16xf16> -> tensor<131072x1x140737488355328x16xf16>
+  return
+}
+
+// -----
+
 func.func @too_many_result_elements(%q: tensor<?x1x?x1024xf16>, %k: tensor<?x1x?x1024xf16>, %v: tensor<?x1x?x1024xf16>) {
   // expected-error @+1 {{'attn.attention' op result #0 of type 'tensor<9223372036854775807x1x9223372036854775807x1024xf16>' holds more than 2^48}}
   %o = attn.attention %q, %k, %v : tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16>, tensor<?x1x?x1024xf16> -> tensor<9223372036854775807x1x9223372036854775807x1024xf16>

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -48,9 +49,10 @@ std::optional<int64_t> attn::getStaticElementCount(ShapedType type) {
   for (int64_t d : type.getShape()) {
     if (ShapedType::isDynamic(d))
       continue;
-    // Both factors are at most 2^48 here, so the product cannot overflow.
-    if (d > kMaxElements || (count *= d) > kMaxElements)
+    std::optional<int64_t> product = llvm::checkedMul(count, d);
+    if (!product || *product > kMaxElements)
       return std::nullopt;
+    count = *product;
   }
   return count;
 }

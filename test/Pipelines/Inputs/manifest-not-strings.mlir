@@ -1,0 +1,7 @@
+// attn.manifest that is not an array of manifest lines.
+module attributes {attn.manifest = [1 : i64]} {
+  func.func @f(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+    %o = attn.attention %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+    return %o : tensor<1x2x64x64xf16>
+  }
+}
