@@ -19,9 +19,11 @@ if [ "${1:-}" = --sanitize ]; then
               "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined")
   # Processes that are not built with the sanitizers (python, mlir-opt-22
   # loading attn's plugin) load attn's libraries: the runtime goes first.
-  # Their own leaks (python's) are not attn's: leak checking is off.
+  # Their own leaks (python's) are not attn's: leak checking is off. LLVM's
+  # allocators poison their slabs in attn's instrumented copies of their
+  # inline code but not in Debian's libMLIR.so: user poisoning is off.
   lit_env=("LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-           ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+           ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 fi
 scripts/build.sh "$dir" "${cmake_args[@]}" && ninja -C "$dir" attn-test-depends ||

@@ -52,7 +52,18 @@ std::string stridesString(const attn_tensor &t) {
   return s + "]";
 }
 
-bool validDtype(attn_dtype d) {
+/// The int a caller stored in an enum field. A C caller may store any int
+/// there, which C++ may not load as the enum (UBSan: invalid enum load), so
+/// the checks read it as an int.
+template <typename Enum> int rawEnum(const Enum &field) {
+  static_assert(sizeof(Enum) == sizeof(int), "an int-sized C enum");
+  int value;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
+
+bool validDtype(const attn_dtype &field) {
+  int d = rawEnum(field);
   return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16 || d == ATTN_BOOL;
 }
 
@@ -68,7 +79,7 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
   if (!validDtype(t->dtype))
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: %s has dtype %d, not an attn_dtype", api, name,
-                 static_cast<int>(t->dtype));
+                 rawEnum(t->dtype));
   if (t->dtype == ATTN_BOOL)
     return failf(ATTN_ERROR_DTYPE,
                  "%s: %s has dtype bool; only a mask may be bool (q, k, v "
@@ -207,11 +218,11 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
 
   attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   const attn_options &opt = options ? *options : defaults;
-  if (opt.causal != ATTN_CAUSAL_NONE && opt.causal != ATTN_CAUSAL_TOP_LEFT &&
-      opt.causal != ATTN_CAUSAL_BOTTOM_RIGHT)
+  int causal = rawEnum(opt.causal);
+  if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
+      causal != ATTN_CAUSAL_BOTTOM_RIGHT)
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: options->causal = %d is not an attn_causal", api,
-                 static_cast<int>(opt.causal));
+                 "%s: options->causal = %d is not an attn_causal", api, causal);
   if (opt.window >= 0 && opt.causal == ATTN_CAUSAL_NONE)
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: window = %lld needs a causal kind (top_left or "
@@ -308,7 +319,7 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
   if (!validDtype(mask->dtype))
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: mask has dtype %d, not an attn_dtype", api,
-                 static_cast<int>(mask->dtype));
+                 rawEnum(mask->dtype));
   for (int i = 0; i < 4; ++i)
     if (mask->shape[i] != full[i] && mask->shape[i] != 1)
       return failf(ATTN_ERROR_SHAPE,

@@ -151,8 +151,11 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
     return failure();
   }
 
+  // options.transformer is a function_ref: the function must outlive it.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(2, 0, nullptr);
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(2, 0, nullptr);
+  options.transformer = transformer;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine) {
     err << "JIT failed: " << llvm::toString(engine.takeError());
