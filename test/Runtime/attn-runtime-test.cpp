@@ -1302,11 +1302,17 @@ int runLoad(const std::string &dir) {
 // Loading and launching through a driver (FakeCuda.c in the tests)
 //===----------------------------------------------------------------------===//
 
-int runLaunch(const std::string &manifest) {
+/// Loads `manifest` and reports the status; null when it did not load.
+attn_module *loadReported(const std::string &manifest) {
   attn_module *module = nullptr;
   attn_status s = attn_module_load(manifest.c_str(), &module);
   report("load", s);
-  if (s != ATTN_OK)
+  return s == ATTN_OK ? module : nullptr;
+}
+
+int runLaunch(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
   {
@@ -1363,10 +1369,8 @@ int runLaunch(const std::string &manifest) {
 /// Forward launches through kernels with tensor maps (Inputs/tma.manifest):
 /// the driver encodes q, k, v's maps, then gets them by value.
 int runLaunchTma(const std::string &manifest) {
-  attn_module *module = nullptr;
-  attn_status s = attn_module_load(manifest.c_str(), &module);
-  report("load", s);
-  if (s != ATTN_OK)
+  attn_module *module = loadReported(manifest);
+  if (!module)
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
   ForwardArgs a;
@@ -1405,10 +1409,8 @@ int runLaunchTma(const std::string &manifest) {
 /// (Inputs/multi.manifest): the module has the kernels of the section
 /// chosen for the device, and only those.
 int runLaunchMulti(const std::string &manifest) {
-  attn_module *module = nullptr;
-  attn_status s = attn_module_load(manifest.c_str(), &module);
-  report("load", s);
-  if (s != ATTN_OK)
+  attn_module *module = loadReported(manifest);
+  if (!module)
     return 0;
   std::printf("target: %s\n", attn_module_target(module));
   void *stream = reinterpret_cast<void *>(0x5000);
@@ -1433,10 +1435,8 @@ int runLaunchMulti(const std::string &manifest) {
 /// split counts and workspaces). Every call must return a status, with a
 /// message when it is not ATTN_OK; a crash or a sanitizer report fails.
 int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
-  attn_module *module = nullptr;
-  attn_status s = attn_module_load(manifest.c_str(), &module);
-  report("load", s);
-  if (s != ATTN_OK)
+  attn_module *module = loadReported(manifest);
+  if (!module)
     return 1;
   std::mt19937_64 rng(seed);
   auto pick = [&](int64_t n) {

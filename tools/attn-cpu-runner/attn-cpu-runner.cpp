@@ -115,6 +115,16 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
     err << "no function @" << entry;
     return failure();
   }
+  // Result `index` of the entry, of `shape`, within the runner's limit.
+  auto checkResult = [&](size_t index,
+                         const std::vector<int64_t> &shape) -> LogicalResult {
+    std::string problem = checkTensorSize(
+        "result " + std::to_string(index) + " of @" + entry.str(), shape);
+    if (problem.empty())
+      return success();
+    err << problem;
+    return failure();
+  };
   std::vector<std::pair<int64_t, DType>> results;
   for (Type t : func.getFunctionType().getResults()) {
     auto tensor = dyn_cast<RankedTensorType>(t);
@@ -128,13 +138,8 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
     std::vector<int64_t> shape;
     for (int64_t d : tensor.getShape())
       shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
-    if (std::string problem = checkTensorSize(
-            "result " + std::to_string(results.size()) + " of @" + entry.str(),
-            shape);
-        !problem.empty()) {
-      err << problem;
+    if (failed(checkResult(results.size(), shape)))
       return failure();
-    }
     results.push_back({tensor.getRank(), *dt});
   }
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
@@ -191,13 +196,8 @@ runModule(ModuleOp module, StringRef pipeline, StringRef entry,
   for (auto [rank, dt] : results) {
     std::vector<int64_t> shape(&resultBuffer[off + 3],
                                &resultBuffer[off + 3 + rank]);
-    if (std::string problem = checkTensorSize(
-            "result " + std::to_string(outs.size()) + " of @" + entry.str(),
-            shape);
-        !problem.empty()) {
-      err << problem;
+    if (failed(checkResult(outs.size(), shape)))
       return failure();
-    }
     outs.push_back(readDescriptor(&resultBuffer[off], rank, dt));
     int64_t allocated = resultBuffer[off];
     if (allocated && !inputPtrs.count(allocated) && freed.insert(allocated).second)

@@ -487,29 +487,36 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
     o.value = op.getOutput();
     lse.value = op.getLse();
   }
-  Replacement replacement;
-  if (chain.lse) {
-    if (lseGroups.size() != lseOrder.size())
-      lse = emitter.expand(lse, lseShape, lseGroups);
+  // The op's results, head dims split again, written into the views of the
+  // values they replace.
+  auto writeBack = [&](Emitter::Val v, ArrayRef<int> order,
+                       ArrayRef<int64_t> shape,
+                       ArrayRef<ReassociationIndices> groups, const View &view,
+                       Value target, StringRef what) -> FailureOr<Value> {
+    if (groups.size() != order.size())
+      v = emitter.expand(v, shape, groups);
     FailureOr<Emitter::Val> written =
-        emitter.write(lse, lseOrder, chain.lseView,
-                      cast<RankedTensorType>(chain.lse.getType()));
+        emitter.write(v, order, view, cast<RankedTensorType>(target.getType()));
     if (failed(written)) {
-      reason = "the log-sum-exp's view needs a copy";
+      reason = ("the " + what + "'s view needs a copy").str();
       return failure();
     }
-    replacement.lse = written->value;
+    return written->value;
+  };
+  Replacement replacement;
+  if (chain.lse) {
+    FailureOr<Value> written =
+        writeBack(lse, lseOrder, lseShape, lseGroups, chain.lseView, chain.lse,
+                  "log-sum-exp");
+    if (failed(written))
+      return failure();
+    replacement.lse = *written;
   }
-  if (oGroups.size() != oOrder.size())
-    o = emitter.expand(o, oShape, oGroups);
-  FailureOr<Emitter::Val> out =
-      emitter.write(o, oOrder, chain.targetView,
-                    cast<RankedTensorType>(chain.target.getType()));
-  if (failed(out)) {
-    reason = "the output's view needs a copy";
+  FailureOr<Value> out = writeBack(o, oOrder, oShape, oGroups, chain.targetView,
+                                   chain.target, "output");
+  if (failed(out))
     return failure();
-  }
-  replacement.output = out->value;
+  replacement.output = *out;
   return replacement;
 }
 

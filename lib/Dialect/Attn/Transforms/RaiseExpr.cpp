@@ -558,33 +558,19 @@ const Expr *ExprBuilder::binary(ExprKind k, const Expr *a, const Expr *b,
       break;
     }
   }
-  // Identities: the other operand must already have the result's type (a
-  // broadcast operand of an elementwise op has it).
-  auto keep = [&](const Expr *x) { return x->type == t; };
-  switch (k) {
-  case ExprKind::AddF:
-    if (isConstF(b, 0.0) && keep(a))
-      return a;
-    if (isConstF(a, 0.0) && keep(b))
-      return b;
-    break;
-  case ExprKind::SubF:
-    if (isConstF(b, 0.0) && keep(a))
-      return a;
-    break;
-  case ExprKind::MulF:
-    if (isConstF(b, 1.0) && keep(a))
-      return a;
-    if (isConstF(a, 1.0) && keep(b))
-      return b;
-    break;
-  case ExprKind::DivF:
-    if (isConstF(b, 1.0) && keep(a))
-      return a;
-    break;
-  default:
-    break;
-  }
+  // Identities x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1: the other operand
+  // must already have the result's type (a broadcast operand of an
+  // elementwise op has it).
+  bool commutes = k == ExprKind::AddF || k == ExprKind::MulF;
+  std::optional<double> identity;
+  if (k == ExprKind::AddF || k == ExprKind::SubF)
+    identity = 0.0;
+  else if (k == ExprKind::MulF || k == ExprKind::DivF)
+    identity = 1.0;
+  if (identity && isConstF(b, *identity) && a->type == t)
+    return a;
+  if (identity && commutes && isConstF(a, *identity) && b->type == t)
+    return b;
   return node(k, t, {a, b});
 }
 

@@ -446,6 +446,9 @@ FailureOr<Linear> SoftmaxMatcher::predicate(const Expr *e) {
                  std::min<int64_t>(0, l.aj * (sk - 1));
     return lo >= 0;
   };
+  // a > b, a >= b, a < b or a <= b, signed, unsigned or float.
+  enum class Relation { Greater, GreaterEq, Less, LessEq, Other };
+  Relation rel = Relation::Other;
   if (e->kind == ExprKind::CmpI) {
     using P = arith::CmpIPredicate;
     auto pred = static_cast<P>(e->i);
@@ -454,40 +457,35 @@ FailureOr<Linear> SoftmaxMatcher::predicate(const Expr *e) {
         return fail("the index mask compares possibly negative values "
                     "unsigned");
     }
-    switch (pred) {
-    case P::sgt:
-    case P::ugt:
-      return d;
-    case P::sge:
-    case P::uge:
-      return d.plus(1);
-    case P::slt:
-    case P::ult:
-      return d.negated();
-    case P::sle:
-    case P::ule:
-      return d.negated().plus(1);
-    default:
-      return fail("the index mask uses an equality comparison");
-    }
+    rel = pred == P::sgt || pred == P::ugt   ? Relation::Greater
+          : pred == P::sge || pred == P::uge ? Relation::GreaterEq
+          : pred == P::slt || pred == P::ult ? Relation::Less
+          : pred == P::sle || pred == P::ule ? Relation::LessEq
+                                             : Relation::Other;
+  } else {
+    using P = arith::CmpFPredicate;
+    auto pred = static_cast<P>(e->i);
+    rel = pred == P::OGT || pred == P::UGT   ? Relation::Greater
+          : pred == P::OGE || pred == P::UGE ? Relation::GreaterEq
+          : pred == P::OLT || pred == P::ULT ? Relation::Less
+          : pred == P::OLE || pred == P::ULE ? Relation::LessEq
+                                             : Relation::Other;
   }
-  using P = arith::CmpFPredicate;
-  switch (static_cast<P>(e->i)) {
-  case P::OGT:
-  case P::UGT:
+  switch (rel) {
+  case Relation::Greater:
     return d;
-  case P::OGE:
-  case P::UGE:
+  case Relation::GreaterEq:
     return d.plus(1);
-  case P::OLT:
-  case P::ULT:
+  case Relation::Less:
     return d.negated();
-  case P::OLE:
-  case P::ULE:
+  case Relation::LessEq:
     return d.negated().plus(1);
-  default:
-    return fail("unsupported float comparison in the index mask");
+  case Relation::Other:
+    break;
   }
+  return fail(e->kind == ExprKind::CmpI
+                  ? "the index mask uses an equality comparison"
+                  : "unsupported float comparison in the index mask");
 }
 
 LogicalResult matchOperand(const Expr *e, OperandForm &form,
