@@ -12,7 +12,8 @@
 # tests; they are not fast, so benchmarking them only costs time).
 # MODE: quick (default: tests + quick benchmark), full (tests + full
 # benchmark, may need most of a 10-minute call), tests, bench (quick
-# benchmark only), bench-full (full benchmark only).
+# benchmark only), bench-full (full benchmark only), sanitize (the GPU
+# tests' small cases under compute-sanitizer, below).
 #
 # Steps, each logged and none stopping the others: build the runtime alone
 # (cmake -DATTN_BUILD_COMPILER=OFF into build-rt/), ptxas -v on the PTX of
@@ -25,6 +26,17 @@
 #
 # Time limits (seconds, environment): TESTS_TIMEOUT (300), BENCH_TIMEOUT
 # (200 quick, 420 full), EXAMPLE_TIMEOUT (120 each).
+#
+# sanitize: test/GPU/gpu_tests.py once per compute-sanitizer tool in
+# SANITIZE_TOOLS (default "memcheck racecheck synccheck"), only attn's
+# kernels instrumented (--kernel-name kns=attn_), on the cases with at most
+# SANITIZE_SCORES scores (B * Hq * Sq * Sk; default 1000000 for memcheck,
+# 300000 for the slower racecheck and synccheck): every kernel kind, mask
+# kind and causal kind of the manifest, ragged, GQA, windows, split decode.
+# SANITIZE_TIMEOUT (150) limits each tool. Writes sanitize_TOOL.log; a tool
+# passes when compute-sanitizer reports 0 errors and the tests pass.
+# PyTorch's caching allocator is off there, so that every tensor is an
+# allocation of its own and memcheck sees an access past its end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -38,7 +50,7 @@ KERNELS=$1
 MODE=${2:-quick}
 [ "$KERNELS" = reference ] && MODE=${2:-tests}
 case "$MODE" in
-  quick|full|tests|bench|bench-full) ;;
+  quick|full|tests|bench|bench-full|sanitize) ;;
   *) echo "unknown mode '$MODE'"; exit 2 ;;
 esac
 
@@ -161,7 +173,7 @@ examples_failed=0
 failed_examples=()
 if [ ! -x build-rt/bin/attn_example ]; then
   summary+=("examples: not built (CMake found no libcuda)")
-elif [ "$MODE" != bench ] && [ "$MODE" != bench-full ]; then
+elif [ "$MODE" = quick ] || [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   layout=bhsd
   while read -r dtype d causal; do
     window=()
@@ -206,8 +218,48 @@ if [ "$MODE" = quick ] || [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   [ "$rc" -eq 0 ] || status=1
 fi
 
+# --- compute-sanitizer --------------------------------------------------------
+if [ "$MODE" = sanitize ]; then
+  SANITIZER=$(command -v compute-sanitizer ||
+              ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  if [ -z "$SANITIZER" ]; then
+    summary+=("sanitize: compute-sanitizer not found")
+    status=1
+  else
+    # --kernel-name is --filter in older releases.
+    only=(--kernel-name kns=attn_)
+    "$SANITIZER" --help 2>&1 | grep -q -- --kernel-name ||
+      only=(--filter kns=attn_)
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      scores=${SANITIZE_SCORES:-$([ "$tool" = memcheck ] && echo 1000000 ||
+                                  echo 300000)}
+      log "compute-sanitizer --tool $tool, cases of at most $scores scores"
+      start=$SECONDS
+      PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
+        timeout -k 10 "${SANITIZE_TIMEOUT:-150}" "$SANITIZER" --tool "$tool" \
+        "${only[@]}" --error-exitcode 99 --print-limit 20 \
+        "$PYTHON" test/GPU/gpu_tests.py --manifest "$MANIFEST" --lib "$LIB" \
+        --max-scores "$scores" > "$OUT/sanitize_$tool.log" 2>&1
+      rc=$?
+      tail -5 "$OUT/sanitize_$tool.log" | tee -a "$LOG"
+      tests=$(grep -E '^[0-9]+ passed, [0-9]+ failed' \
+              "$OUT/sanitize_$tool.log" | tail -1)
+      report=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$OUT/sanitize_$tool.log" |
+               tail -1 | sed 's/^=* *//')
+      case $rc in
+        0) verdict=clean ;;
+        99) verdict="ERRORS" ;;
+        124|137) verdict="TIMED OUT" ;;
+        *) verdict="exit $rc" ;;
+      esac
+      summary+=("sanitize $tool: $verdict; ${report:-no summary}; tests: ${tests:-none} ($((SECONDS - start))s)")
+      [ "$rc" -eq 0 ] || status=1
+    done
+  fi
+fi
+
 # --- benchmark ---------------------------------------------------------------
-if [ "$MODE" != tests ]; then
+if [ "$MODE" != tests ] && [ "$MODE" != sanitize ]; then
   quick=(--quick)
   limit=${BENCH_TIMEOUT:-200}
   if [ "$MODE" = full ] || [ "$MODE" = bench-full ]; then

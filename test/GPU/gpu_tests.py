@@ -683,6 +683,10 @@ def main():
     parser.add_argument("--filter", default=None,
                         help="only cases whose name contains this")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-scores", type=int, default=None,
+                        help="only cases with at most this many scores "
+                             "(B * Hq * Sq * Sk): the small, representative "
+                             "subset that compute-sanitizer runs")
     args = parser.parse_args()
 
     if not torch.cuda.is_available():
@@ -730,7 +734,14 @@ def main():
                                             len(module.kernels)))
 
     cases = forward_cases(args.quick) + mask_cases(args.quick) + \
-        decode_cases(args.quick) + error_cases(module)
+        decode_cases(args.quick)
+    if args.max_scores is not None:
+        small = [c for c in cases
+                 if c["b"] * c["hq"] * c["sq"] * c["sk"] <= args.max_scores]
+        print("--max-scores %d: %d of %d numeric cases" % (
+            args.max_scores, len(small), len(cases)))
+        cases = small
+    cases += error_cases(module)
     gen = torch.Generator(device="cuda")
     lost = None
     started = time.time()
