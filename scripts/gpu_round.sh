@@ -226,10 +226,11 @@ if [ "$MODE" = sanitize ]; then
     summary+=("sanitize: compute-sanitizer not found")
     status=1
   else
-    # --kernel-name is --filter in older releases.
+    # --kernel-name is --filter in older releases. (The help is read whole:
+    # grep -q closing the pipe early would fail it under pipefail.)
     only=(--kernel-name kns=attn_)
-    "$SANITIZER" --help 2>&1 | grep -q -- --kernel-name ||
-      only=(--filter kns=attn_)
+    help=$("$SANITIZER" --help 2>&1)
+    [[ $help == *--kernel-name* ]] || only=(--filter kns=attn_)
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       scores=${SANITIZE_SCORES:-$([ "$tool" = memcheck ] && echo 1000000 ||
                                   echo 300000)}
