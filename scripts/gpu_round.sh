@@ -232,13 +232,20 @@ if [ "$MODE" = sanitize ]; then
     help=$("$SANITIZER" --help 2>&1)
     [[ $help == *--kernel-name* ]] || only=(--filter kns=attn_)
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      # memcheck leaves API errors out: the runtime asks cuFuncGetParamInfo
+      # for one parameter past each kernel's last (the driver has no count;
+      # CUDA_ERROR_INVALID_VALUE there is the answer), which memcheck would
+      # report once per kernel. The runtime checks every other driver result
+      # and the tests fail on them.
+      api=()
+      [ "$tool" = memcheck ] && api=(--report-api-errors no)
       scores=${SANITIZE_SCORES:-$([ "$tool" = memcheck ] && echo 1000000 ||
                                   echo 300000)}
       log "compute-sanitizer --tool $tool, cases of at most $scores scores"
       start=$SECONDS
       PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
         timeout -k 10 "${SANITIZE_TIMEOUT:-150}" "$SANITIZER" --tool "$tool" \
-        "${only[@]}" --error-exitcode 99 --print-limit 20 \
+        "${only[@]}" "${api[@]}" --error-exitcode 99 --print-limit 20 \
         "$PYTHON" test/GPU/gpu_tests.py --manifest "$MANIFEST" --lib "$LIB" \
         --max-scores "$scores" > "$OUT/sanitize_$tool.log" 2>&1
       rc=$?
