@@ -427,13 +427,13 @@ attn_status Parser::parseKernel(int line,
   static const char *const keys[] = {
       "kind",    "dtype", "head_dim", "value_dim", "causal",
       "block_q", "rows",  "block_kv", "threads",   "smem",
-      "mask",    "tma",   "params"};
+      "grid",    "mask",  "tma",      "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
                             &k.threads, &k.smem,   nullptr,    nullptr,
-                            nullptr};
+                            nullptr,    nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -492,6 +492,13 @@ attn_status Parser::parseKernel(int line,
       k.params = std::string(value);
     } else if (key == "tma") {
       tma = value;
+    } else if (key == "grid") {
+      if (value == "tiles")
+        k.persistent = false;
+      else if (value == "persistent")
+        k.persistent = true;
+      else
+        return error(line, bad + " (tiles, persistent)");
     } else if (key == "mask") {
       if (value == "none")
         k.mask = MaskKind::None;
@@ -546,6 +553,10 @@ attn_status Parser::parseKernel(int line,
                            " must divide value_dim=" +
                            std::to_string(k.valueDim) +
                            " for kind=decode_combine");
+  if (k.persistent && k.kind != KernelKind::Forward)
+    return error(line, where + "grid=persistent is for kind=forward only "
+                               "(this is kind=" +
+                           kernelKindName(k.kind) + ")");
   // Only forward kernels take a mask; mask=none is harmless elsewhere.
   if (k.mask != MaskKind::None && k.kind != KernelKind::Forward)
     return error(line, where + "mask=" + maskKindName(k.mask) +

@@ -67,6 +67,10 @@ struct KernelSpec {
   int64_t blockKv = 0; // forward, decode_partial; decode_combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
+  /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
+  /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
+  /// per tile.
+  bool persistent = false;
   /// The `tma` key (forward): one box per tensor map parameter, as written;
   /// empty when the kernel takes no tensor maps.
   std::vector<TmaBox> tma;

@@ -650,7 +650,8 @@ std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
   return sizes;
 }
 
-attn_status planForward(const ManifestSection &section, const attn_tensor *q,
+attn_status planForward(const ManifestSection &section, int smCount,
+                        const attn_tensor *q,
                         const attn_tensor *k, const attn_tensor *v,
                         const attn_tensor *o, const attn_tensor *lse,
                         const attn_options *options, Launch &launch) {
@@ -666,10 +667,27 @@ attn_status planForward(const ManifestSection &section, const attn_tensor *q,
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;
-  if (attn_status s =
-          setGrid(api, launch, ceilDiv(p.seqQ, launch.kernel->blockQ), p.headsQ,
-                  p.batch))
+  int64_t tiles = ceilDiv(p.seqQ, launch.kernel->blockQ);
+  if (launch.kernel->persistent) {
+    // One CTA per SM (the kernels take the register file), at most one per
+    // tile; the kernel counts the tiles in 32 bits.
+    int64_t all = 0;
+    if (!mul(tiles, p.headsQ, all) || !mul(all, p.batch, all) ||
+        all > INT32_MAX)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %lld x %lld x %lld query tiles for kernel '%s' are "
+                   "more than its persistent grid counts (2^31 - 1)",
+                   api, static_cast<long long>(p.batch),
+                   static_cast<long long>(p.headsQ),
+                   static_cast<long long>(tiles), launch.kernel->name.c_str());
+    if (attn_status s = setGrid(
+            api, launch, std::min<int64_t>(all, smCount > 0 ? smCount : 1), 1,
+            1))
+      return s;
+  } else if (attn_status s =
+                 setGrid(api, launch, tiles, p.headsQ, p.batch)) {
     return s;
+  }
   std::vector<uint64_t> &args = launch.args;
   args.clear();
   pushTensor(args, *q);

@@ -93,11 +93,12 @@ struct DecodePlan {
 ATTN_RUNTIME_API std::vector<size_t> abiParamSizes(const KernelSpec &kernel);
 
 /// Checks a forward call (options->mask included) and plans its launch with
-/// a kernel of `section`, the manifest section that the module loaded.
+/// a kernel of `section`, the manifest section that the module loaded, on a
+/// GPU of `smCount` SMs (a persistent kernel's grid).
 ATTN_RUNTIME_API attn_status planForward(
-    const ManifestSection &section, const attn_tensor *q, const attn_tensor *k,
-    const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
-    const attn_options *options, Launch &launch);
+    const ManifestSection &section, int smCount, const attn_tensor *q,
+    const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
+    const attn_tensor *lse, const attn_options *options, Launch &launch);
 
 /// Checks a decode call and plans its two launches. `numSplits` <= 0 uses
 /// defaultSplits(); more splits than key tiles are clamped to the tiles.

@@ -407,7 +407,8 @@ attn_status attn_forward(attn_module *module, const attn_tensor *q,
   try {
     Launch plan;
     if (attn_status s =
-            planForward(*module->section, q, k, v, o, lse, options, plan))
+            planForward(*module->section, module->smCount, q, k, v, o, lse,
+                        options, plan))
       return s;
     return launch(*module, plan, stream);
   } catch (...) {

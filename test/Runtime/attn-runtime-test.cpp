@@ -221,6 +221,12 @@ int runManifest() {
   parseCase("mask-combine",
             h + "kernel c mask=bool kind=decode_combine dtype=bf16 "
                 "value_dim=128 rows=4 threads=128 smem=0\n");
+  // The grid key: tiles (the default) or persistent, forward only.
+  parseCase("bad-grid", h + fwd + " grid=cluster\n");
+  parseCase("grid-decode",
+            h + "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+                "smem=0 grid=persistent\n");
   // The params key the compiler writes: checked against this runtime's ABI
   // (attn_kernel_abi.def), name, type and rank of every parameter in order.
   const std::string fwdParams = "q:memref4,k:memref4,v:memref4,o:memref4,"
@@ -500,7 +506,7 @@ struct ForwardArgs {
     lse = lseOf(2, 8, 77, kLse);
   }
   attn_status plan(const ManifestSection &m, Launch &l) const {
-    return planForward(m, &q, &k, &v, &o, withLse ? &lse : nullptr, &options,
+    return planForward(m, 132, &q, &k, &v, &o, withLse ? &lse : nullptr, &options,
                        l);
   }
 };
@@ -553,7 +559,7 @@ int runForward() {
     ForwardArgs a;
     a.options.causal = ATTN_CAUSAL_TOP_LEFT;
     Launch l;
-    planForward(m, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, l);
+    planForward(m, 132, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, l);
     std::printf("null-options: kernel=%s\n", l.kernel->name.c_str());
     a.options = {-1.0f, ATTN_CAUSAL_TOP_LEFT, 0, nullptr};
     report("top-left-window-0", a.plan(m, l));
@@ -577,9 +583,9 @@ int runForward() {
     Launch l;
     ForwardArgs a;
     report("null-q",
-           planForward(m, nullptr, &a.k, &a.v, &a.o, nullptr, nullptr, l));
+           planForward(m, 132, nullptr, &a.k, &a.v, &a.o, nullptr, nullptr, l));
     report("null-o",
-           planForward(m, &a.q, &a.k, &a.v, nullptr, nullptr, nullptr, l));
+           planForward(m, 132, &a.q, &a.k, &a.v, nullptr, nullptr, nullptr, l));
   }
   ForwardArgs a;
   a.k.data = nullptr;
@@ -1000,19 +1006,19 @@ int runMask() {
   {
     a = ForwardArgs();
     Launch l;
-    report("null-options", planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse,
+    report("null-options", planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse,
                                        nullptr, l));
     std::printf("null-options: kernel=%s params=%zu\n",
                 l.kernel->name.c_str(), l.args.size());
     attn_options three = {0.0f, ATTN_CAUSAL_NONE, -1};
     report("three-fields",
-           planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse, &three, l));
+           planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, &three, l));
     std::printf("three-fields: kernel=%s params=%zu\n",
                 l.kernel->name.c_str(), l.args.size());
     attn_options zero;
     std::memset(&zero, 0, sizeof(zero));
     zero.window = -1;
-    report("zeroed", planForward(m, &a.q, &a.k, &a.v, &a.o, &a.lse, &zero, l));
+    report("zeroed", planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, &zero, l));
     std::printf("zeroed: kernel=%s params=%zu\n", l.kernel->name.c_str(),
                 l.args.size());
   }
@@ -1117,7 +1123,10 @@ const char *kTmaModule =
     "causal=bottom_right block_q=64 block_kv=64 threads=128 smem=65536 "
     "tma=v:64x32:64,q:64x32:64,k:64x32:64\n"
     "kernel fwd_tl kind=forward dtype=bf16 head_dim=128 value_dim=128 "
-    "causal=top_left block_q=128 block_kv=64 threads=256 smem=73728\n";
+    "causal=top_left block_q=128 block_kv=64 threads=256 smem=73728\n"
+    "kernel fwd_persistent kind=forward dtype=bf16 head_dim=256 "
+    "value_dim=256 causal=none block_q=128 block_kv=64 threads=384 "
+    "smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128\n";
 
 void printTensorMaps(const Launch &l) {
   for (const TensorMapArg &t : l.tensorMaps)
@@ -1235,6 +1244,20 @@ int runTma() {
   a.k = bhsd(ATTN_BF16, 2, 2, sk, 128, kK);
   a.v = bhsd(ATTN_BF16, 2, 2, sk, 128, kV);
   tmaCase(m, "dim-2^32", a);
+
+  // A persistent kernel (grid=persistent): one CTA per SM (132 here), at
+  // most one per query tile, on a one-dimensional grid.
+  a = forwardOf(ATTN_BF16, 256);
+  tmaCase(m, "persistent-16-tiles", a);
+  a.q = bhsd(ATTN_BF16, 2, 8, 4096, 256, kQ);
+  a.o = bhsd(ATTN_BF16, 2, 8, 4096, 256, kO);
+  a.lse = lseOf(2, 8, 4096, kLse);
+  tmaCase(m, "persistent-512-tiles", a);
+  // The kernel counts its tiles in 32 bits: 2 x 128 x 2^24 = 2^32 refused.
+  a.q = bhsd(ATTN_BF16, 2, 128, int64_t(1) << 31, 256, kQ);
+  a.o = bhsd(ATTN_BF16, 2, 128, int64_t(1) << 31, 256, kO);
+  a.lse = lseOf(2, 128, int64_t(1) << 31, kLse);
+  tmaCase(m, "persistent-2^32-tiles", a);
   return 0;
 }
 

@@ -61,6 +61,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   spec.keySlices = sizes->keySlices;
   spec.sharedBytes = sizes->workgroupBytes;
   spec.producer = sizes->producer;
+  spec.persistent = sizes->persistent;
   return sizes;
 }
 
@@ -260,7 +261,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (failed(runPipeline(pipeline, source)))
       return failure();
     FailureOr<int64_t> bytes = lowerTileFormToNVVM(
-        source, kernel, spec.params(), spec.target, spec.producer);
+        source, kernel, spec.params(), spec.target, spec.producer,
+        spec.persistent);
     if (failed(bytes))
       return failure();
     if (*bytes != sizes.workgroupBytes)

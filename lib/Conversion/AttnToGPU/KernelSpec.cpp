@@ -111,6 +111,8 @@ std::string KernelSpec::manifestLine() const {
     os << " rows=" << rows();
   os << " block_kv=" << blockKV;
   os << " threads=" << threads() << " smem=" << sharedBytes;
+  if (persistent)
+    os << " grid=persistent";
   if (usesTma()) {
     // Box rows x columns and swizzle of each tensor map: column blocks of
     // the swizzled tiles (TileWgmma.cpp).

@@ -116,9 +116,10 @@ enum class Role { All, Producer, Consumer };
 /// One kernel's lowering: the value maps and the per-thread state.
 class TileLowering {
 public:
-  TileLowering(OpBuilder &b, Location loc, TileTarget target, bool producer)
+  TileLowering(OpBuilder &b, Location loc, TileTarget target, bool producer,
+               bool persistent)
       : b(b), e{b, loc}, hopper(target == TileTarget::Sm90a),
-        specialized(producer) {}
+        specialized(producer), persistent(persistent) {}
 
   FailureOr<int64_t> run(func::FuncOp source, gpu::GPUFuncOp kernel,
                          ArrayRef<KernelParam> params);
@@ -132,6 +133,10 @@ private:
   /// consumer warps; the consumers release each stage on an mbarrier that
   /// the producer waits for before it refills the stage.
   bool specialized;
+  /// Persistent (warp-specialised kernels only): each role walks the
+  /// scf.forall's tiles in a grid-stride loop over a one-dimensional grid;
+  /// the rings' groups and the Q barrier's phases run on across tiles.
+  bool persistent;
 
   // The schedule of the loop nest being lowered.
   int64_t warps = 0, keySlices = 1, blockQ = 0, stages = 0;
@@ -179,6 +184,19 @@ private:
   /// is lowered; the barrier of the group being lowered.
   int64_t prologueGroups = 0;
   Value loopIter, groupBarrier;
+  /// Persistent kernels, per role: the groups the rings took for earlier
+  /// tiles (added to every group index), the parity of this tile's phase
+  /// of the Q barrier (i32), and the ring's groups after this tile, set
+  /// once the pipelined loop is lowered. Null in other kernels.
+  Value ringBase, tileParity, nextRingBase;
+  /// Persistent kernels: the last op of the tile's body that reads a tile
+  /// loaded outside any scf.if (Q), after which the consumers free Q; the
+  /// last that reads a ring, after which they free the stages of the
+  /// pipelined loop's last `ringLag` iterations (`ringTrips` of them).
+  Operation *lastTopLevelRead = nullptr, *lastRingRead = nullptr;
+  bool topLevelEmptyWaited = false;
+  Value ringTrips;
+  int64_t ringLag = 0;
 
   Type ptr3() { return LLVM::LLVMPointerType::get(b.getContext(), 3); }
   /// The dynamic shared memory (made at the kernel's entry on first use).
@@ -273,11 +291,28 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
+  /// Slots: `stages` full barriers, Q's, then with a producer `stages`
+  /// empty ones and, persistent, Q's empty one.
   int64_t barrierCount() const {
-    return specialized ? 2 * stages + 1 : stages + 1;
+    return specialized ? 2 * stages + 1 + (persistent ? 1 : 0) : stages + 1;
   }
-  /// The producer's and the consumers' lowering of the loop nest `body`.
-  LogicalResult lowerRoles(Block &body);
+  int64_t topLevelEmptySlot() const { return 2 * stages + 1; }
+  /// Group `local` of this tile (i32) as the rings count it.
+  Value ringGroup(Value local) {
+    return ringBase ? e.add(local, ringBase) : local;
+  }
+  /// The persistent grid-stride loop around one role's lowering of `body`.
+  LogicalResult lowerPersistent(scf::ForallOp op, Block &body);
+  /// One arrival per consumer warpgroup on barrier `slot`.
+  void arriveFromWarpgroups(Value slot);
+  /// Persistent kernels, after the pipelined loop `op` (lowered as `loop`):
+  /// records its trips and lag and the next tile's ring base.
+  void endRing(scf::ForOp op, scf::ForOp loop);
+  void releaseLaggedStages();
+  /// The iterations of a lowered loop (i32 bounds).
+  Value tripCount(scf::ForOp loop);
+  /// The producer's and the consumers' lowering of the body of `op`.
+  LogicalResult lowerRoles(scf::ForallOp op);
   /// The consumers are done with the stage of group `iter`.
   void releaseStage(Value iter);
   /// A barrier of the threads that run this role (the consumers' own once

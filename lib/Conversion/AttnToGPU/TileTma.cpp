@@ -20,7 +20,16 @@
 //   "empty" mbarrier; and for the consumer warps, which skip the copies,
 //   wait for each group as above without a CTA barrier and, at the end of
 //   an iteration, arrive on the empty barrier of the stage they read (one
-//   arrival per warpgroup).
+//   arrival per warpgroup);
+// - persistent kernels (all warp-specialised ones) run each role's lowering
+//   in a grid-stride loop over the scf.forall's tiles. The group indices
+//   run on across tiles (a tile's groups follow the earlier tiles' pipelined
+//   loop trips), the Q barrier completes one phase per tile, and one more
+//   mbarrier frees Q: the consumers arrive on it after their last read of
+//   Q, and the producer waits for it before it loads the next tile's. The
+//   stages a rotated loop still reads after its last iteration are freed
+//   after the last op that reads them. So the producer loads the next
+//   tile's Q and first K/V tiles while the consumers finish the last one.
 //
 // A TMA box is a whole tile: rows past the tile's `rows` that lie inside
 // the source are read, not zero-filled (their keys are masked and their
@@ -42,9 +51,12 @@ using namespace mlir::attn::tile_lowering;
 static constexpr int64_t kBarrierBytes = 8;
 /// try_wait's suspend-time hint (ns), as upstream's nvgpu lowering uses.
 static constexpr int64_t kWaitTicks = 10000000;
-/// setmaxnreg's split of the register file: 2 x 128 consumer threads at
-/// 240 and 128 producer threads at 24 (FlashAttention-3's), 64512 of 65536.
-static constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
+/// setmaxnreg's split of the 64512 registers of 384 threads at 168: 2 x 128
+/// consumer threads at 232 and 128 producer threads at 40. (FlashAttention-3
+/// gives 240 and 24; the producer's persistent tile loop needs more than 24
+/// registers, where ptxas spilled 4 to 12 bytes, and the consumers fit in
+/// 232 without spills.)
+static constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
 static constexpr int64_t kWarpgroupThreads = 128;
 
 Value TileLowering::barrierAt(Value slot) {
@@ -83,6 +95,8 @@ void TileLowering::initBarriers() {
     for (int64_t i = 0; i < barrierCount(); ++i) {
       // Full: one arrival per group, one per load outside any scf.if.
       // Empty (warp-specialised): one per consumer warpgroup.
+      // Empty (the rings' and, persistent, Q's): one per consumer
+      // warpgroup.
       int64_t count = i < stages    ? 1
                       : i == stages ? std::max<int64_t>(topLevelLoads, 1)
                                     : warps * 32 / kWarpgroupThreads;
@@ -105,7 +119,121 @@ void TileLowering::ctaBarrier() {
                           /*reductionPredicate=*/Value());
 }
 
-LogicalResult TileLowering::lowerRoles(Block &body) {
+Value TileLowering::tripCount(scf::ForOp loop) {
+  Value span = e.max(e.sub(loop.getUpperBound(), loop.getLowerBound()),
+                     e.c32(0));
+  Value step = loop.getStep();
+  return e.div(e.add(span, e.sub(step, e.c32(1))), step);
+}
+
+void TileLowering::endRing(scf::ForOp op, scf::ForOp loop) {
+  ringTrips = tripCount(loop);
+  ringLag = 0;
+  if (auto attr = op->getAttrOfType<IntegerAttr>(kRingLagAttr))
+    ringLag = attr.getInt();
+  nextRingBase = ringGroup(ringTrips);
+}
+
+void TileLowering::releaseLaggedStages() {
+  for (int64_t i = 1; i <= ringLag; ++i) {
+    OpBuilder::InsertionGuard guard(b);
+    auto ran = scf::IfOp::create(b, e.loc, e.ge(ringTrips, e.c32(i)), false);
+    b.setInsertionPointToStart(ran.thenBlock());
+    releaseStage(e.sub(ringTrips, e.c32(i)));
+  }
+}
+
+/// The op of `body` (at its top level) that last reads one of `tiles` or a
+/// view of one; a tile.load that writes one does not read it. Null if none
+/// does.
+static Operation *lastReader(Block &body, ArrayRef<Value> tiles) {
+  SmallVector<Value> work(tiles.begin(), tiles.end());
+  DenseSet<Value> seen(tiles.begin(), tiles.end());
+  Operation *last = nullptr;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp>(
+              user)) {
+        if (seen.insert(user->getResult(0)).second)
+          work.push_back(user->getResult(0));
+        continue;
+      }
+      if (auto load = dyn_cast<TileLoadOp>(user); load && load.getTile() == v)
+        continue;
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (top && (!last || last->isBeforeInBlock(top)))
+        last = top;
+    }
+  }
+  return last;
+}
+
+LogicalResult TileLowering::lowerPersistent(scf::ForallOp op, Block &body) {
+  // The tiles of the grid: x fastest, as the blocks of a grid launch. In
+  // i32 (registers: the runtime refuses more than 2^31 - 1 tiles).
+  Value extent[3] = {e.c32(1), e.c32(1), e.c32(1)};
+  SmallVector<int64_t> dims;
+  for (auto [ub, attr] : llvm::zip_equal(op.getMixedUpperBound(),
+                                         *op.getMapping())) {
+    int64_t d = static_cast<int64_t>(
+                    cast<gpu::GPUBlockMappingAttr>(attr).getBlock()) -
+                static_cast<int64_t>(gpu::MappingId::DimX);
+    Value size = isa<Value>(ub) ? scalars.lookupOrNull(cast<Value>(ub))
+                                : e.c32(*getConstantIntValue(ub));
+    if (!size)
+      return op.emitOpError("has a bound the GPU lowering did not map");
+    extent[d] = size;
+    dims.push_back(d);
+  }
+  Value total = e.mul(e.mul(extent[0], extent[1]), extent[2]);
+  Value first = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::x));
+  Value stride = e.toI32(gpu::GridDimOp::create(b, e.loc, gpu::Dimension::x));
+  // Carried in one register (the consumers have none to spare): the
+  // rings' groups so far times 2 plus the Q barrier's parity.
+  auto loop = scf::ForOp::create(b, e.loc, first, total, stride,
+                                 ValueRange{e.c32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value w = loop.getInductionVar();
+  Value rest = e.udiv(w, extent[0]);
+  Value coord[3] = {e.urem(w, extent[0]), e.urem(rest, extent[1]),
+                    e.udiv(rest, extent[1])};
+  for (auto [iv, d] : llvm::zip_equal(op.getInductionVars(), dims))
+    scalars.map(iv, coord[d]);
+  Value state = loop.getRegionIterArgs()[0];
+  ringBase = e.shr(state, e.c32(1));
+  tileParity = e.band(state, e.c32(1));
+  nextRingBase = Value();
+  topLevelEmptyWaited = false;
+  if (failed(lowerBlock(body, nullptr)))
+    return failure();
+  if (!nextRingBase)
+    return op.emitOpError("has no pipelined key/value loop; a persistent "
+                          "kernel's rings need one per tile");
+  scf::YieldOp::create(
+      b, e.loc,
+      e.bor(e.shl(nextRingBase, e.c32(1)), e.bxor(tileParity, e.c32(1))));
+  ringBase = tileParity = nextRingBase = Value();
+  return success();
+}
+
+LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
+  Block &body = *op.getBody();
+  if (persistent) {
+    SmallVector<Value> topLevel, rings;
+    body.walk([&](TileLoadOp load) {
+      Value tile = load.getTile();
+      while (auto view = tile.getDefiningOp<memref::SubViewOp>())
+        tile = view.getSource();
+      (load->getParentOfType<scf::IfOp>() ? rings : topLevel).push_back(tile);
+    });
+    lastTopLevelRead = lastReader(body, topLevel);
+    lastRingRead = lastReader(body, rings);
+    if (!lastTopLevelRead || !lastRingRead)
+      return op.emitOpError("loads tiles that no op reads; a persistent "
+                            "kernel frees them after their last read");
+  }
   // What both lowerings start from; each maps the body's values anew.
   IRMapping scalars0 = scalars;
   DenseMap<Value, Global *> globals0 = globals;
@@ -124,7 +252,10 @@ LogicalResult TileLowering::lowerRoles(Block &body) {
   auto one = scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
   b.setInsertionPointToStart(one.thenBlock());
   role = Role::Producer;
-  if (failed(lowerBlock(body, nullptr)))
+  auto lowerBody = [&] {
+    return persistent ? lowerPersistent(op, body) : lowerBlock(body, nullptr);
+  };
+  if (failed(lowerBody()))
     return failure();
   int64_t producerBytes = tileBytes;
 
@@ -138,7 +269,7 @@ LogicalResult TileLowering::lowerRoles(Block &body) {
   NVVM::SetMaxRegisterOp::create(b, e.loc, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   role = Role::Consumer;
-  if (failed(lowerBlock(body, nullptr)))
+  if (failed(lowerBody()))
     return failure();
   // No copy may still be landing when the consumers exit.
   if (topLevelPending())
@@ -152,9 +283,13 @@ LogicalResult TileLowering::lowerRoles(Block &body) {
 }
 
 void TileLowering::releaseStage(Value iter) {
-  // One arrival per warpgroup, from its first thread: the stage's only
+  arriveFromWarpgroups(
+      e.add(e.c32(stages + 1), e.urem(ringGroup(iter), e.c32(stages))));
+}
+
+void TileLowering::arriveFromWarpgroups(Value slot) {
+  // One arrival per warpgroup, from its first thread: the tile's only
   // readers are the warpgroup's wgmmas, which it has waited for.
-  Value slot = e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages)));
   OpBuilder::InsertionGuard guard(b);
   auto first = scf::IfOp::create(
       b, e.loc, e.eq(e.urem(tid, e.c32(kWarpgroupThreads)), e.c32(0)), false);
@@ -166,8 +301,8 @@ void TileLowering::releaseStage(Value iter) {
 void TileLowering::openGroup(scf::IfOp op) {
   // Group g of the loop's iteration j is g = j + the groups issued before
   // it; outside a loop, the next prologue group.
-  Value g = loopIter ? e.add(loopIter, e.c32(prologueGroups))
-                     : e.c32(prologueGroups++);
+  Value g = ringGroup(loopIter ? e.add(loopIter, e.c32(prologueGroups))
+                               : e.c32(prologueGroups++));
   Value slot = e.urem(g, e.c32(stages));
   groupBarrier = barrierAt(slot);
   if (specialized) {
@@ -190,11 +325,13 @@ void TileLowering::openGroup(scf::IfOp op) {
 void TileLowering::waitForGroup(Value iter) {
   Value barrier, parity;
   if (iter) {
-    barrier = barrierAt(e.urem(iter, e.c32(stages)));
-    parity = e.urem(e.udiv(iter, e.c32(stages)), e.c32(2));
+    Value g = ringGroup(iter);
+    barrier = barrierAt(e.urem(g, e.c32(stages)));
+    parity = e.urem(e.udiv(g, e.c32(stages)), e.c32(2));
   } else {
+    // Phase t % 2 for a persistent kernel's t-th tile.
     barrier = barrierAt(e.c32(stages));
-    parity = e.c32(0);
+    parity = tileParity ? tileParity : e.c32(0);
     topLevelWaited = true;
   }
   NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
@@ -260,6 +397,14 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
     return failure();
   Value barrier = groupBarrier;
   if (!barrier) {
+    // A persistent producer first waits until the consumers are done with
+    // the last tile's (the phase before the first counts as complete).
+    if (persistent && role == Role::Producer && !topLevelEmptyWaited) {
+      NVVM::MBarrierTryWaitParityOp::create(
+          b, e.loc, barrierAt(e.c32(topLevelEmptySlot())),
+          e.bxor(tileParity, e.c32(1)), e.c32(kWaitTicks));
+      topLevelEmptyWaited = true;
+    }
     // A load outside any scf.if arrives on its own.
     barrier = barrierAt(e.c32(stages));
     int64_t bytes = t.shape[0] * t.shape[1] * t.elementBytes();

@@ -79,6 +79,12 @@ LogicalResult TileLowering::lowerBlock(Block &block,
     }
     if (failed(lowerOp(&op)))
       return failure();
+    // Persistent consumers are done with Q, and with the ring stages the
+    // loop left to later ops: the producer may load the next tile's.
+    if (&op == lastTopLevelRead && role == Role::Consumer)
+      arriveFromWarpgroups(e.c32(topLevelEmptySlot()));
+    if (&op == lastRingRead && role == Role::Consumer)
+      releaseLaggedStages();
   }
   return success();
 }
@@ -253,10 +259,16 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
     auto dim = static_cast<gpu::Dimension>(
         static_cast<int64_t>(block.getBlock()) -
         static_cast<int64_t>(gpu::MappingId::DimX));
-    scalars.map(iv, e.toI32(gpu::BlockIdOp::create(b, e.loc, dim)));
+    // A persistent kernel maps the dimensions inside its tile loop.
+    if (!persistent)
+      scalars.map(iv, e.toI32(gpu::BlockIdOp::create(b, e.loc, dim)));
   }
+  if (persistent && !specialized)
+    return op.emitOpError("is mapped to a persistent grid without a producer "
+                          "warpgroup; the GPU lowering makes only "
+                          "warp-specialised kernels persistent");
   if (specialized)
-    return lowerRoles(*op.getBody());
+    return lowerRoles(op);
   return lowerBlock(*op.getBody(), nullptr);
 }
 
@@ -287,6 +299,9 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
                      loop.getStep());
     LogicalResult body = lowerBlock(*op.getBody(), nullptr);
     loopIter = outerIter;
+    b.setInsertionPointAfter(loop);
+    if (persistent)
+      endRing(op, loop);
     return body;
   }
 
@@ -411,6 +426,8 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     scf::YieldOp::create(b, e.loc, yielded);
   }
   loopIter = outerIter;
+  if (pipelined && persistent)
+    endRing(op, loop);
   // A loop without a copy ring (the combine's over splits) waits on memory
   // once per iteration: unrolled, ptxas issues the loads of several
   // iterations together. The results are then those of the remainder loop.
@@ -767,8 +784,9 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
 FailureOr<int64_t> attn::lowerTileFormToNVVM(func::FuncOp source,
                                              gpu::GPUFuncOp kernel,
                                              ArrayRef<KernelParam> params,
-                                             TileTarget target, bool producer) {
+                                             TileTarget target, bool producer,
+                                             bool persistent) {
   OpBuilder b(kernel.getContext());
-  return TileLowering(b, source.getLoc(), target, producer)
+  return TileLowering(b, source.getLoc(), target, producer, persistent)
       .run(source, kernel, params);
 }

@@ -25,11 +25,14 @@ namespace attn {
 /// Returns the bytes of dynamic shared memory the kernel uses, or an error
 /// on the op it cannot map. `target` picks the tensor-core mapping: sm_80's
 /// warps (mma.sync, ldmatrix) or sm_90a's warpgroups (wgmma); `producer`
-/// adds a producer warpgroup that issues the copies (TMA kernels only).
+/// adds a producer warpgroup that issues the copies (TMA kernels only);
+/// `persistent` (with a producer) makes each CTA walk the scf.forall's
+/// tiles grid-stride over a one-dimensional grid.
 FailureOr<int64_t> lowerTileFormToNVVM(func::FuncOp source,
                                        gpu::GPUFuncOp kernel,
                                        ArrayRef<KernelParam> params,
-                                       TileTarget target, bool producer);
+                                       TileTarget target, bool producer,
+                                       bool persistent);
 
 } // namespace attn
 } // namespace mlir

@@ -105,6 +105,8 @@ struct Bytes {
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false) {
+  // A producer's kernels are persistent (AttnTileSizes::persistent).
+  bool persistent = producer;
   Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
   if (s.kind == TileShape::Kind::Gradient)
     return (Bytes(blockQ) * (d + dv) + Bytes(blockKV) * (d + dv)) * e;
@@ -113,8 +115,9 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       return (rows * cols * e).alignTo(1024);
     };
     // The mbarriers of the TMA copies follow: per stage a full one (and an
-    // empty one with a producer warpgroup), and one for Q.
-    Bytes barriers = Bytes(producer ? 2 : 1) * stages + 1;
+    // empty one with a producer warpgroup), and one for Q (and, in a
+    // persistent kernel, one that frees Q for the next tile).
+    Bytes barriers = Bytes(producer ? 2 : 1) * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     return tile(blockQ, d) + tile(ring, d) + tile(ring, dv) +
            (Bytes(8) * barriers).alignTo(16);
@@ -173,8 +176,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // D <= 64 two CTAs of 2 stages share an SM and overlap each other's
       // softmax and products instead (H200, bf16, S = 16k: 495 TFLOP/s
       // against 422 with a producer). Kernels with a mask operand keep all
-      // registers to every thread: the 240 setmaxnreg gives a consumer
-      // spill 36 bytes at D = 128 with an additive mask, causal.
+      // registers to every thread: with the 240 registers setmaxnreg gave a
+      // consumer then (232 now), D = 128 with an additive mask, causal,
+      // spilled 36 bytes.
       int64_t widest = std::max(s.headDim, s.valueDim);
       t.producer = widest > 64 && !s.mask;
       t.warps = request.warps ? request.warps : 8;
@@ -192,6 +196,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // With a producer and 3 stages or more, the loop is rotated so that a
       // warpgroup's softmax overlaps its own P V.
       t.overlap = t.producer && t.stages >= 3;
+      // A producer loads the next tile while the consumers finish one: the
+      // grid is persistent (one CTA per SM, which the registers allow
+      // anyway), so that a CTA's start and its Q and first K/V loads
+      // overlap the last tile's end.
+      t.persistent = t.producer;
       break;
     }
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;

@@ -103,35 +103,47 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 
 // -----
 
-// Past D = 64 (and without a mask operand) the kernel is warp-specialised:
-// a producer warpgroup after the 8 consumer warps (384 threads, a register
-// cap at entry: minctasm 1), 2 stages of 64-key tiles, and per stage a full
-// and an empty barrier (one arrival per consumer warpgroup). The producer
-// gives registers away and one of its threads (tid 256) issues every copy:
-// Q (4 column blocks of 128 bytes), the prologue group and, in a loop
-// that carries nothing, each group after waiting for its stage's empty
-// barrier. The consumers take the registers, wait for Q and each group,
-// and at the end of an iteration the first thread of each warpgroup
-// releases the stage.
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 tma=q:128x64:128,k:64x64:128,v:64x64:128
+// Past D = 64 (and without a mask operand) the kernel is warp-specialised
+// and persistent: a producer warpgroup after the 8 consumer warps (384
+// threads, a register cap at entry: minctasm 1), 2 stages of 64-key tiles,
+// a full barrier per stage and Q's (one arrival each), an empty one per
+// stage and Q's (one arrival per consumer warpgroup). The producer gives
+// registers away and one of its threads (tid 256) walks the tiles
+// grid-stride (the manifest's grid=persistent), carrying the rings' groups
+// so far (times 2, plus the Q barrier's parity): per tile it waits until
+// Q is free, loads Q (4 column blocks of 128 bytes) and the prologue group
+// and, in a loop that carries nothing, each group after waiting for its
+// stage's empty barrier. The consumers take the registers and walk the
+// same tiles: they wait for Q and each group, at the end of an iteration
+// the first thread of each warpgroup releases the stage, and after the
+// loop (the last read of Q) Q.
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c2_i32
 // CHECK: gpu.barrier
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
 // CHECK: scf.if %[[PRODUCER]] {
-// CHECK-NEXT: nvvm.setmaxregister decrease 24
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
 // CHECK: arith.cmpi eq, %{{.*}}, %c256_i32
+// CHECK: gpu.block_id x
+// CHECK: gpu.grid_dim x
+// CHECK: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[STATE:.*]] = %{{.*}}) -> (i32) : i32 {
+// CHECK: %[[PARITY:.*]] = arith.andi %[[STATE]], %c1_i32
+// CHECK: %[[FREE:.*]] = arith.xori %[[PARITY]], %c1_i32
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FREE]], %{{.*}}
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
 // CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.yield %{{.*}} : i32
 // CHECK: } else {
-// CHECK-NEXT: nvvm.setmaxregister increase 240
+// CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -142,6 +154,11 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: scf.if %[[FIRST]] {
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: scf.yield
+// CHECK: %[[QWG:.*]] = arith.remui %{{.*}}, %c128_i32
+// CHECK: %[[QFIRST:.*]] = arith.cmpi eq, %[[QWG]], %c0_i32
+// CHECK: scf.if %[[QFIRST]] {
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: scf.yield %{{.*}} : i32
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: gpu.return
 func.func @wide(%q: tensor<1x2x64x256xbf16>, %k: tensor<1x2x64x256xbf16>, %v: tensor<1x2x64x256xbf16>) -> tensor<1x2x64x256xbf16> {

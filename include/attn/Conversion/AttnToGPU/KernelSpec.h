@@ -79,6 +79,10 @@ struct KernelSpec {
 
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
+  /// A persistent grid (the schedule's): the runtime launches one CTA per
+  /// SM, at most one per tile, and each walks the tiles grid-stride
+  /// (manifest `grid=persistent`, docs/KernelABI.md).
+  bool persistent = false;
 
   /// The warps of the schedule and the producer warpgroup.
   int64_t threads() const { return warps * 32 + (producer ? 128 : 0); }

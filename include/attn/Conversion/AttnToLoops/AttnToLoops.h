@@ -46,6 +46,11 @@ struct AttnTileSizes {
   /// can run while it does (FlashAttention-3's intra-warpgroup overlap);
   /// the ring then prefetches stages - 2 tiles ahead (stages >= 3).
   bool overlap = false;
+  /// sm_90a, with a producer: a persistent grid. One CTA per SM walks the
+  /// loop nest's tiles (grid-stride), and the producer loads the next
+  /// tile's Q and K/V while the consumers finish the last (the GPU
+  /// lowering's mapping of the scf.forall; the tile form is unchanged).
+  bool persistent = false;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
