@@ -9,14 +9,18 @@ the fastest peer (> 1: attn is faster).
 
     python3 bench/bench_attention.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--quick] \\
-        [--json OUT/bench.json] [--png OUT/bench.png]
+        [--json OUT/bench.json] [--png OUT/bench.png] \\
+        [--baseline OTHER/attn.manifest] [--shapes D:S:causal,...]
 
 Grids. Forward: bf16 (--dtype f16 for fp16), B * S = 16384 tokens, hidden
 2048 (Hq = Hkv = 2048 / D), D in {64, 128}, S in {512, 1k, 2k, 4k, 8k, 16k},
 causal and not. Decode: one query token, D = 128, Hq = 32, Hkv in {32, 8},
 B in {1, 8, 64}, KV length in {1k, 4k, 16k, 64k, 128k} (shapes that do not
 fit in memory are skipped). --quick runs the rows of BENCHMARKS.md's peer
-tables only.
+tables only. --shapes replaces the forward grid (e.g. 128:2048:1 is D = 128,
+S = 2k, causal). --baseline times a second manifest's forward kernels
+beside attn's in the same process (an A/B of a compiler change: same
+tensors, same timer) and prints attn / baseline under each row.
 
 Timing: CUDA events around each call, median of many calls after a warm-up.
 Before each timed call the GPU spins for a few tens of microseconds
@@ -184,16 +188,18 @@ def peer_calls(name, sets, causal, hq, hkv):
 #===------------------------------------------------------------------------===#
 
 
-def measure(timer, impls, make_attn, sets, causal, hq, hkv):
+def measure(timer, impls, make_attn, sets, causal, hq, hkv, own=None):
     """Runs attn and the peers on `sets`; returns per-implementation
-    {ms, check, note, error}."""
+    {ms, check, note, error}. `own` adds implementations of attn's own
+    ({name: make function}, as make_attn: the --baseline kernels)."""
     results = {}
     outputs = {}
-    for name in impls:
+    makers = dict(own or {}, attn=make_attn)
+    for name in list(impls) + [n for n in makers if n not in impls]:
         entry = {}
         try:
-            if name == "attn":
-                calls, note = make_attn(sets)
+            if name in makers:
+                calls, note = makers[name](sets)
                 if calls is None:
                     entry["error"] = note
                     results[name] = entry
@@ -235,7 +241,7 @@ def ratio(results, metric):
     return attn / max(peers)
 
 
-def bench_forward(module, timer, grid, dtype_name, l2):
+def bench_forward(module, timer, grid, dtype_name, l2, baseline=None):
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     rows = []
     for d, s, causal in grid:
@@ -252,14 +258,17 @@ def bench_forward(module, timer, grid, dtype_name, l2):
                        for _ in range(3))
             sets.append((q, k, v, torch.empty_like(q)))
 
-        def make_attn(sets, d=d, kind=kind):
+        def make_attn(sets, d=d, kind=kind, module=module):
             if not module.has_kernel("forward", dtype_name, d, d, kind):
                 return None, "no forward kernel for %s d%d causal=%s" % (
                     dtype_name, d, kind)
             return [lambda q=q, k=k, v=v, o=o: module.forward(
                 q, k, v, causal=kind, out=o) for q, k, v, o in sets], ""
 
-        results = measure(timer, IMPLS, make_attn, sets, causal, h, h)
+        own = None
+        if baseline:
+            own = {"base": lambda sets: make_attn(sets, module=baseline)}
+        results = measure(timer, IMPLS, make_attn, sets, causal, h, h, own)
         flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
         for entry in results.values():
             if entry.get("ms"):
@@ -342,6 +351,13 @@ def print_forward_row(row):
         cell(r["cudnn"], "tflops"),
         "%.2f" % row["ratio"] if row["ratio"] else "-",
         r["attn"].get("check", r["attn"].get("error", ""))), flush=True)
+    base = r.get("base", {})
+    if base.get("tflops") and r["attn"].get("tflops"):
+        print("     baseline %.0f TFLOP/s, attn / baseline %.3f" % (
+            base["tflops"], r["attn"]["tflops"] / base["tflops"]),
+            flush=True)
+    elif base:
+        print("     baseline: %s" % base.get("error", "no time"), flush=True)
     for name in IMPLS:
         if r[name].get("error") and name != "attn":
             print("       %s: %s" % (name, r[name]["error"]), flush=True)
@@ -435,6 +451,13 @@ def main():
     parser.add_argument("--only", choices=["forward", "decode"])
     parser.add_argument("--dtype", choices=["bf16", "f16"], default="bf16",
                         help="forward element type (decode is bf16)")
+    parser.add_argument("--baseline", default=None,
+                        help="a second manifest whose forward kernels are "
+                             "timed beside attn's in the same process (an "
+                             "A/B of two compilers' kernels)")
+    parser.add_argument("--shapes", default=None,
+                        help="forward shapes D:S:causal(0/1),... instead of "
+                             "the grid")
     parser.add_argument("--json", default=None)
     parser.add_argument("--png", default=None)
     parser.add_argument("--target-ms", type=float, default=None,
@@ -451,6 +474,8 @@ def main():
     target = args.target_ms or (150 if args.quick else 300)
     timer = Timer(target, warmup=5, min_iters=10, max_iters=500)
     module = attn_runtime.Module(args.manifest, lib=args.lib)
+    baseline = (attn_runtime.Module(args.baseline, lib=args.lib)
+                if args.baseline else None)
     title = "attn vs SDPA flash/cuDNN on %s (torch %s)" % (props.name,
                                                           torch.__version__)
     print(title)
@@ -471,10 +496,15 @@ def main():
     started = time.time()
     if args.only != "decode":
         grid = FORWARD_QUICK if args.quick else FORWARD_FULL
+        if args.shapes:
+            grid = [tuple(int(x) for x in s.split(":"))
+                    for s in args.shapes.split(",")]
+            grid = [(d, s, bool(c)) for d, s, c in grid]
         print("\nforward, %s, TFLOP/s (ratio = attn / fastest peer)" %
               args.dtype)
         print(FORWARD_HEADER)
-        report["forward"] = bench_forward(module, timer, grid, args.dtype, l2)
+        report["forward"] = bench_forward(module, timer, grid, args.dtype, l2,
+                                          baseline)
         save()
     if args.only != "forward":
         grid = DECODE_QUICK if args.quick else DECODE_FULL
