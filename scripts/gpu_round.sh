@@ -30,7 +30,7 @@
 # sanitize: test/GPU/gpu_tests.py once per compute-sanitizer tool in
 # SANITIZE_TOOLS (default "memcheck racecheck synccheck"), only attn's
 # kernels instrumented (--kernel-name kns=attn_), on the cases with at most
-# SANITIZE_SCORES scores (B * Hq * Sq * Sk; default 1000000 for memcheck,
+# SANITIZE_SCORES scores (B * Hq * Sq * Sk; default 8000000 for memcheck,
 # 300000 for the slower racecheck and synccheck): every kernel kind, mask
 # kind and causal kind of the manifest, ragged, GQA, windows, split decode.
 # SANITIZE_TIMEOUT (150) limits each tool. Writes sanitize_TOOL.log; a tool
@@ -239,7 +239,7 @@ if [ "$MODE" = sanitize ]; then
       # and the tests fail on them.
       api=()
       [ "$tool" = memcheck ] && api=(--report-api-errors no)
-      scores=${SANITIZE_SCORES:-$([ "$tool" = memcheck ] && echo 1000000 ||
+      scores=${SANITIZE_SCORES:-$([ "$tool" = memcheck ] && echo 8000000 ||
                                   echo 300000)}
       log "compute-sanitizer --tool $tool, cases of at most $scores scores"
       start=$SECONDS

@@ -224,6 +224,10 @@ def forward_cases(quick):
                 case("forward", dtype, 1, 8, 2, 513, 2049, d, layout="bshd",
                      lse=False),
                 case("forward", dtype, 2, 4, 4, 300, 300, d, scale=0.3),
+                # Several query tiles per CTA of a persistent grid (33 x 8
+                # tiles on ~132 CTAs), each with key tiles that are not a
+                # multiple of the stages: the rings' phases across tiles.
+                case("forward", dtype, 2, 4, 4, 4097, 200, d, layout="bshd"),
             ]
             if quick and not main:
                 mine = mine[::3]

@@ -184,11 +184,13 @@ private:
   /// is lowered; the barrier of the group being lowered.
   int64_t prologueGroups = 0;
   Value loopIter, groupBarrier;
-  /// Persistent kernels, per role: the groups the rings took for earlier
-  /// tiles (added to every group index), the parity of this tile's phase
-  /// of the Q barrier (i32), and the ring's groups after this tile, set
-  /// once the pipelined loop is lowered. Null in other kernels.
-  Value ringBase, tileParity, nextRingBase;
+  /// Persistent kernels, per role: the phases of the barriers before this
+  /// tile, as one i32 (bit s: how many times stage s was filled, mod 2;
+  /// bit kQPhaseBit: the tiles so far, mod 2: Q's phase), and the same
+  /// after this tile, set once the pipelined loop is lowered. A tile's
+  /// group g fills stage g % stages, as the tile form indexes its rings.
+  /// Null in other kernels (every phase starts at 0).
+  Value ringPhases, nextRingPhases;
   /// Persistent kernels: the last op of the tile's body that reads a tile
   /// loaded outside any scf.if (Q), after which the consumers free Q; the
   /// last that reads a ring, after which they free the stages of the
@@ -297,10 +299,11 @@ private:
     return specialized ? 2 * stages + 1 + (persistent ? 1 : 0) : stages + 1;
   }
   int64_t topLevelEmptySlot() const { return 2 * stages + 1; }
-  /// Group `local` of this tile (i32) as the rings count it.
-  Value ringGroup(Value local) {
-    return ringBase ? e.add(local, ringBase) : local;
-  }
+  static constexpr int64_t kQPhaseBit = 16;
+  /// The parity of the fill of group `g` (i32) of this tile in its stage.
+  Value fillParity(Value g);
+  /// The parity of this tile's phase of the Q barrier.
+  Value qParity();
   /// The persistent grid-stride loop around one role's lowering of `body`.
   LogicalResult lowerPersistent(scf::ForallOp op, Block &body);
   /// One arrival per consumer warpgroup on barrier `slot`.

@@ -22,9 +22,11 @@
 //   an iteration, arrive on the empty barrier of the stage they read (one
 //   arrival per warpgroup);
 // - persistent kernels (all warp-specialised ones) run each role's lowering
-//   in a grid-stride loop over the scf.forall's tiles. The group indices
-//   run on across tiles (a tile's groups follow the earlier tiles' pipelined
-//   loop trips), the Q barrier completes one phase per tile, and one more
+//   in a grid-stride loop over the scf.forall's tiles. Each tile's group g
+//   fills stage g % stages again (the stage the tile form's ring index
+//   names), so the barriers' phases run on across tiles: the loop carries
+//   one bit per stage (its fills so far, mod 2) and one for Q, whose
+//   barrier completes one phase per tile. One more
 //   mbarrier frees Q: the consumers arrive on it after their last read of
 //   Q, and the producer waits for it before it loads the next tile's. The
 //   stages a rotated loop still reads after its last iteration are freed
@@ -126,12 +128,35 @@ Value TileLowering::tripCount(scf::ForOp loop) {
   return e.div(e.add(span, e.sub(step, e.c32(1))), step);
 }
 
+Value TileLowering::fillParity(Value g) {
+  Value parity = e.urem(e.udiv(g, e.c32(stages)), e.c32(2));
+  if (!ringPhases)
+    return parity;
+  Value before =
+      e.band(e.shr(ringPhases, e.urem(g, e.c32(stages))), e.c32(1));
+  return e.bxor(parity, before);
+}
+
+Value TileLowering::qParity() {
+  if (!ringPhases)
+    return e.c32(0);
+  return e.band(e.shr(ringPhases, e.c32(kQPhaseBit)), e.c32(1));
+}
+
 void TileLowering::endRing(scf::ForOp op, scf::ForOp loop) {
   ringTrips = tripCount(loop);
   ringLag = 0;
   if (auto attr = op->getAttrOfType<IntegerAttr>(kRingLagAttr))
     ringLag = attr.getInt();
-  nextRingBase = ringGroup(ringTrips);
+  // The tile's `trips` groups filled stage s ceil((trips - s) / stages)
+  // times; an odd count flips the stage's phase bit. Q's flips once.
+  Value flips = e.c32(int64_t(1) << kQPhaseBit);
+  for (int64_t s = 0; s < stages; ++s) {
+    Value fills = e.udiv(e.add(ringTrips, e.c32(stages - 1 - s)),
+                         e.c32(stages));
+    flips = e.bor(flips, e.shl(e.band(fills, e.c32(1)), e.c32(s)));
+  }
+  nextRingPhases = e.bxor(ringPhases, flips);
 }
 
 void TileLowering::releaseLaggedStages() {
@@ -190,7 +215,7 @@ LogicalResult TileLowering::lowerPersistent(scf::ForallOp op, Block &body) {
   Value first = e.toI32(gpu::BlockIdOp::create(b, e.loc, gpu::Dimension::x));
   Value stride = e.toI32(gpu::GridDimOp::create(b, e.loc, gpu::Dimension::x));
   // Carried in one register (the consumers have none to spare): the
-  // rings' groups so far times 2 plus the Q barrier's parity.
+  // barriers' phases.
   auto loop = scf::ForOp::create(b, e.loc, first, total, stride,
                                  ValueRange{e.c32(0)});
   OpBuilder::InsertionGuard guard(b);
@@ -201,20 +226,16 @@ LogicalResult TileLowering::lowerPersistent(scf::ForallOp op, Block &body) {
                     e.udiv(rest, extent[1])};
   for (auto [iv, d] : llvm::zip_equal(op.getInductionVars(), dims))
     scalars.map(iv, coord[d]);
-  Value state = loop.getRegionIterArgs()[0];
-  ringBase = e.shr(state, e.c32(1));
-  tileParity = e.band(state, e.c32(1));
-  nextRingBase = Value();
+  ringPhases = loop.getRegionIterArgs()[0];
+  nextRingPhases = Value();
   topLevelEmptyWaited = false;
   if (failed(lowerBlock(body, nullptr)))
     return failure();
-  if (!nextRingBase)
+  if (!nextRingPhases)
     return op.emitOpError("has no pipelined key/value loop; a persistent "
                           "kernel's rings need one per tile");
-  scf::YieldOp::create(
-      b, e.loc,
-      e.bor(e.shl(nextRingBase, e.c32(1)), e.bxor(tileParity, e.c32(1))));
-  ringBase = tileParity = nextRingBase = Value();
+  scf::YieldOp::create(b, e.loc, nextRingPhases);
+  ringPhases = nextRingPhases = Value();
   return success();
 }
 
@@ -284,7 +305,7 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
 
 void TileLowering::releaseStage(Value iter) {
   arriveFromWarpgroups(
-      e.add(e.c32(stages + 1), e.urem(ringGroup(iter), e.c32(stages))));
+      e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages))));
 }
 
 void TileLowering::arriveFromWarpgroups(Value slot) {
@@ -301,15 +322,15 @@ void TileLowering::arriveFromWarpgroups(Value slot) {
 void TileLowering::openGroup(scf::IfOp op) {
   // Group g of the loop's iteration j is g = j + the groups issued before
   // it; outside a loop, the next prologue group.
-  Value g = ringGroup(loopIter ? e.add(loopIter, e.c32(prologueGroups))
-                               : e.c32(prologueGroups++));
+  Value g = loopIter ? e.add(loopIter, e.c32(prologueGroups))
+                     : e.c32(prologueGroups++);
   Value slot = e.urem(g, e.c32(stages));
   groupBarrier = barrierAt(slot);
   if (specialized) {
-    // The consumers have released the stage's previous group, g - stages
-    // (phase (g / stages - 1) % 2 of its empty barrier; for g < stages the
-    // phase before the first, which counts as complete).
-    Value parity = e.bxor(e.urem(e.udiv(g, e.c32(stages)), e.c32(2)), e.c32(1));
+    // The consumers have released the stage's previous fill (the phase
+    // before this fill's of its empty barrier; before the stage's first
+    // fill, the phase before the first, which counts as complete).
+    Value parity = e.bxor(fillParity(g), e.c32(1));
     NVVM::MBarrierTryWaitParityOp::create(
         b, e.loc, barrierAt(e.add(e.c32(stages + 1), slot)), parity,
         e.c32(kWaitTicks));
@@ -325,13 +346,12 @@ void TileLowering::openGroup(scf::IfOp op) {
 void TileLowering::waitForGroup(Value iter) {
   Value barrier, parity;
   if (iter) {
-    Value g = ringGroup(iter);
-    barrier = barrierAt(e.urem(g, e.c32(stages)));
-    parity = e.urem(e.udiv(g, e.c32(stages)), e.c32(2));
+    barrier = barrierAt(e.urem(iter, e.c32(stages)));
+    parity = fillParity(iter);
   } else {
     // Phase t % 2 for a persistent kernel's t-th tile.
     barrier = barrierAt(e.c32(stages));
-    parity = tileParity ? tileParity : e.c32(0);
+    parity = qParity();
     topLevelWaited = true;
   }
   NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
@@ -402,7 +422,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
     if (persistent && role == Role::Producer && !topLevelEmptyWaited) {
       NVVM::MBarrierTryWaitParityOp::create(
           b, e.loc, barrierAt(e.c32(topLevelEmptySlot())),
-          e.bxor(tileParity, e.c32(1)), e.c32(kWaitTicks));
+          e.bxor(qParity(), e.c32(1)), e.c32(kWaitTicks));
       topLevelEmptyWaited = true;
     }
     // A load outside any scf.if arrives on its own.

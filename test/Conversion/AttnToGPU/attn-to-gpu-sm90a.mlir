@@ -109,8 +109,9 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // a full barrier per stage and Q's (one arrival each), an empty one per
 // stage and Q's (one arrival per consumer warpgroup). The producer gives
 // registers away and one of its threads (tid 256) walks the tiles
-// grid-stride (the manifest's grid=persistent), carrying the rings' groups
-// so far (times 2, plus the Q barrier's parity): per tile it waits until
+// grid-stride (the manifest's grid=persistent), carrying the barriers'
+// phases (bit s: stage s's fills so far, mod 2; bit 16: Q's, one a tile),
+// which flip by the tile's fills after its loop: per tile it waits until
 // Q is free, loads Q (4 column blocks of 128 bytes) and the prologue group
 // and, in a loop that carries nothing, each group after waiting for its
 // stage's empty barrier. The consumers take the registers and walk the
@@ -130,7 +131,8 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: gpu.block_id x
 // CHECK: gpu.grid_dim x
 // CHECK: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[STATE:.*]] = %{{.*}}) -> (i32) : i32 {
-// CHECK: %[[PARITY:.*]] = arith.andi %[[STATE]], %c1_i32
+// CHECK: %[[QPHASE:.*]] = arith.shrui %[[STATE]], %c16_i32
+// CHECK: %[[PARITY:.*]] = arith.andi %[[QPHASE]], %c1_i32
 // CHECK: %[[FREE:.*]] = arith.xori %[[PARITY]], %c1_i32
 // CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FREE]], %{{.*}}
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
@@ -139,7 +141,8 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
 // CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: scf.yield %{{.*}} : i32
+// CHECK: %[[NEXT:.*]] = arith.xori %[[STATE]], %{{.*}} : i32
+// CHECK: scf.yield %[[NEXT]] : i32
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
