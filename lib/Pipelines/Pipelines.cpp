@@ -114,6 +114,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.mTiles = options.mTiles;
   kernelOptions.report = options.report;
   kernelOptions.chip = options.chip;
+  kernelOptions.persistent = options.persistent;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;

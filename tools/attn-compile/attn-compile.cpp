@@ -45,6 +45,10 @@ static cl::list<std::string>
                    "(default sm_90a)"));
 static cl::opt<bool> raise("raise", cl::init(false),
                            cl::desc("Run attn-raise first (front-end IR)"));
+static cl::opt<bool>
+    persistent("persistent", cl::init(false),
+               cl::desc("sm_90a: persistent warp-specialised forward kernels "
+                        "(off by default: measured slower, docs/GPU.md)"));
 
 static constexpr llvm::StringLiteral kPtxName = "attn_kernels.ptx";
 
@@ -104,6 +108,7 @@ int main(int argc, char **argv) {
     }
     attn::AttnToPTXPipelineOptions options;
     options.chip = chip;
+    options.persistent = persistent;
     attn::buildAttnToPTXPipeline(pm, options);
     if (failed(pm.run(*copy)))
       return 1;

@@ -193,7 +193,12 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "The GPU the kernels are for: sm_80, sm_86, sm_87, sm_89, sm_90 "
            "or sm_90a (PTX 8.0); sm_90a maps forward kernels onto wgmma "
-           "warpgroups">
+           "warpgroups">,
+    Option<"persistent", "persistent", "bool", /*default=*/"false",
+           "sm_90a: make the warp-specialised forward kernels persistent "
+           "(one CTA per SM walks the query tiles grid-stride; manifest "
+           "grid=persistent). Off by default: measured slower on an H200 "
+           "(docs/GPU.md)">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

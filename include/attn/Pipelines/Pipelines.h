@@ -35,6 +35,11 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("Print attn-tile's report (schedule, shared memory, HBM "
                      "bytes, FLOPs) for the kernel of every op"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("sm_90a: persistent warp-specialised forward kernels "
+                     "(off by default: measured slower, docs/GPU.md)"),
+      llvm::cl::init(false)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to

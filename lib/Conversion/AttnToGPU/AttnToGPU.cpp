@@ -39,10 +39,11 @@ constexpr StringLiteral kKernelModule = "attn_kernels";
 /// schedule that `attn-tile` reports.
 FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
                                       int64_t warps, int64_t mTiles,
-                                      int64_t blockKV) {
+                                      int64_t blockKV, bool persistent) {
   AttnTileRequest request;
   request.blockKV = blockKV;
   request.warps = warps;
+  request.persistent = persistent;
   request.smemBudget = kMaxSharedMemory;
   request.target = spec.target;
   if (mTiles && spec.kind == KernelKind::Forward) {
@@ -82,7 +83,7 @@ std::optional<TileTarget> parseChip(StringRef chip) {
 /// remark on the op.
 FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                               int64_t mTiles, int64_t blockKV, bool report,
-                              AttnTileSizes &tiling) {
+                              bool persistent, AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -133,7 +134,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
              << "operands' element type " << spec.elementType;
   }
   FailureOr<AttnTileSizes> sizes =
-      chooseTiling(op, spec, warps, mTiles, blockKV);
+      chooseTiling(op, spec, warps, mTiles, blockKV, persistent);
   if (failed(sizes))
     return failure();
   tiling = *sizes;
@@ -343,7 +344,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     for (Operation *op : ops) {
       AttnTileSizes sizes;
       FailureOr<KernelSpec> spec =
-          specFor(op, *target, warps, mTiles, blockKV, report, sizes);
+          specFor(op, *target, warps, mTiles, blockKV, report, persistent,
+                  sizes);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();

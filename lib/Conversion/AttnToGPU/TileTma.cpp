@@ -54,11 +54,14 @@ static constexpr int64_t kBarrierBytes = 8;
 /// try_wait's suspend-time hint (ns), as upstream's nvgpu lowering uses.
 static constexpr int64_t kWaitTicks = 10000000;
 /// setmaxnreg's split of the 64512 registers of 384 threads at 168: 2 x 128
-/// consumer threads at 232 and 128 producer threads at 40. (FlashAttention-3
-/// gives 240 and 24; the producer's persistent tile loop needs more than 24
-/// registers, where ptxas spilled 4 to 12 bytes, and the consumers fit in
-/// 232 without spills.)
-static constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+/// consumer threads at 240 and 128 producer threads at 24 (FlashAttention-3's).
+/// A persistent producer's tile loop needs more than 24 (ptxas spilled 4 to
+/// 12 bytes there): 232 and 40 then, which the consumers fit in without
+/// spills (and measured as fast as 240 on a non-persistent kernel, H200,
+/// D = 128: docs/GPU.md).
+static constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
+static constexpr int64_t kPersistentProducerRegisters = 40,
+                         kPersistentConsumerRegisters = 232;
 static constexpr int64_t kWarpgroupThreads = 128;
 
 Value TileLowering::barrierAt(Value slot) {
@@ -268,8 +271,10 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   // The producer warpgroup gives its registers to the consumers; one of
   // its threads issues every copy.
   b.setInsertionPointToStart(split.thenBlock());
-  NVVM::SetMaxRegisterOp::create(b, e.loc, kProducerRegisters,
-                                 NVVM::SetMaxRegisterAction::decrease);
+  NVVM::SetMaxRegisterOp::create(
+      b, e.loc,
+      persistent ? kPersistentProducerRegisters : kProducerRegisters,
+      NVVM::SetMaxRegisterAction::decrease);
   auto one = scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
   b.setInsertionPointToStart(one.thenBlock());
   role = Role::Producer;
@@ -287,8 +292,10 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   tileBytes = tileBytes0;
   prologueGroups = groups0;
   b.setInsertionPointToStart(split.elseBlock());
-  NVVM::SetMaxRegisterOp::create(b, e.loc, kConsumerRegisters,
-                                 NVVM::SetMaxRegisterAction::increase);
+  NVVM::SetMaxRegisterOp::create(
+      b, e.loc,
+      persistent ? kPersistentConsumerRegisters : kConsumerRegisters,
+      NVVM::SetMaxRegisterAction::increase);
   role = Role::Consumer;
   if (failed(lowerBody()))
     return failure();

@@ -104,9 +104,7 @@ struct Bytes {
 /// Gradients (CPU only so far): Q, dO, K and V tiles.
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
-                         bool producer = false) {
-  // A producer's kernels are persistent (AttnTileSizes::persistent).
-  bool persistent = producer;
+                         bool producer = false, bool persistent = false) {
   Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
   if (s.kind == TileShape::Kind::Gradient)
     return (Bytes(blockQ) * (d + dv) + Bytes(blockKV) * (d + dv)) * e;
@@ -181,6 +179,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // spilled 36 bytes.
       int64_t widest = std::max(s.headDim, s.valueDim);
       t.producer = widest > 64 && !s.mask;
+      // A persistent grid, when asked for, needs the producer: it loads the
+      // next tile while the consumers finish the last (one CTA per SM,
+      // which the registers allow anyway). Measured slower so far
+      // (docs/GPU.md), so not the default.
+      t.persistent = t.producer && request.persistent;
       t.warps = request.warps ? request.warps : 8;
       if (!bq)
         bq = 16 * t.warps;
@@ -189,18 +192,14 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       if (!request.stages) {
         t.stages = t.producer ? 4 : 2;
         while (t.stages > 2 &&
-               sharedBytes(s, bq, bkv, t.stages, request.target, t.producer)
+               sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
+                          t.persistent)
                    .exceeds(request.smemBudget))
           --t.stages;
       }
       // With a producer and 3 stages or more, the loop is rotated so that a
       // warpgroup's softmax overlaps its own P V.
       t.overlap = t.producer && t.stages >= 3;
-      // A producer loads the next tile while the consumers finish one: the
-      // grid is persistent (one CTA per SM, which the registers allow
-      // anyway), so that a CTA's start and its Q and first K/V loads
-      // overlap the last tile's end.
-      t.persistent = t.producer;
       break;
     }
     bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
@@ -243,7 +242,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
-  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer)
+  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
+                          t.persistent)
              .exceeds(request.smemBudget)) {
     if (!request.blockKV && bkv > kMinBlock)
       bkv /= 2;
@@ -253,7 +253,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  Bytes bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer);
+  Bytes bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
+                          t.persistent);
   if (bytes.exceeds(request.smemBudget)) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s -split-input-file -attn-to-gpu=chip=sm_90a | FileCheck %s
+// RUN: attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a persistent=true" | FileCheck %s --check-prefix=PERSIST
 // RUN: not attn-opt %s -attn-to-gpu=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -attn-to-gpu=chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s -attn-to-gpu=chip=sm_100 2>&1 | FileCheck %s --check-prefix=CHIP
@@ -103,50 +104,35 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 
 // -----
 
-// Past D = 64 (and without a mask operand) the kernel is warp-specialised
-// and persistent: a producer warpgroup after the 8 consumer warps (384
-// threads, a register cap at entry: minctasm 1), 2 stages of 64-key tiles,
-// a full barrier per stage and Q's (one arrival each), an empty one per
-// stage and Q's (one arrival per consumer warpgroup). The producer gives
-// registers away and one of its threads (tid 256) walks the tiles
-// grid-stride (the manifest's grid=persistent), carrying the barriers'
-// phases (bit s: stage s's fills so far, mod 2; bit 16: Q's, one a tile),
-// which flip by the tile's fills after its loop: per tile it waits until
-// Q is free, loads Q (4 column blocks of 128 bytes) and the prologue group
-// and, in a loop that carries nothing, each group after waiting for its
-// stage's empty barrier. The consumers take the registers and walk the
-// same tiles: they wait for Q and each group, at the end of an iteration
-// the first thread of each warpgroup releases the stage, and after the
-// loop (the last read of Q) Q.
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128
+// Past D = 64 (and without a mask operand) the kernel is warp-specialised:
+// a producer warpgroup after the 8 consumer warps (384 threads, a register
+// cap at entry: minctasm 1), 2 stages of 64-key tiles, and per stage a full
+// and an empty barrier (one arrival per consumer warpgroup). The producer
+// gives registers away and one of its threads (tid 256) issues every copy:
+// Q (4 column blocks of 128 bytes), the prologue group and, in a loop
+// that carries nothing, each group after waiting for its stage's empty
+// barrier. The consumers take the registers, wait for Q and each group,
+// and at the end of an iteration the first thread of each warpgroup
+// releases the stage.
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 tma=q:128x64:128,k:64x64:128,v:64x64:128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
 // CHECK: gpu.barrier
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
 // CHECK: scf.if %[[PRODUCER]] {
-// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: nvvm.setmaxregister decrease 24
 // CHECK: arith.cmpi eq, %{{.*}}, %c256_i32
-// CHECK: gpu.block_id x
-// CHECK: gpu.grid_dim x
-// CHECK: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[STATE:.*]] = %{{.*}}) -> (i32) : i32 {
-// CHECK: %[[QPHASE:.*]] = arith.shrui %[[STATE]], %c16_i32
-// CHECK: %[[PARITY:.*]] = arith.andi %[[QPHASE]], %c1_i32
-// CHECK: %[[FREE:.*]] = arith.xori %[[PARITY]], %c1_i32
-// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FREE]], %{{.*}}
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
 // CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: %[[NEXT:.*]] = arith.xori %[[STATE]], %{{.*}} : i32
-// CHECK: scf.yield %[[NEXT]] : i32
 // CHECK: } else {
-// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK-NEXT: nvvm.setmaxregister increase 240
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -157,13 +143,65 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: scf.if %[[FIRST]] {
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: scf.yield
-// CHECK: %[[QWG:.*]] = arith.remui %{{.*}}, %c128_i32
-// CHECK: %[[QFIRST:.*]] = arith.cmpi eq, %[[QWG]], %c0_i32
-// CHECK: scf.if %[[QFIRST]] {
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: scf.yield %{{.*}} : i32
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: gpu.return
+
+// With persistent=true the same kernel is persistent (the producer at 40
+// registers, the consumers at 232), with a third empty barrier, Q's. The
+// producer's thread walks the tiles grid-stride (the manifest's
+// grid=persistent), carrying the barriers' phases (bit s: stage s's fills
+// so far, mod 2; bit 16: Q's, one a tile), which flip by the tile's fills
+// after its loop: per tile it waits until Q is free, loads Q and the
+// prologue group and, in its loop, each group after waiting for its
+// stage's empty barrier. The consumers walk the same tiles: they wait for
+// Q and each group, release each stage at the end of an iteration, and Q
+// after the loop (its last read).
+// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128
+// PERSIST-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
+// PERSIST-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// PERSIST: gpu.barrier
+// PERSIST: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
+// PERSIST: scf.if %[[PRODUCER]] {
+// PERSIST-NEXT: nvvm.setmaxregister decrease 40
+// PERSIST: arith.cmpi eq, %{{.*}}, %c256_i32
+// PERSIST: gpu.block_id x
+// PERSIST: gpu.grid_dim x
+// PERSIST: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[STATE:.*]] = %{{.*}}) -> (i32) : i32 {
+// PERSIST: %[[QPHASE:.*]] = arith.shrui %[[STATE]], %c16_i32
+// PERSIST: %[[PARITY:.*]] = arith.andi %[[QPHASE]], %c1_i32
+// PERSIST: %[[FREE:.*]] = arith.xori %[[PARITY]], %c1_i32
+// PERSIST: nvvm.mbarrier.try_wait.parity %{{.*}}, %[[FREE]], %{{.*}}
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// PERSIST-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// PERSIST-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST: %[[NEXT:.*]] = arith.xori %[[STATE]], %{{.*}} : i32
+// PERSIST: scf.yield %[[NEXT]] : i32
+// PERSIST: } else {
+// PERSIST-NEXT: nvvm.setmaxregister increase 232
+// PERSIST-NOT: nvvm.cp.async.bulk.tensor
+// PERSIST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) : i32 {
+// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST: scf.for
+// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST-NOT: gpu.barrier
+// PERSIST: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// PERSIST: %[[WG:.*]] = arith.remui %{{.*}}, %c128_i32
+// PERSIST: %[[FIRST:.*]] = arith.cmpi eq, %[[WG]], %c0_i32
+// PERSIST: scf.if %[[FIRST]] {
+// PERSIST: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// PERSIST: scf.yield
+// PERSIST: %[[QWG:.*]] = arith.remui %{{.*}}, %c128_i32
+// PERSIST: %[[QFIRST:.*]] = arith.cmpi eq, %[[QWG]], %c0_i32
+// PERSIST: scf.if %[[QFIRST]] {
+// PERSIST: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// PERSIST: scf.yield %{{.*}} : i32
+// PERSIST-NOT: nvvm.cp.async.bulk.tensor
+// PERSIST: gpu.return
 func.func @wide(%q: tensor<1x2x64x256xbf16>, %k: tensor<1x2x64x256xbf16>, %v: tensor<1x2x64x256xbf16>) -> tensor<1x2x64x256xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16> -> tensor<1x2x64x256xbf16>
   return %o : tensor<1x2x64x256xbf16>

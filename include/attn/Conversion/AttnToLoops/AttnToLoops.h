@@ -81,6 +81,8 @@ struct AttnTileRequest {
   /// Bytes of workgroup memory the tiles may take.
   int64_t smemBudget = 232448;
   TileTarget target = TileTarget::Sm80;
+  /// sm_90a: a persistent grid where the schedule has a producer.
+  bool persistent = false;
 };
 
 /// The bytes of workgroup memory that `sizes` take for `op` (sm_80's
