@@ -554,8 +554,9 @@ attn_status Parser::parseKernel(int line,
                            std::to_string(k.valueDim) +
                            " for kind=decode_combine");
   if (k.persistent && k.kind != KernelKind::Forward)
-    return error(line, where + "grid=persistent is for kind=forward only "
-                               "(this is kind=" +
+    return error(line, where +
+                           "grid=persistent is for kind=forward only "
+                           "(this is kind=" +
                            kernelKindName(k.kind) + ")");
   // Only forward kernels take a mask; mask=none is harmless elsewhere.
   if (k.mask != MaskKind::None && k.kind != KernelKind::Forward)

@@ -651,10 +651,10 @@ std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
 }
 
 attn_status planForward(const ManifestSection &section, int smCount,
-                        const attn_tensor *q,
-                        const attn_tensor *k, const attn_tensor *v,
-                        const attn_tensor *o, const attn_tensor *lse,
-                        const attn_options *options, Launch &launch) {
+                        const attn_tensor *q, const attn_tensor *k,
+                        const attn_tensor *v, const attn_tensor *o,
+                        const attn_tensor *lse, const attn_options *options,
+                        Launch &launch) {
   const char *api = "attn_forward";
   Problem p;
   if (attn_status s = checkInputs(api, q, k, v, options, p))
@@ -680,12 +680,11 @@ attn_status planForward(const ManifestSection &section, int smCount,
                    api, static_cast<long long>(p.batch),
                    static_cast<long long>(p.headsQ),
                    static_cast<long long>(tiles), launch.kernel->name.c_str());
-    if (attn_status s = setGrid(
-            api, launch, std::min<int64_t>(all, smCount > 0 ? smCount : 1), 1,
-            1))
+    if (attn_status s =
+            setGrid(api, launch,
+                    std::min<int64_t>(all, smCount > 0 ? smCount : 1), 1, 1))
       return s;
-  } else if (attn_status s =
-                 setGrid(api, launch, tiles, p.headsQ, p.batch)) {
+  } else if (attn_status s = setGrid(api, launch, tiles, p.headsQ, p.batch)) {
     return s;
   }
   std::vector<uint64_t> &args = launch.args;

@@ -406,9 +406,8 @@ attn_status attn_forward(attn_module *module, const attn_tensor *q,
     return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_forward: module is null");
   try {
     Launch plan;
-    if (attn_status s =
-            planForward(*module->section, module->smCount, q, k, v, o, lse,
-                        options, plan))
+    if (attn_status s = planForward(*module->section, module->smCount, q, k, v,
+                                    o, lse, options, plan))
       return s;
     return launch(*module, plan, stream);
   } catch (...) {

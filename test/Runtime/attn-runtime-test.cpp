@@ -506,8 +506,8 @@ struct ForwardArgs {
     lse = lseOf(2, 8, 77, kLse);
   }
   attn_status plan(const ManifestSection &m, Launch &l) const {
-    return planForward(m, 132, &q, &k, &v, &o, withLse ? &lse : nullptr, &options,
-                       l);
+    return planForward(m, 132, &q, &k, &v, &o, withLse ? &lse : nullptr,
+                       &options, l);
   }
 };
 
@@ -1006,8 +1006,8 @@ int runMask() {
   {
     a = ForwardArgs();
     Launch l;
-    report("null-options", planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse,
-                                       nullptr, l));
+    report("null-options",
+           planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, l));
     std::printf("null-options: kernel=%s params=%zu\n",
                 l.kernel->name.c_str(), l.args.size());
     attn_options three = {0.0f, ATTN_CAUSAL_NONE, -1};
@@ -1018,7 +1018,8 @@ int runMask() {
     attn_options zero;
     std::memset(&zero, 0, sizeof(zero));
     zero.window = -1;
-    report("zeroed", planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, &zero, l));
+    report("zeroed",
+           planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, &zero, l));
     std::printf("zeroed: kernel=%s params=%zu\n", l.kernel->name.c_str(),
                 l.args.size());
   }

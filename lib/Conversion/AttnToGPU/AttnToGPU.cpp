@@ -261,9 +261,9 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     pipeline.addPass(createCSEPass());
     if (failed(runPipeline(pipeline, source)))
       return failure();
-    FailureOr<int64_t> bytes = lowerTileFormToNVVM(
-        source, kernel, spec.params(), spec.target, spec.producer,
-        spec.persistent);
+    FailureOr<int64_t> bytes =
+        lowerTileFormToNVVM(source, kernel, spec.params(), spec.target,
+                            spec.producer, spec.persistent);
     if (failed(bytes))
       return failure();
     if (*bytes != sizes.workgroupBytes)
@@ -343,9 +343,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     SymbolTable symbols(kernels);
     for (Operation *op : ops) {
       AttnTileSizes sizes;
-      FailureOr<KernelSpec> spec =
-          specFor(op, *target, warps, mTiles, blockKV, report, persistent,
-                  sizes);
+      FailureOr<KernelSpec> spec = specFor(op, *target, warps, mTiles, blockKV,
+                                           report, persistent, sizes);
       if (failed(spec))
         return signalPassFailure();
       std::string name = spec->name();

@@ -135,7 +135,7 @@ private:
   bool specialized;
   /// Persistent (warp-specialised kernels only): each role walks the
   /// scf.forall's tiles in a grid-stride loop over a one-dimensional grid;
-  /// the rings' groups and the Q barrier's phases run on across tiles.
+  /// the barriers' phases run on across tiles.
   bool persistent;
 
   // The schedule of the loop nest being lowered.
@@ -309,7 +309,7 @@ private:
   /// One arrival per consumer warpgroup on barrier `slot`.
   void arriveFromWarpgroups(Value slot);
   /// Persistent kernels, after the pipelined loop `op` (lowered as `loop`):
-  /// records its trips and lag and the next tile's ring base.
+  /// records its trips and lag and the barriers' phases after the tile.
   void endRing(scf::ForOp op, scf::ForOp loop);
   void releaseLaggedStages();
   /// The iterations of a lowered loop (i32 bounds).

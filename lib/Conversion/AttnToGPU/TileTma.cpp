@@ -125,8 +125,8 @@ void TileLowering::ctaBarrier() {
 }
 
 Value TileLowering::tripCount(scf::ForOp loop) {
-  Value span = e.max(e.sub(loop.getUpperBound(), loop.getLowerBound()),
-                     e.c32(0));
+  Value span =
+      e.max(e.sub(loop.getUpperBound(), loop.getLowerBound()), e.c32(0));
   Value step = loop.getStep();
   return e.div(e.add(span, e.sub(step, e.c32(1))), step);
 }
@@ -135,8 +135,7 @@ Value TileLowering::fillParity(Value g) {
   Value parity = e.urem(e.udiv(g, e.c32(stages)), e.c32(2));
   if (!ringPhases)
     return parity;
-  Value before =
-      e.band(e.shr(ringPhases, e.urem(g, e.c32(stages))), e.c32(1));
+  Value before = e.band(e.shr(ringPhases, e.urem(g, e.c32(stages))), e.c32(1));
   return e.bxor(parity, before);
 }
 
@@ -155,8 +154,8 @@ void TileLowering::endRing(scf::ForOp op, scf::ForOp loop) {
   // times; an odd count flips the stage's phase bit. Q's flips once.
   Value flips = e.c32(int64_t(1) << kQPhaseBit);
   for (int64_t s = 0; s < stages; ++s) {
-    Value fills = e.udiv(e.add(ringTrips, e.c32(stages - 1 - s)),
-                         e.c32(stages));
+    Value fills =
+        e.udiv(e.add(ringTrips, e.c32(stages - 1 - s)), e.c32(stages));
     flips = e.bor(flips, e.shl(e.band(fills, e.c32(1)), e.c32(s)));
   }
   nextRingPhases = e.bxor(ringPhases, flips);
@@ -181,8 +180,7 @@ static Operation *lastReader(Block &body, ArrayRef<Value> tiles) {
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (Operation *user : v.getUsers()) {
-      if (isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp>(
-              user)) {
+      if (isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp>(user)) {
         if (seen.insert(user->getResult(0)).second)
           work.push_back(user->getResult(0));
         continue;
@@ -202,11 +200,11 @@ LogicalResult TileLowering::lowerPersistent(scf::ForallOp op, Block &body) {
   // i32 (registers: the runtime refuses more than 2^31 - 1 tiles).
   Value extent[3] = {e.c32(1), e.c32(1), e.c32(1)};
   SmallVector<int64_t> dims;
-  for (auto [ub, attr] : llvm::zip_equal(op.getMixedUpperBound(),
-                                         *op.getMapping())) {
-    int64_t d = static_cast<int64_t>(
-                    cast<gpu::GPUBlockMappingAttr>(attr).getBlock()) -
-                static_cast<int64_t>(gpu::MappingId::DimX);
+  for (auto [ub, attr] :
+       llvm::zip_equal(op.getMixedUpperBound(), *op.getMapping())) {
+    int64_t d =
+        static_cast<int64_t>(cast<gpu::GPUBlockMappingAttr>(attr).getBlock()) -
+        static_cast<int64_t>(gpu::MappingId::DimX);
     Value size = isa<Value>(ub) ? scalars.lookupOrNull(cast<Value>(ub))
                                 : e.c32(*getConstantIntValue(ub));
     if (!size)
@@ -219,8 +217,8 @@ LogicalResult TileLowering::lowerPersistent(scf::ForallOp op, Block &body) {
   Value stride = e.toI32(gpu::GridDimOp::create(b, e.loc, gpu::Dimension::x));
   // Carried in one register (the consumers have none to spare): the
   // barriers' phases.
-  auto loop = scf::ForOp::create(b, e.loc, first, total, stride,
-                                 ValueRange{e.c32(0)});
+  auto loop =
+      scf::ForOp::create(b, e.loc, first, total, stride, ValueRange{e.c32(0)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value w = loop.getInductionVar();
@@ -272,8 +270,7 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   // its threads issues every copy.
   b.setInsertionPointToStart(split.thenBlock());
   NVVM::SetMaxRegisterOp::create(
-      b, e.loc,
-      persistent ? kPersistentProducerRegisters : kProducerRegisters,
+      b, e.loc, persistent ? kPersistentProducerRegisters : kProducerRegisters,
       NVVM::SetMaxRegisterAction::decrease);
   auto one = scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
   b.setInsertionPointToStart(one.thenBlock());
@@ -293,8 +290,7 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   prologueGroups = groups0;
   b.setInsertionPointToStart(split.elseBlock());
   NVVM::SetMaxRegisterOp::create(
-      b, e.loc,
-      persistent ? kPersistentConsumerRegisters : kConsumerRegisters,
+      b, e.loc, persistent ? kPersistentConsumerRegisters : kConsumerRegisters,
       NVVM::SetMaxRegisterAction::increase);
   role = Role::Consumer;
   if (failed(lowerBody()))
@@ -311,8 +307,7 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
 }
 
 void TileLowering::releaseStage(Value iter) {
-  arriveFromWarpgroups(
-      e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages))));
+  arriveFromWarpgroups(e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages))));
 }
 
 void TileLowering::arriveFromWarpgroups(Value slot) {

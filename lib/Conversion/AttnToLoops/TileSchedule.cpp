@@ -191,10 +191,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
         bkv = widest <= 128 ? 128 : 64;
       if (!request.stages) {
         t.stages = t.producer ? 4 : 2;
-        while (t.stages > 2 &&
-               sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
-                          t.persistent)
-                   .exceeds(request.smemBudget))
+        while (t.stages > 2 && sharedBytes(s, bq, bkv, t.stages, request.target,
+                                           t.producer, t.persistent)
+                                   .exceeds(request.smemBudget))
           --t.stages;
       }
       // With a producer and 3 stages or more, the loop is rotated so that a
@@ -243,7 +242,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
   while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
-                          t.persistent)
+                     t.persistent)
              .exceeds(request.smemBudget)) {
     if (!request.blockKV && bkv > kMinBlock)
       bkv /= 2;
@@ -254,7 +253,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       break;
   }
   Bytes bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
-                          t.persistent);
+                            t.persistent);
   if (bytes.exceeds(request.smemBudget)) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();
