@@ -235,7 +235,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     auto source = func::FuncOp::create(
         b, loc, spec.name() + "_tile_form",
         b.getFunctionType(kernel.getArgumentTypes(), {}));
-    auto eraseSource = llvm::make_scope_exit([&] { source.erase(); });
+    llvm::scope_exit eraseSource([&] { source.erase(); });
     Block *entry = source.addEntryBlock();
     llvm::StringMap<Value> params;
     for (auto [p, arg] : llvm::zip_equal(spec.params(), entry->getArguments()))
@@ -316,6 +316,17 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     OpBuilder b(module.getContext());
     Operation *existing = module.lookupSymbol(kKernelModule);
     auto kernels = dyn_cast_or_null<gpu::GPUModuleOp>(existing);
+    if (isa_and_nonnull<gpu::BinaryOp>(existing)) {
+      // attn-to-ptx's own output: the kernels are compiled and serialised
+      // already, and the host code keeps its attn ops (the runtime runs
+      // them), so a second run would compile them again.
+      existing->emitOpError()
+          << "@" << kKernelModule
+          << " holds the kernels of an earlier attn-to-ptx (attn-to-gpu) "
+             "run: this module's attn ops are compiled already; run the "
+             "pipeline once, on the module before it";
+      return signalPassFailure();
+    }
     if (existing && !kernels) {
       existing->emitOpError()
           << "is named @" << kKernelModule

@@ -125,14 +125,6 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
   return (Bytes(blockQ) * qRow + Bytes(stages) * blockKV * (kRow + vRow)) * e;
 }
 
-std::optional<int64_t>
-attn::getAttnTileWorkgroupBytes(Operation *op, const AttnTileSizes &sizes) {
-  std::optional<TileShape> s = getTileShape(op);
-  if (!s)
-    return 0;
-  return sharedBytes(*s, sizes.blockQ, sizes.blockKV, sizes.stages).v;
-}
-
 ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, blockQ, blockKV, stages, warps, keySlices,
                            workgroupBytes);

@@ -94,3 +94,16 @@ module attributes {attn.manifest = [1 : i64, "kernel x"]} {
     return %o : tensor<1x2x64x64xf16>
   }
 }
+
+// -----
+
+// attn-to-ptx's own output (its gpu.binary, the host code's attn ops kept
+// for the runtime) is compiled already: a second run says so.
+module attributes {gpu.container_module} {
+  // expected-error @below {{'gpu.binary' op @attn_kernels holds the kernels of an earlier attn-to-ptx (attn-to-gpu) run: this module's attn ops are compiled already; run the pipeline once, on the module before it}}
+  gpu.binary @attn_kernels [#gpu.object<#nvvm.target<chip = "sm_80">, "">]
+  func.func @compiled(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+    %o = attn.attention %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+    return %o : tensor<1x2x64x64xf16>
+  }
+}

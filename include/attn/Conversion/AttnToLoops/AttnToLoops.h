@@ -85,11 +85,6 @@ struct AttnTileRequest {
   bool persistent = false;
 };
 
-/// The bytes of workgroup memory that `sizes` take for `op` (sm_80's
-/// layout); nullopt when the count overflows int64.
-std::optional<int64_t> getAttnTileWorkgroupBytes(Operation *op,
-                                                 const AttnTileSizes &sizes);
-
 /// The one cost model: picks the schedule of an attn op, the requested
 /// values where non-zero (checked against the budget), otherwise the
 /// defaults of the GPU kernels (lib/Conversion/AttnToLoops/TileSchedule.cpp).
