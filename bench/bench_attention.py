@@ -10,7 +10,8 @@ the fastest peer (> 1: attn is faster).
     python3 bench/bench_attention.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--quick] \\
         [--json OUT/bench.json] [--png OUT/bench.png] \\
-        [--baseline OTHER/attn.manifest] [--shapes D:S:causal,...]
+        [--baseline OTHER/attn.manifest] [--shapes D:S:causal,...] \\
+        [--decode-shapes B:Hkv:KV,...]
 
 Grids. Forward: bf16 (--dtype f16 for fp16), B * S = 16384 tokens, hidden
 2048 (Hq = Hkv = 2048 / D), D in {64, 128}, S in {512, 1k, 2k, 4k, 8k, 16k},
@@ -18,9 +19,10 @@ causal and not. Decode: one query token, D = 128, Hq = 32, Hkv in {32, 8},
 B in {1, 8, 64}, KV length in {1k, 4k, 16k, 64k, 128k} (shapes that do not
 fit in memory are skipped). --quick runs the rows of BENCHMARKS.md's peer
 tables only. --shapes replaces the forward grid (e.g. 128:2048:1 is D = 128,
-S = 2k, causal). --baseline times a second manifest's forward kernels
-beside attn's in the same process (an A/B of a compiler change: same
-tensors, same timer) and prints attn / baseline under each row.
+S = 2k, causal); --decode-shapes the decode grid (8:8:131072 is B = 8,
+Hkv = 8, 128k keys). --baseline times a second manifest's kernels beside
+attn's in the same process (an A/B of a compiler change: same tensors,
+same timer) and prints attn / baseline under each row.
 
 Timing: CUDA events around each call, median of many calls after a warm-up.
 Before each timed call the GPU spins for a few tens of microseconds
@@ -283,7 +285,7 @@ def bench_forward(module, timer, grid, dtype_name, l2, baseline=None):
     return rows
 
 
-def bench_decode(module, timer, grid, l2, copy_gbs):
+def bench_decode(module, timer, grid, l2, copy_gbs, baseline=None):
     dtype = torch.bfloat16
     d, hq = 128, 32
     rows = []
@@ -305,17 +307,21 @@ def bench_decode(module, timer, grid, l2, copy_gbs):
             v = torch.randn(b, hkv, kv, d, device="cuda", dtype=dtype)
             sets.append((q, k, v, torch.empty_like(q)))
 
-        def make_attn(sets):
+        def make_attn(sets, module=module):
             if not module.has_kernel("decode_partial", "bf16", d, d, "none"):
                 return None, "no decode_partial kernel for bf16 d128"
             q, k, v, _ = sets[0]
-            row["splits"] = module.decode_splits(q, k, v)
+            if module is not baseline:
+                row["splits"] = module.decode_splits(q, k, v)
             workspace = module.decode_workspace(q, k, v)
             return [lambda q=q, k=k, v=v, o=o: module.decode(
                 q, k, v, out=o, workspace=workspace)
                 for q, k, v, o in sets], ""
 
-        results = measure(timer, IMPLS, make_attn, sets, False, hq, hkv)
+        own = None
+        if baseline:
+            own = {"base": lambda sets: make_attn(sets, module=baseline)}
+        results = measure(timer, IMPLS, make_attn, sets, False, hq, hkv, own)
         for entry in results.values():
             if entry.get("ms"):
                 entry["gbs"] = kv_bytes / (entry["ms"] * 1e-3) / 1e9
@@ -377,6 +383,7 @@ def print_decode_row(row, copy_gbs):
         return
     r = row["results"]
     attn_gbs = r["attn"].get("gbs")
+    base = r.get("base", {})
     print("%s | %s %s %s | %6s %6s | %s%s" % (
         prefix, cell(r["attn"], "gbs"), cell(r["flash"], "gbs"),
         cell(r["cudnn"], "gbs"),
@@ -385,6 +392,11 @@ def print_decode_row(row, copy_gbs):
         r["attn"].get("check", r["attn"].get("error", "")),
         " (splits %d)" % row["splits"] if "splits" in row else ""),
         flush=True)
+    if base.get("gbs") and attn_gbs:
+        print("     baseline %.0f GB/s, attn / baseline %.3f" % (
+            base["gbs"], attn_gbs / base["gbs"]), flush=True)
+    elif base:
+        print("     baseline: %s" % base.get("error", "no time"), flush=True)
     for name in IMPLS:
         if r[name].get("error") and name != "attn":
             print("       %s: %s" % (name, r[name]["error"]), flush=True)
@@ -452,12 +464,14 @@ def main():
     parser.add_argument("--dtype", choices=["bf16", "f16"], default="bf16",
                         help="forward element type (decode is bf16)")
     parser.add_argument("--baseline", default=None,
-                        help="a second manifest whose forward kernels are "
-                             "timed beside attn's in the same process (an "
-                             "A/B of two compilers' kernels)")
+                        help="a second manifest whose kernels are timed "
+                             "beside attn's in the same process (an A/B of "
+                             "two compilers' kernels)")
     parser.add_argument("--shapes", default=None,
                         help="forward shapes D:S:causal(0/1),... instead of "
                              "the grid")
+    parser.add_argument("--decode-shapes", default=None,
+                        help="decode shapes B:Hkv:KV,... instead of the grid")
     parser.add_argument("--json", default=None)
     parser.add_argument("--png", default=None)
     parser.add_argument("--target-ms", type=float, default=None,
@@ -508,10 +522,14 @@ def main():
         save()
     if args.only != "forward":
         grid = DECODE_QUICK if args.quick else DECODE_FULL
+        if args.decode_shapes:
+            grid = [tuple(int(x) for x in s.split(":"))
+                    for s in args.decode_shapes.split(",")]
         print("\ndecode, bf16, D=128, GB/s of K/V read (ratio = attn / "
               "fastest peer; %%copy = attn / %.0f GB/s)" % copy_gbs)
         print(DECODE_HEADER)
-        report["decode"] = bench_decode(module, timer, grid, l2, copy_gbs)
+        report["decode"] = bench_decode(module, timer, grid, l2, copy_gbs,
+                                        baseline)
         save()
 
     ratios = [r["ratio"] for r in report["forward"] + report["decode"]

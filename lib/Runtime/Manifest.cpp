@@ -602,15 +602,19 @@ attn_status Parser::parseKernel(int line,
 
 attn_status Parser::parseTma(int line, const std::string &where,
                              std::string_view value, KernelSpec &k) {
-  // The tensors whose tensor maps the ABI gives this kind: q, k, v.
+  // The tensors whose tensor maps the ABI gives this kind (forward: q, k,
+  // v; decode_partial: k, v).
   std::vector<std::string> tensors;
   for (const AbiEntry &e : kAbi)
     if (std::strcmp(e.kind, kernelKindName(k.kind)) == 0 &&
         std::strcmp(e.type, "tmap") == 0)
       tensors.emplace_back(tensorMapSource(e.name));
   if (tensors.empty())
-    return error(line, where + "tma is for kind=forward only (this is kind=" +
-                           kernelKindName(k.kind) + ")");
+    return error(line, where +
+                           "tma is for the kinds whose kernels take "
+                           "tensor maps (forward, decode_partial), not "
+                           "kind=" +
+                           kernelKindName(k.kind));
   std::string names;
   for (const std::string &t : tensors)
     names += (names.empty() ? "" : ", ") + t;

@@ -480,7 +480,7 @@ attn_status checkTensorMap(const char *api, const KernelSpec &kernel,
 }
 
 /// The tensor map parameters of a kernel with `tma`, after all its other
-/// parameters (they come last in the forward ABI): each over the memref
+/// parameters (they come last in the ABI): each over the memref
 /// parameter its name says, with that memref's sizes and strides innermost
 /// first, and its box and swizzle from the manifest. A dim of size 1 is
 /// never stepped over, so it gets stride 0 whatever the caller gave it:
@@ -840,6 +840,8 @@ attn_status planDecode(const ManifestSection &section, int smCount,
   pushContiguous(first.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
   pushF32(first.args, p.scaleLog2);
   first.args.push_back(static_cast<uint64_t>(p.window));
+  if (attn_status s = pushTensorMaps(api, first, q, k, v))
+    return s;
 
   Launch &second = plan.combine;
   second.kernel = combine;

@@ -252,8 +252,8 @@ int runManifest() {
                              "scale_log2:f32,window:i64\n",
                          "m.manifest", withParams));
   }
-  // The tma key (forward only): a box and swizzle per tensor map, q, k and
-  // v once each; with it the ABI ends with their tensor maps.
+  // The tma key (forward: q, k and v once each; decode_partial: k and v):
+  // a box and swizzle per tensor map; with it the ABI ends with the maps.
   const std::string tmaParams = fwdParams + ",q_tmap:tmap4,k_tmap:tmap4,"
                                             "v_tmap:tmap4";
   const std::string tma = " tma=q:128x64:128,k:64x64:128,v:64x32:64";
@@ -290,7 +290,12 @@ int runManifest() {
             h + "kernel k kind=forward dtype=f32 head_dim=64 value_dim=64 "
                 "causal=none block_q=64 block_kv=64 threads=128 smem=0 "
                 "tma=q:64x64:128,k:64x32:128,v:64x32:128\n");
+  // Decode partial kernels take maps of k and v (their Q rows span heads).
   parseCase("tma-decode",
+            h + "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+                "smem=0 tma=k:64x64:128,v:64x64:128\n");
+  parseCase("tma-decode-q",
             h +
                 "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
                 "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
@@ -1127,7 +1132,12 @@ const char *kTmaModule =
     "causal=top_left block_q=128 block_kv=64 threads=256 smem=73728\n"
     "kernel fwd_persistent kind=forward dtype=bf16 head_dim=256 "
     "value_dim=256 causal=none block_q=128 block_kv=64 threads=384 "
-    "smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128\n";
+    "smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128\n"
+    "kernel dec_tma kind=decode_partial dtype=bf16 head_dim=128 "
+    "value_dim=128 causal=none rows=16 block_kv=64 threads=128 smem=102432 "
+    "tma=k:64x64:128,v:64x64:128\n"
+    "kernel comb kind=decode_combine dtype=bf16 value_dim=128 rows=16 "
+    "block_kv=8 threads=32 smem=0\n";
 
 void printTensorMaps(const Launch &l) {
   for (const TensorMapArg &t : l.tensorMaps)
@@ -1259,6 +1269,24 @@ int runTma() {
   a.o = bhsd(ATTN_BF16, 2, 128, int64_t(1) << 31, 256, kO);
   a.lse = lseOf(2, 128, int64_t(1) << 31, kLse);
   tmaCase(m, "persistent-2^32-tiles", a);
+
+  // The split-KV partial kernel: maps of k and v after its other
+  // parameters (B=2, Hq=32, Hkv=8, Sq=1, Sk=1000, D=128, BSHD); the
+  // combine takes none.
+  DecodeArgs d(2, 8, 1000);
+  d.k = bshd(ATTN_BF16, 2, 8, 1000, 128, kK);
+  d.v = bshd(ATTN_BF16, 2, 8, 1000, 128, kV);
+  DecodePlan p;
+  attn_status s = d.plan(m, p);
+  report("decode", s);
+  if (s == ATTN_OK) {
+    printLaunchHeader("decode-partial", p.partial);
+    printTensorMaps(p.partial);
+    printLaunchHeader("decode-combine", p.combine);
+    printTensorMaps(p.combine);
+  }
+  d.k.strides[0] = int64_t(1) << 39; // 2^40 bytes
+  decodeCase(m, "decode-stride-2^40", d);
   return 0;
 }
 

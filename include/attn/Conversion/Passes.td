@@ -162,8 +162,10 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     in shared memory, ex2.approx with log2(e) folded into the scale; they
     assemble for sm_80 and later. With `chip=sm_90a` the forward kernels
     are mapped onto warpgroups instead: wgmma for both products (Q and K
-    from shared-memory descriptors, P from registers), K/V tiles in
-    128-byte-swizzled shared memory. Their schedule (warps, query rows, keys
+    from shared-memory descriptors, P from registers), tiles copied by TMA
+    into 128-byte-swizzled shared memory; the split-KV partial kernels
+    copy K and V by TMA too and keep mma.sync (their 16 rows fill no
+    warpgroup). Their schedule (warps, query rows, keys
     per tile, stages, shared memory) is the one attn-tile's cost model
     picks for the op; the options are requests to it, and `report` prints
     attn-tile's account of it per op.
@@ -193,7 +195,7 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "The GPU the kernels are for: sm_80, sm_86, sm_87, sm_89, sm_90 "
            "or sm_90a (PTX 8.0); sm_90a maps forward kernels onto wgmma "
-           "warpgroups">,
+           "warpgroups and copies by TMA (forward and decode)">,
     Option<"persistent", "persistent", "bool", /*default=*/"false",
            "sm_90a: make the warp-specialised forward kernels persistent "
            "(one CTA per SM walks the query tiles grid-stride; manifest "

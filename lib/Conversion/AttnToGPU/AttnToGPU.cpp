@@ -91,8 +91,6 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                                           a.getKey().getType(),
                                           a.getValue().getType());
     spec.kind = KernelKind::Forward;
-    // Split-KV decode keeps the sm_80 mapping on sm_90a: its few rows fill
-    // no 64-row warpgroup.
     spec.target = target;
     spec.elementType = a.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
@@ -104,6 +102,9 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                                           p.getKey().getType(),
                                           p.getValue().getType());
     spec.kind = KernelKind::DecodePartial;
+    // On sm_90a: TMA copies, and mma.sync on the swizzled tiles, since its
+    // few rows fill no 64-row warpgroup (each warp takes a key slice).
+    spec.target = target;
     spec.elementType = p.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;

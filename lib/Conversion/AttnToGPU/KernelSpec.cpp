@@ -115,19 +115,20 @@ std::string KernelSpec::manifestLine() const {
     os << " grid=persistent";
   if (usesTma()) {
     // Box rows x columns and swizzle of each tensor map: column blocks of
-    // the swizzled tiles (TileWgmma.cpp).
-    auto box = [&](StringRef name, int64_t rows, int64_t cols) {
+    // the swizzled tiles (TileWgmma.cpp), a Q tile or a K/V tile.
+    const char *separator = " tma=";
+    for (const KernelParam &p : params()) {
+      StringRef name = p.name;
+      if (p.type != "tmap" || !name.consume_back("_tmap"))
+        continue;
+      int64_t rows = name == "q" ? blockQ : blockKV;
+      int64_t cols = name == "v" ? valueDim : headDim;
       int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
       int64_t swizzle = swizzleBytes(cols * bytes);
-      os << name.str() << ":" << rows << "x" << swizzle / bytes << ":"
-         << swizzle;
-    };
-    os << " tma=";
-    box("q", blockQ, headDim);
-    os << ",";
-    box("k", blockKV, headDim);
-    os << ",";
-    box("v", blockKV, valueDim);
+      os << separator << name.str() << ":" << rows << "x" << swizzle / bytes
+         << ":" << swizzle;
+      separator = ",";
+    }
   }
   os << " params=";
   const char *separator = "";
@@ -151,7 +152,7 @@ std::string KernelSpec::unsupportedReason() const {
   if (valueDim % 16 || valueDim < 16 || valueDim > 256)
     return "value head dim Dv must be a multiple of 16 in [16, 256], got " +
            std::to_string(valueDim);
-  if (target == TileTarget::Sm90a &&
+  if (target == TileTarget::Sm90a && kind == KernelKind::Forward &&
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))
     return "the sm_90a kernels run warpgroups of 4 warps with 16 query rows "
            "per warp (m-tiles = 1) and at most 256 keys per tile; got " +

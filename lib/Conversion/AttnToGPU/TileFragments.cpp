@@ -330,7 +330,7 @@ void TileLowering::waitForStages(int64_t pending) {
   NVVM::CpAsyncWaitGroupOp::create(b, e.loc, pending);
   // wgmma reads shared memory through the async proxy: the copies, made
   // through the generic one, must be visible to it.
-  if (hopper)
+  if (wgmma)
     NVVM::FenceProxyOp::create(
         b, e.loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -448,7 +448,7 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (rit == shared.end())
     return op.emitOpError("has a rhs that is not a shared-memory tile");
   const SharedTile &r = rit->second;
-  if (hopper)
+  if (wgmma)
     return lowerMatmulWgmma(op, *acc, r);
   SmallVector<int64_t> rs = r.shape;
   Value rhsRow = e.c32(0);

@@ -102,6 +102,10 @@ struct SharedTile {
   int64_t pitch;
   Type elementType;
   int64_t swizzle = 0;
+  /// Swizzled tiles: the rows of one column block, those of the tile the
+  /// rows belong to (a view that splits the rows into key slices keeps
+  /// them: slice s starts s x rows-per-slice rows into every block).
+  int64_t blockRows = 0;
   int64_t elementBytes() const {
     return elementType.getIntOrFloatBitWidth() / 8;
   }
@@ -127,8 +131,13 @@ public:
 private:
   OpBuilder &b;
   Emitter e;
-  /// The sm_90a mapping: warpgroups, wgmma, swizzled memory tiles.
+  /// The sm_90a mapping: swizzled memory tiles (copied by TMA where the
+  /// kernel has a tensor map for the source).
   bool hopper;
+  /// Products on wgmma, per warpgroup: sm_90a schedules whose rows fill
+  /// warpgroups. One with key slices (decode: each warp multiplies its own
+  /// slice) keeps mma.sync, reading the swizzled tiles with ldmatrix.
+  bool wgmma = false;
   /// Warp-specialised (with TMA): a producer warpgroup after the `warps`
   /// consumer warps; the consumers release each stage on an mbarrier that
   /// the producer waits for before it refills the stage.
@@ -177,9 +186,14 @@ private:
   /// Byte offset of the mbarriers, after the tiles: set once they are laid
   /// out.
   arith::ConstantOp barrierOffset;
-  /// Loads outside any scf.if, and whether this role has waited for them.
+  /// Loads by TMA outside any scf.if, and whether this role has waited for
+  /// them.
   int64_t topLevelLoads = 0;
   bool topLevelWaited = false;
+  /// Loads by cp.async in a kernel that copies by TMA (sources without a
+  /// tensor map, outside any scf.if: decode's Q, whose rows span heads),
+  /// and whether they are waited for.
+  bool cpAsyncPending = false;
   /// Groups issued before the pipelined loop; its iteration index while it
   /// is lowered; the barrier of the group being lowered.
   int64_t prologueGroups = 0;
@@ -325,6 +339,9 @@ private:
   bool topLevelPending() const {
     return tma && role != Role::Producer && topLevelLoads && !topLevelWaited;
   }
+  /// In a kernel that copies by TMA: waits for the loads outside any scf.if,
+  /// by TMA and by cp.async, if they are still to be waited for.
+  void awaitTopLevelLoads();
   /// Initialises the mbarriers (thread 0) and publishes them to the CTA.
   void initBarriers();
   /// Inside the then-block of `op`, an scf.if with loads: arms the group's

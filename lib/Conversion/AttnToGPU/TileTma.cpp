@@ -12,7 +12,10 @@
 //   (j / stages) % 2, then one CTA barrier, after which the stage the
 //   prefetch reuses is free, as on sm_80;
 // - the loads outside any scf.if (Q) share barrier `stages`, waited once
-//   before the pipelined loop;
+//   before the pipelined loop. A source without a tensor map (decode's Q,
+//   whose rows run over the query heads of a group) is copied there by
+//   cp.async instead, into the same swizzled layout, and waited for at the
+//   same point;
 // - warp-specialised kernels (all of them so far) lower the loop nest
 //   twice, after the barriers are made: for one thread of a producer
 //   warpgroup (with setmaxnreg giving its registers away), which issues
@@ -360,6 +363,20 @@ void TileLowering::waitForGroup(Value iter) {
                                         e.c32(kWaitTicks));
 }
 
+void TileLowering::awaitTopLevelLoads() {
+  if (cpAsyncPending) {
+    // Each thread's own copies, then every thread's.
+    if (uncommittedLoads)
+      NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
+    uncommittedLoads = false;
+    NVVM::CpAsyncWaitGroupOp::create(b, e.loc, 0);
+    ctaBarrier();
+    cpAsyncPending = false;
+  }
+  if (topLevelPending())
+    waitForGroup(Value());
+}
+
 /// The index of a tile.load's row region that follows the row: `row`,
 /// `base + row`, or either with the row clamped by `min(row, bound)`, the
 /// others independent of the row. None if the region is of another form.
@@ -444,7 +461,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
       for (Value index : llvm::reverse(*first))
         coords.push_back(index);
       Value dst =
-          sharedAt(e.add(t.offset, e.c32(blk * t.shape[0] * t.swizzle)));
+          sharedAt(e.add(t.offset, e.c32(blk * t.blockRows * t.swizzle)));
       // The CTA's own shared memory, addressed as shared::cluster.
       Value clusterDst = LLVM::AddrSpaceCastOp::create(
           b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 7), dst);

@@ -232,11 +232,12 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
   keySlices = schedule.getKeySlices();
   blockQ = schedule.getBlockQ();
   stages = schedule.getStages();
-  if (hopper && (warps % 4 || blockQ != 16 * warps || keySlices != 1))
+  wgmma = hopper && keySlices == 1;
+  if (wgmma && (warps % 4 || blockQ != 16 * warps))
     return op.emitOpError("has a schedule of ")
-           << warps << " warps, " << blockQ << " query rows and " << keySlices
-           << " key slices; the sm_90a lowering needs warpgroups of 4 warps "
-           << "with 16 rows each and no key slices";
+           << warps << " warps and " << blockQ << " query rows; the sm_90a "
+           << "lowering needs warpgroups of 4 warps with 16 rows each (or key "
+           << "slices, one per warp)";
   if (tma) {
     if (stages < 2)
       return op.emitOpError("copies by TMA in a schedule of ")
@@ -311,7 +312,7 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
   bool waited = false;
   WalkResult hoist = op.getBody()->walk([&](TileMatmulOp mm) {
     Value lhs = mm.getLhs();
-    if (hopper)
+    if (wgmma)
       return WalkResult::advance();
     auto it = shared.find(lhs);
     if (it == shared.end() || hoistedA.count(lhs))
@@ -321,8 +322,12 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       return WalkResult::interrupt();
     if (out->mTiles != 1 || it->second.shape.size() != 2)
       return WalkResult::advance();
-    if (!waited && pipelined)
-      waitForStages(stages - 2);
+    if (!waited && pipelined) {
+      if (tma)
+        awaitTopLevelLoads();
+      else
+        waitForStages(stages - 2);
+    }
     waited = true;
     Value base = out->warpRows ? e.mul(warp, e.c32(Mma::kM)) : e.c32(0);
     SmallVector<Value> regsA;
@@ -373,8 +378,8 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     sizes.push_back(flat->size());
   }
   // The loads outside any scf.if (Q) have landed.
-  if (pipelined && topLevelPending())
-    waitForGroup(Value());
+  if (pipelined && tma)
+    awaitTopLevelLoads();
   auto loop = scf::ForOp::create(b, e.loc, scalars.lookup(op.getLowerBound()),
                                  scalars.lookup(op.getUpperBound()),
                                  scalars.lookup(op.getStep()), init);
@@ -537,6 +542,7 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
     int64_t rowBytes = type.getShape().back() * eb;
     t.swizzle = swizzleBytes(rowBytes);
     t.pitch = type.getShape().back();
+    t.blockRows = type.getShape().drop_back().back();
     if (rowBytes % 32 || type.getShape().drop_back().back() % 8)
       return op.emitOpError("allocates ")
              << type << "; the sm_90a kernels take tiles of 8-row groups "
@@ -657,8 +663,14 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
                           "map (a kernel parameter into a rank-2 shared "
                           "tile)");
   const SharedTile &t = it->second;
-  if (tma)
+  if (tma && g->tensorMap)
     return lowerLoadTma(op, *g, t);
+  if (tma && (role != Role::All || op->getParentOfType<scf::IfOp>()))
+    return op.emitOpError("copies from a kernel parameter without a tensor "
+                          "map in a kernel that copies by TMA; only loads "
+                          "outside any scf.if of a kernel without a producer "
+                          "warpgroup may use cp.async there");
+  cpAsyncPending = tma;
   int64_t eb = t.elementBytes(), chunk = 16 / eb;
   if (t.shape[1] % chunk)
     return op.emitOpError("copies rows of ")
@@ -757,8 +769,17 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     byName[param.name] = g.get();
     globalStorage.push_back(std::move(g));
   }
+  // The TMA loads outside any scf.if: those from a parameter (through its
+  // views) that has a tensor map.
   source.walk([&](TileLoadOp load) {
-    if (!load->getParentOfType<scf::IfOp>())
+    Value src = load.getSource();
+    while (Operation *def = src.getDefiningOp()) {
+      if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+        break;
+      src = def->getOperand(0);
+    }
+    Global *g = globals.lookup(src);
+    if (g && g->tensorMap && !load->getParentOfType<scf::IfOp>())
       ++topLevelLoads;
   });
   if (specialized && !tma)
@@ -766,18 +787,19 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
                             "kernel takes no tensor maps");
   if (failed(lowerBlock(source.front(), nullptr)))
     return failure();
-  if (tma) {
-    // No copy may still be landing when the CTA exits.
-    if (topLevelPending())
-      waitForGroup(Value());
-    barrierOffset.setValueAttr(b.getI32IntegerAttr(tileBytes));
-    tileBytes += llvm::alignTo(8 * barrierCount(), 16);
-  }
-  gpu::ReturnOp::create(b, e.loc);
+  // The scratch of the cross-warp merge reuses the tiles, not the barriers
+  // after them.
   if (scratchBytes > tileBytes)
     return source.emitError("the cross-warp merge needs ")
            << scratchBytes << " bytes of shared memory, more than the "
            << tileBytes << " of the tiles it reuses; use fewer warps";
+  if (tma) {
+    // No copy may still be landing when the CTA exits.
+    awaitTopLevelLoads();
+    barrierOffset.setValueAttr(b.getI32IntegerAttr(tileBytes));
+    tileBytes += llvm::alignTo(8 * barrierCount(), 16);
+  }
+  gpu::ReturnOp::create(b, e.loc);
   return tileBytes;
 }
 

@@ -40,7 +40,7 @@ Value TileLowering::tileOffset(const SharedTile &t, Value row, Value col) {
   // Column block, then the byte in the block's row; its 16-byte chunk is
   // XORed with bits 7.. of the linear offset (the row within the 8-row
   // period): the pattern of CU_TENSOR_MAP_SWIZZLE_{32,64,128}B.
-  int64_t s = t.swizzle, rows = t.shape[t.shape.size() - 2];
+  int64_t s = t.swizzle, rows = t.blockRows;
   Value block = e.udiv(col, e.c32(s / eb));
   Value lin =
       e.add(e.mul(row, e.c32(s)), e.mul(e.urem(col, e.c32(s / eb)), e.c32(eb)));

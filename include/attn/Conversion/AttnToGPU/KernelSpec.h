@@ -57,8 +57,9 @@ struct KernelSpec {
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
   MaskOperand mask = MaskOperand::None;
-  /// The tensor-core mapping: sm_80's (mma.sync, every kernel) or sm_90a's
-  /// (wgmma; forward kernels on sm_90a).
+  /// The mapping: sm_80's (mma.sync, cp.async) or sm_90a's (forward and
+  /// split-KV partial kernels on sm_90a: TMA into swizzled tiles; wgmma
+  /// for the forward, whose rows fill warpgroups).
   TileTarget target = TileTarget::Sm80;
   // The schedule: attn-tile's #attn.schedule.
   /// Warps per CTA.
@@ -86,10 +87,11 @@ struct KernelSpec {
 
   /// The warps of the schedule and the producer warpgroup.
   int64_t threads() const { return warps * 32 + (producer ? 128 : 0); }
-  /// Whether the kernel copies its Q, K, V tiles by TMA (the sm_90a forward
-  /// kernels): it then takes their tensor maps (attn_kernel_abi.def).
+  /// Whether the kernel copies its tiles by TMA (the sm_90a forward and
+  /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
+  /// gives its kind.
   bool usesTma() const {
-    return target == TileTarget::Sm90a && kind == KernelKind::Forward;
+    return target == TileTarget::Sm90a && kind != KernelKind::DecodeCombine;
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
