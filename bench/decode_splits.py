@@ -21,7 +21,7 @@ parser.add_argument("manifest")
 parser.add_argument("--lib", default="build-rt/lib/libattn_runtime.so")
 args = parser.parse_args()
 m = ar.Module(args.manifest, lib=args.lib)
-for B, sk in [(8, 16384), (8, 65536), (1, 16384)]:
+for B, sk in [(8, 16384), (8, 65536), (8, 131072), (1, 16384), (1, 131072)]:
     q = torch.randn(B, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
     k = torch.randn(B, 8, sk, 128, device="cuda", dtype=torch.bfloat16)
     v = torch.randn_like(k)

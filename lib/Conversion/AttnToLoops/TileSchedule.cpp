@@ -160,8 +160,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   case TileShape::Kind::Forward: {
     if (hopper) {
       // Warpgroups of 4 warps, 64 rows each (wgmma's m64, one 16-row tile
-      // per warp), 128-key tiles up to D = 128 (64 above: the accumulators
-      // of S and O stay in registers). Past D = 64 a producer warpgroup
+      // per warp), 128-key tiles up to D = 128 (fewer above, below: the
+      // accumulators of S and O stay in registers). Past D = 64 a producer warpgroup
       // issues the copies and the stages are as many as fit, up to 4; at
       // D <= 64 two CTAs of 2 stages share an SM and overlap each other's
       // softmax and products instead (H200, bf16, S = 16k: 495 TFLOP/s
@@ -179,8 +179,25 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       t.warps = request.warps ? request.warps : 8;
       if (!bq)
         bq = 16 * t.warps;
+      // Keys per tile: 128 up to D = 128, else 64; but with a producer
+      // where three stages of 64 keys do not fit (so the loop cannot be
+      // rotated), the widest multiple of 16 up to 128 whose two stages fit
+      // next to Q: fewer, longer iterations (H200, bf16, D = 256: 80 keys
+      // against 64 measured 1.02x to 1.06x, S = 2k to 16k, causal and
+      // not).
+      auto fits = [&](int64_t keys, int64_t stages) {
+        return !sharedBytes(s, bq, keys, stages, request.target, t.producer,
+                            t.persistent)
+                    .exceeds(request.smemBudget);
+      };
+      if (!bkv && widest <= 128)
+        bkv = 128;
+      if (!bkv && t.producer && !fits(64, 3))
+        for (int64_t n = 128; !bkv && n >= kMinBlock; n -= 16)
+          if (fits(n, 2))
+            bkv = n;
       if (!bkv)
-        bkv = widest <= 128 ? 128 : 64;
+        bkv = 64;
       if (!request.stages) {
         t.stages = t.producer ? 4 : 2;
         while (t.stages > 2 && sharedBytes(s, bq, bkv, t.stages, request.target,

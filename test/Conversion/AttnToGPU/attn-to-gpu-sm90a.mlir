@@ -106,7 +106,8 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 
 // Past D = 64 (and without a mask operand) the kernel is warp-specialised:
 // a producer warpgroup after the 8 consumer warps (384 threads, a register
-// cap at entry: minctasm 1), 2 stages of 64-key tiles, and per stage a full
+// cap at entry: minctasm 1), 2 stages of 80-key tiles (the widest whose
+// two stages fit next to Q, as 3 stages of 64 do not), and per stage a full
 // and an empty barrier (one arrival per consumer warpgroup). The producer
 // gives registers away and one of its threads (tid 256) issues every copy:
 // Q (4 column blocks of 128 bytes), the prologue group and, in a loop
@@ -114,7 +115,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // barrier. The consumers take the registers, wait for Q and each group,
 // and at the end of an iteration the first thread of each warpgroup
 // releases the stage.
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 tma=q:128x64:128,k:64x64:128,v:64x64:128
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229424 tma=q:128x64:128,k:80x64:128,v:80x64:128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
@@ -128,7 +129,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c81920_i32
 // CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
@@ -156,7 +157,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // stage's empty barrier. The consumers walk the same tiles: they wait for
 // Q and each group, release each stage at the end of an iteration, and Q
 // after the loop (its last read).
-// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=64 threads=384 smem=196656 grid=persistent tma=q:128x64:128,k:64x64:128,v:64x64:128
+// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229424 grid=persistent tma=q:128x64:128,k:80x64:128,v:80x64:128
 // PERSIST-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // PERSIST-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
@@ -177,7 +178,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // PERSIST-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PERSIST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // PERSIST: nvvm.mbarrier.try_wait.parity
-// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c81920_i32
 // PERSIST-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PERSIST: %[[NEXT:.*]] = arith.xori %[[STATE]], %{{.*}} : i32
 // PERSIST: scf.yield %[[NEXT]] : i32
