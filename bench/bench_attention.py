@@ -24,12 +24,21 @@ Hkv = 8, 128k keys). --baseline times a second manifest's kernels beside
 attn's in the same process (an A/B of a compiler change: same tensors,
 same timer) and prints attn / baseline under each row.
 
-Timing: CUDA events around each call, median of many calls after a warm-up.
-Before each timed call the GPU spins for a few tens of microseconds
-(torch.cuda._sleep) so the CPU has queued the call before its start event
-fires: launch overhead (ctypes, the dispatcher) is not timed, for any
-implementation. Inputs are rotated among enough copies to exceed 4x the L2
-cache when one set fits in it, so no call reads a warm cache.
+Timing (--timing graphs, the default): after a warm-up, each
+implementation's calls (the rotated input sets in turn) are captured back
+to back in a CUDA graph, and one call's time is a replay's time over the
+calls in it, the median of 10 replays: no host time (ctypes, PyTorch's
+dispatcher, cuDNN's graph lookup) and no idle gap between calls, for attn
+and the peers alike. An implementation that cannot be captured is timed as
+with --timing events (its entry says so): CUDA events around each call,
+the median of many, after a 40 us spin of the GPU (torch.cuda._sleep) so
+that the host has usually queued the call before its start event fires.
+That is not always so: the peers take 90 to 660 us to queue one call
+(attn 60 to 200), which then lands inside short calls' timings, and
+longer spins leave the GPU idle long enough to raise its clocks (H200,
+2026-11-23: docs/GPU.md). Inputs are rotated among enough copies to
+exceed 4x the L2 cache when one set fits in it, so no call reads a warm
+cache.
 
 FLOPs: 4 B Hq Sq Sk D (half with causal, Sq == Sk). Decode bytes: K and V
 read once, 2 B Hkv Sk D bytes per element; also shown as a fraction of the
@@ -83,12 +92,51 @@ class Timer:
         self.min_iters = min_iters
         self.max_iters = max_iters
         self.sleep = hasattr(torch.cuda, "_sleep")
+        self.graphs = True
         props = torch.cuda.get_device_properties(0)
         # ~40 us of spinning at the device's clock (1.5 GHz when unknown).
         clock_khz = getattr(props, "clock_rate", 0) or 1500000
         self.spin_cycles = int(clock_khz * 1000 * 40e-6)
 
-    def median_ms(self, calls):
+    def graph_ms(self, calls):
+        """Time of one call in ms, from CUDA graphs of back-to-back calls
+        (the rotated variants in turn): no host time and no idle gaps in
+        it, for attn and the peers alike; the median over replays. None
+        when the calls cannot be captured."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for i in range(self.warmup):
+                calls[i % len(calls)]()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        once_ms = self.median_ms(calls[:1], iters=5)
+        # Calls per graph: about a tenth of the time target per replay.
+        per_graph = int(min(200, max(len(calls),
+                                     self.target_ms / 10 / max(once_ms, 1e-3))))
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                for i in range(per_graph):
+                    calls[i % len(calls)]()
+        except Exception:  # noqa: BLE001 - not capturable: the caller falls back
+            torch.cuda.synchronize()
+            return None
+        graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(10):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / per_graph)
+        del graph
+        return statistics.median(times)
+
+    def median_ms(self, calls, iters=None):
         """Median time of one call in ms; `calls` are the rotated variants."""
         for i in range(self.warmup):
             calls[i % len(calls)]()
@@ -97,9 +145,10 @@ class Timer:
         calls[0]()
         torch.cuda.synchronize()
         once_ms = (time.perf_counter() - t0) * 1000
-        iters = int(min(self.max_iters,
-                        max(self.min_iters, self.target_ms / max(once_ms,
-                                                                 1e-3))))
+        if iters is None:
+            iters = int(min(self.max_iters,
+                            max(self.min_iters,
+                                self.target_ms / max(once_ms, 1e-3))))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
         for i in range(iters):
@@ -216,7 +265,14 @@ def measure(timer, impls, make_attn, sets, causal, hq, hkv, own=None):
             if note:
                 entry["note"] = note
             outputs[name] = out.clone()
-            entry["ms"] = timer.median_ms(calls)
+            ms = timer.graph_ms(calls) if timer.graphs else None
+            if ms is None:
+                ms = timer.median_ms(calls)
+                entry["timing"] = "events"
+                note = "timed with events: the calls cannot be captured"
+                entry["note"] = "; ".join(filter(None, [entry.get("note"),
+                                                        note]))
+            entry["ms"] = ms
             del calls
         except Exception as e:  # noqa: BLE001 - reported per implementation
             entry["error"] = "%s: %s" % (type(e).__name__,
@@ -472,6 +528,11 @@ def main():
                              "the grid")
     parser.add_argument("--decode-shapes", default=None,
                         help="decode shapes B:Hkv:KV,... instead of the grid")
+    parser.add_argument("--timing", choices=["graphs", "events"],
+                        default="graphs",
+                        help="graphs: CUDA graphs of back-to-back calls "
+                             "(default); events: events around each call "
+                             "after a 40 us spin")
     parser.add_argument("--json", default=None)
     parser.add_argument("--png", default=None)
     parser.add_argument("--target-ms", type=float, default=None,
@@ -487,6 +548,7 @@ def main():
     l2 = getattr(props, "L2_cache_size", 0) or (50 << 20)
     target = args.target_ms or (150 if args.quick else 300)
     timer = Timer(target, warmup=5, min_iters=10, max_iters=500)
+    timer.graphs = args.timing == "graphs"
     module = attn_runtime.Module(args.manifest, lib=args.lib)
     baseline = (attn_runtime.Module(args.baseline, lib=args.lib)
                 if args.baseline else None)

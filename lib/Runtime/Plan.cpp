@@ -711,10 +711,11 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
   // Decode streams K/V at the SM's bandwidth, so CTAs that share an SM run
   // one after the other in effect. Model the partial kernel's time as (CTAs
   // on the busiest SM) x (key tiles per split + about two tiles of fixed
-  // cost per CTA: Q load, pipeline fill, the warps' merge) and take the
-  // cheapest count. Measured on an H200 (132 SMs, B = 1, Hkv = 8, 16k keys,
-  // bench/decode_splits.py): 16 splits, one CTA per SM, streamed 9% faster
-  // than 33 splits, two per SM.
+  // cost per CTA: Q load, pipeline fill, the warps' merge), plus a quarter
+  // tile per split for the combine, and take the cheapest count (in
+  // quarter tiles). Measured on an H200 (132 SMs, bench/decode_splits.py):
+  // B = 1, Hkv = 8, 16k keys: 16 splits, one CTA per SM, streamed 9%
+  // faster than 33, two per SM; at 1k keys 8 splits 11% faster than 16.
   int64_t best = 1, bestCost = -1;
   for (int64_t n = 1; n <= tiles && n <= 4096; ++n) {
     int64_t all = 0;
@@ -722,8 +723,9 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
       break; // more splits only cost more
     int64_t perSm = ceilDiv(all, smCount);
     int64_t cost = 0;
-    if (!mul(perSm, ceilDiv(tiles, n) + 2, cost))
+    if (!mul(4 * perSm, ceilDiv(tiles, n) + 2, cost) || cost > INT64_MAX - n)
       break;
+    cost += n;
     // On a tie the smaller count wins: fewer partials to combine.
     if (bestCost < 0 || cost < bestCost) {
       best = n;

@@ -793,9 +793,9 @@ int runDecode() {
   const ManifestSection &m = parsed.sections.front();
   // The heuristic on 132 SMs, block_kv = 64: (B, Hkv, Sk).
   const int64_t shapes[][3] = {
-      {1, 8, 131072}, {8, 8, 131072}, {16, 8, 4096},
-      {64, 8, 16384}, {1, 32, 1000},  {1, 8, 100},
-      {132, 1, 4096}, {1, 1, 1},      {INT64_MAX, 8, 131072}};
+      {1, 8, 131072}, {8, 8, 131072},        {16, 8, 4096},  {64, 8, 16384},
+      {1, 32, 1000},  {1, 8, 100},           {132, 1, 4096}, {1, 1, 1},
+      {1, 8, 1024},   {INT64_MAX, 8, 131072}};
   for (const auto &s : shapes)
     std::printf(
         "default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
