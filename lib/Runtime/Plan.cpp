@@ -722,8 +722,9 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
     if (!mul(n, ctas, all))
       break; // more splits only cost more
     int64_t perSm = ceilDiv(all, smCount);
-    int64_t cost = 0;
-    if (!mul(4 * perSm, ceilDiv(tiles, n) + 2, cost) || cost > INT64_MAX - n)
+    int64_t perCta = 0, cost = 0;
+    if (!mul(perSm, ceilDiv(tiles, n) + 2, perCta) || !mul(perCta, 4, cost) ||
+        cost > INT64_MAX - n)
       break;
     cost += n;
     // On a tie the smaller count wins: fewer partials to combine.

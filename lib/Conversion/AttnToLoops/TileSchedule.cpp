@@ -160,15 +160,15 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   case TileShape::Kind::Forward: {
     if (hopper) {
       // Warpgroups of 4 warps, 64 rows each (wgmma's m64, one 16-row tile
-      // per warp), 128-key tiles up to D = 128 (fewer above, below: the
-      // accumulators of S and O stay in registers). Past D = 64 a producer warpgroup
-      // issues the copies and the stages are as many as fit, up to 4; at
-      // D <= 64 two CTAs of 2 stages share an SM and overlap each other's
-      // softmax and products instead (H200, bf16, S = 16k: 495 TFLOP/s
-      // against 422 with a producer). Kernels with a mask operand keep all
-      // registers to every thread: with the 240 registers setmaxnreg gave a
-      // consumer then (232 now), D = 128 with an additive mask, causal,
-      // spilled 36 bytes.
+      // per warp), 128-key tiles up to D = 128 (fewer past it, chosen
+      // below: the accumulators of S and O stay in registers). Past D = 64
+      // a producer warpgroup issues the copies and the stages are as many
+      // as fit, up to 4; at D <= 64 two CTAs of 2 stages share an SM and
+      // overlap each other's softmax and products instead (H200, bf16,
+      // S = 16k: 495 TFLOP/s against 422 with a producer). Kernels with a mask
+      // operand keep all registers to every thread: with the 240 registers
+      // setmaxnreg gave a consumer then (232 now), D = 128 with an additive
+      // mask, causal, spilled 36 bytes.
       int64_t widest = std::max(s.headDim, s.valueDim);
       t.producer = widest > 64 && !s.mask;
       // A persistent grid, when asked for, needs the producer: it loads the
