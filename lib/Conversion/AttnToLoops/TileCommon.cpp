@@ -622,3 +622,127 @@ void tile::setSchedule(OpBuilder &b, const AttnTileConfig &config) {
   forall->setAttr("attn.schedule", config.sizes.getAttr(b.getContext()));
 }
 
+//===----------------------------------------------------------------------===//
+// Key/value rings and masked scores
+//===----------------------------------------------------------------------===//
+
+Value tile::ringStage(OpBuilder &b, Location loc, Value ring, Value stage) {
+  auto type = cast<MemRefType>(ring.getType());
+  SmallVector<OpFoldResult> offsets = {stage, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(1)),
+                                     b.getIndexAttr(type.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto resultType =
+      cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+          {type.getDimSize(1), type.getDimSize(2)}, type, offsets, sizes,
+          strides));
+  return memref::SubViewOp::create(b, loc, resultType, ring, offsets, sizes,
+                                   strides);
+}
+
+Value tile::sliceRows(OpBuilder &b, Location loc, Value tile, int64_t slices) {
+  if (slices == 1)
+    return tile;
+  auto type = cast<MemRefType>(tile.getType());
+  int64_t rows = type.getDimSize(0), row = type.getDimSize(1);
+  return memref::ExpandShapeOp::create(
+      b, loc, SmallVector<int64_t>{slices, rows / slices, row}, tile,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
+tile::KeyValueRing::KeyValueRing(OpBuilder &b, Location loc, const Problem &p,
+                                 const RowTile &rows,
+                                 const AttnTileConfig &config)
+    : blockKV(config.sizes.blockKV), stages(config.sizes.stages), problem(&p),
+      rows(rows) {
+  keys = allocTile(b, loc, {stages, blockKV, p.dims.headDim}, p.elementType,
+                   config.memorySpace);
+  values = allocTile(b, loc, {stages, blockKV, p.dims.valueDim}, p.elementType,
+                     config.memorySpace);
+}
+
+void tile::KeyValueRing::stream(OpBuilder &b, Location loc, Value head,
+                                Value begin, Value end) {
+  kvHead = head;
+  jBegin = begin;
+  jEnd = end;
+  IndexMath ix{b, loc};
+  numTiles = ix.ceilDiv(ix.max(ix.sub(jEnd, jBegin), ix.c(0)), ix.c(blockKV));
+}
+
+Value tile::KeyValueRing::firstKey(IndexMath &ix, Value n) const {
+  return ix.add(jBegin, ix.mul(n, ix.c(blockKV)));
+}
+
+Value tile::KeyValueRing::keyStage(OpBuilder &b, Location loc, Value n) const {
+  IndexMath ix{b, loc};
+  return ringStage(b, loc, keys, ix.rem(n, ix.c(stages)));
+}
+
+Value tile::KeyValueRing::valueStage(OpBuilder &b, Location loc,
+                                     Value n) const {
+  IndexMath ix{b, loc};
+  return ringStage(b, loc, values, ix.rem(n, ix.c(stages)));
+}
+
+void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
+  OpBuilder::InsertionGuard guard(b);
+  IndexMath outer{b, loc};
+  auto inRange = scf::IfOp::create(
+      b, loc, outer.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  IndexMath ix{b, loc};
+  const Problem &p = *problem;
+  Value j0 = firstKey(ix, n);
+  Value cols = ix.min(ix.c(blockKV), ix.sub(jEnd, j0));
+  Value stage = ix.rem(n, ix.c(stages));
+  auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
+    IndexMath ix{b, loc};
+    return storedIndices(p.layout, rows.batch, kvHead, ix.add(j0, r));
+  };
+  tileLoad(b, loc, p.key, ringStage(b, loc, keys, stage), cols, keyRow);
+  tileLoad(b, loc, p.value, ringStage(b, loc, values, stage), cols, keyRow);
+}
+
+Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
+                         const RowTile &rows, Value s, Value j0, Value jEnd,
+                         int64_t blockKV, int64_t slices, Value maskScale) {
+  auto scoreType = cast<RankedTensorType>(s.getType());
+  int64_t kps = blockKV / slices;
+  // The mask operand on every tile (added in units of the unscaled
+  // scores), the index masks only on tiles that cross the diagonal, the
+  // window's edge or the key end (every tile with a mask operand).
+  auto masked = [&](OpBuilder &b, Location loc, bool indexMasks) -> Value {
+    if (!p.mask && !indexMasks)
+      return s;
+    return tileMap(
+        b, loc, scoreType, s,
+        [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
+          IndexMath ix{b, loc};
+          // Key j0 + slice * kps + column.
+          Value key = ix.add(j0, idx.back());
+          if (slices > 1)
+            key = ix.add(key, ix.mul(idx[0], ix.c(kps)));
+          return maskScore(b, loc, p, rows, x[0], idx[idx.size() - 2], key,
+                           jEnd, indexMasks, maskScale);
+        });
+  };
+  // A tile that reads the mask operand evaluates the index masks with it:
+  // one copy of the per-element code.
+  IndexMath ix{b, loc};
+  Value needMasks =
+      p.mask ? ix.c(1) : tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
+  if (std::optional<int64_t> folded = getConstantIntValue(needMasks))
+    return masked(b, loc, *folded != 0);
+  auto ifOp = scf::IfOp::create(
+      b, loc, needMasks,
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, masked(b, loc, true));
+      },
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, masked(b, loc, false));
+      });
+  return ifOp.getResult(0);
+}

@@ -299,6 +299,55 @@ void buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
                     const RowTile &rows, Value qTile, Value kTile, Value s,
                     Value j0, Value jEnd);
 
+/// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
+/// `[rows, X]` tile.
+Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage);
+
+/// `tile` (`[rows, X]`) as `slices` consecutive parts `[slices, rows /
+/// slices, X]`; itself for one slice.
+Value sliceRows(OpBuilder &b, Location loc, Value tile, int64_t slices);
+
+/// The K and V tiles of a loop over the key/value tiles of keys
+/// `[jBegin, jEnd)` of key/value head `kvHead`: tile `n` covers keys
+/// `[jBegin + n blockKV, +blockKV)` clipped at `jEnd` and goes to stage
+/// `n mod stages` of a ring of each.
+struct KeyValueRing {
+  Value keys, values;
+  Value jBegin, jEnd, kvHead;
+  /// Key/value tiles the loop visits.
+  Value numTiles;
+  int64_t blockKV = 0, stages = 0;
+
+  /// Allocates the rings (after the tiles allocated before it: the order
+  /// in which a GPU kernel lays out its shared memory).
+  KeyValueRing(OpBuilder &b, Location loc, const Problem &p,
+               const RowTile &rows, const AttnTileConfig &config);
+  /// Sets the keys the rings carry and counts their tiles.
+  void stream(OpBuilder &b, Location loc, Value kvHead, Value jBegin,
+              Value jEnd);
+  /// Loads tile `n` into its stage, when `n < numTiles` (an scf.if: one
+  /// group of copies).
+  void load(OpBuilder &b, Location loc, Value n) const;
+  /// The first key of tile `n`.
+  Value firstKey(IndexMath &ix, Value n) const;
+  /// The stages of tile `n`.
+  Value keyStage(OpBuilder &b, Location loc, Value n) const;
+  Value valueStage(OpBuilder &b, Location loc, Value n) const;
+
+private:
+  const Problem *problem;
+  RowTile rows;
+};
+
+/// The score tile `s` (`[Br, keys]`, or `[slices, Br, keys / slices]` with
+/// key slices, unscaled) of keys from `j0` with the mask operand applied
+/// and, on tiles that cross the diagonal, the window's edge or `jEnd`, the
+/// index masks: -inf where `maskScore` says so. An additive mask is added
+/// times `maskScale`.
+Value maskedScores(OpBuilder &b, Location loc, const Problem &p,
+                   const RowTile &rows, Value s, Value j0, Value jEnd,
+                   int64_t blockKV, int64_t slices, Value maskScale);
+
 /// Forward, split-KV and gradient lowerings.
 LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
                             const AttnTileConfig &config);

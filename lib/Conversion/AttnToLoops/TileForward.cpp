@@ -19,39 +19,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::tile;
 
 //===----------------------------------------------------------------------===//
-// Emitting tile ops
-//===----------------------------------------------------------------------===//
-
-/// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
-/// `[rows, X]` tile.
-static Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage) {
-  auto type = cast<MemRefType>(ring.getType());
-  SmallVector<OpFoldResult> offsets = {stage, b.getIndexAttr(0),
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                     b.getIndexAttr(type.getDimSize(1)),
-                                     b.getIndexAttr(type.getDimSize(2))};
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-  auto resultType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-      {type.getDimSize(1), type.getDimSize(2)}, type, offsets, sizes, strides));
-  return memref::SubViewOp::create(b, loc, resultType, ring, offsets, sizes,
-                                   strides);
-}
-
-/// `tile` (`[rows, X]`) as `slices` consecutive parts `[slices, rows /
-/// slices, X]`; itself for one slice.
-static Value sliceRows(OpBuilder &b, Location loc, Value tile,
-                       int64_t slices) {
-  if (slices == 1)
-    return tile;
-  auto type = cast<MemRefType>(tile.getType());
-  int64_t rows = type.getDimSize(0), row = type.getDimSize(1);
-  return memref::ExpandShapeOp::create(
-      b, loc, SmallVector<int64_t>{slices, rows / slices, row}, tile,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}});
-}
-
-//===----------------------------------------------------------------------===//
 // The loop nest of one query tile
 //===----------------------------------------------------------------------===//
 
@@ -116,44 +83,22 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   IndexMath ix{b, loc};
 
   Value qTile = allocTile(b, loc, {br, d}, p.elementType, config.memorySpace);
-  Value kRing =
-      allocTile(b, loc, {stages, bc, d}, p.elementType, config.memorySpace);
-  Value vRing =
-      allocTile(b, loc, {stages, bc, dv}, p.elementType, config.memorySpace);
+  KeyValueRing ring(b, loc, p, rows, config);
   tileLoad(b, loc, p.query, qTile, rows.rows,
            [&](OpBuilder &b, Location loc, Value r) {
              IndexMath ix{b, loc};
              auto [head, pos] = rows.coords(ix, p, r);
              return storedIndices(p.layout, rows.batch, head, pos);
            });
+  ring.stream(b, loc, kvHead, jBegin, jEnd);
 
-  // Key/value tile `n` covers keys [jBegin + n bc, +bc) clipped at jEnd and
-  // goes to stage n mod stages; the loads of tile n + stages - 1 overlap
-  // the work on tile n.
-  Value numTiles =
-      ix.ceilDiv(ix.max(ix.sub(jEnd, jBegin), ix.c(0)), ix.c(bc));
-  auto loadKeyValueTile = [&](Value n) {
-    OpBuilder::InsertionGuard guard(b);
-    auto inRange = scf::IfOp::create(
-        b, loc, ix.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    IndexMath ix{b, loc};
-    Value j0 = ix.add(jBegin, ix.mul(n, ix.c(bc)));
-    Value cols = ix.min(ix.c(bc), ix.sub(jEnd, j0));
-    Value stage = ix.rem(n, ix.c(stages));
-    auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
-      IndexMath ix{b, loc};
-      return storedIndices(p.layout, rows.batch, kvHead, ix.add(j0, r));
-    };
-    tileLoad(b, loc, p.key, ringStage(b, loc, kRing, stage), cols, keyRow);
-    tileLoad(b, loc, p.value, ringStage(b, loc, vRing, stage), cols, keyRow);
-  };
-  // A rotated loop (the schedule's `overlap`) still reads tile n - 1's V in
+  // The loads of tile n + stages - 1 overlap the work on tile n. A rotated
+  // loop (the schedule's `overlap`) still reads tile n - 1's V in
   // iteration n: it prefetches one tile less far ahead.
   bool rotated = t.overlap;
   int64_t ahead = rotated ? stages - 2 : stages - 1;
   for (int64_t n = 0; n < ahead; ++n)
-    loadKeyValueTile(ix.c(n));
+    ring.load(b, loc, ix.c(n));
 
   int64_t slices = t.keySlices, kps = bc / slices;
   auto tileType = [&](ArrayRef<int64_t> shape, Type elementType) {
@@ -178,7 +123,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                              splat(b, loc, accType, 0.0)};
   if (rotated)
     init.push_back(splat(b, loc, pType, 0.0));
-  auto loop = scf::ForOp::create(b, loc, ix.c(0), numTiles, ix.c(1), init);
+  auto loop = scf::ForOp::create(b, loc, ix.c(0), ring.numTiles, ix.c(1), init);
   // A rotated loop still reads, in iteration n, the ring stage of tile
   // n - 1: the GPU lowering releases a stage one iteration later.
   if (rotated)
@@ -186,11 +131,9 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   // acc += P V of tile `n` (stage n mod stages).
   auto productPV = [&](OpBuilder &b, Location loc, Value pOperand, Value n,
                        Value acc) -> Value {
-    IndexMath ix{b, loc};
-    Value stage = ix.rem(n, ix.c(stages));
     return TileMatmulOp::create(
                b, loc, accType, pOperand,
-               sliceRows(b, loc, ringStage(b, loc, vRing, stage), slices), acc,
+               sliceRows(b, loc, ring.valueStage(b, loc, n), slices), acc,
                /*transpose_rhs=*/UnitAttr())
         .getResult();
   };
@@ -199,16 +142,14 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   Value n = loop.getInductionVar();
   Value m = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1],
         acc = loop.getRegionIterArgs()[2];
-  loadKeyValueTile(ix.add(n, ix.c(ahead)));
-  Value stage = ix.rem(n, ix.c(stages));
-  Value j0 = ix.add(jBegin, ix.mul(n, ix.c(bc)));
+  ring.load(b, loc, ix.add(n, ix.c(ahead)));
+  Value kStage = ring.keyStage(b, loc, n);
+  Value j0 = ring.firstKey(ix, n);
 
   // S = Q K^T, unscaled: the max commutes with the positive scale and
   // exp2(scale log2(e) s - m) is one FMA.
   Value s = TileMatmulOp::create(b, loc, scoreType, qTile,
-                                 sliceRows(b, loc,
-                                           ringStage(b, loc, kRing, stage),
-                                           slices),
+                                 sliceRows(b, loc, kStage, slices),
                                  splat(b, loc, scoreType, 0.0),
                                  /*transpose_rhs=*/b.getUnitAttr())
                 .getResult();
@@ -221,42 +162,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
     acc = productPV(b, loc, loop.getRegionIterArgs()[3],
                     ix.max(ix.sub(n, ix.c(1)), ix.c(0)), acc);
 
-  // Masks: the mask operand on every tile (added in units of the unscaled
-  // scores), the index masks only on tiles that cross the diagonal, the
-  // window's edge or the key end (every tile with a mask operand).
-  auto masked = [&](OpBuilder &b, Location loc, bool indexMasks) -> Value {
-    if (!p.mask && !indexMasks)
-      return s;
-    return tileMap(b, loc, scoreType, s,
-                   [&](OpBuilder &b, Location loc, ValueRange idx,
-                       ValueRange x) {
-                     IndexMath ix{b, loc};
-                     // Key j0 + slice * kps + column.
-                     Value key = ix.add(j0, idx.back());
-                     if (slices > 1)
-                       key = ix.add(key, ix.mul(idx[0], ix.c(kps)));
-                     return maskScore(b, loc, p, rows, x[0],
-                                      idx[idx.size() - 2], key, jEnd,
-                                      indexMasks, maskScale);
-                   });
-  };
-  // A tile that reads the mask operand evaluates the index masks with it:
-  // one copy of the per-element code.
-  Value needMasks = p.mask ? ix.c(1)
-                           : tileNeedsIndexMasks(ix, p, rows, j0, bc, jEnd);
-  if (std::optional<int64_t> folded = getConstantIntValue(needMasks)) {
-    s = masked(b, loc, *folded != 0);
-  } else {
-    auto ifOp = scf::IfOp::create(
-        b, loc, needMasks,
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, masked(b, loc, true));
-        },
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, masked(b, loc, false));
-        });
-    s = ifOp.getResult(0);
-  }
+  s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, slices, maskScale);
 
   // Online softmax in log2 units (FlashAttention-2 order).
   Value rowMax = tileReduce(b, loc, TileReduceKind::Max, s,
@@ -316,12 +222,13 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   if (rotated) {
     // The last tile's P V.
     auto last = scf::IfOp::create(
-        b, loc, ix.cmp(arith::CmpIPredicate::sgt, numTiles, ix.c(0)),
+        b, loc, ix.cmp(arith::CmpIPredicate::sgt, ring.numTiles, ix.c(0)),
         [&](OpBuilder &b, Location loc) {
           IndexMath ix{b, loc};
           scf::YieldOp::create(b, loc,
                                productPV(b, loc, loop.getResult(3),
-                                         ix.sub(numTiles, ix.c(1)), accOut));
+                                         ix.sub(ring.numTiles, ix.c(1)),
+                                         accOut));
         },
         [&](OpBuilder &b, Location loc) {
           scf::YieldOp::create(b, loc, accOut);

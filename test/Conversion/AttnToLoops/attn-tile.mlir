@@ -97,8 +97,8 @@
 // CHECK-NEXT:          }
 // CHECK-NEXT:        }
 // CHECK-NEXT:        %[[STAGE:.+]] = arith.remui %[[N]], %[[C3]]
-// CHECK-NEXT:        %[[J0:.+]] = arith.muli %[[N]], %[[C64]]
 // CHECK-NEXT:        %[[KCUR:.+]] = memref.subview %[[KRING]][%[[STAGE]], 0, 0] [1, 64, 64]
+// CHECK-NEXT:        %[[J0:.+]] = arith.muli %[[N]], %[[C64]]
 // CHECK-NEXT:        %[[S:.+]] = attn.tile.matmul %[[QTILE]], %[[KCUR]], %[[SZERO]] {transpose_rhs} : {{.*}}, tensor<32x64xf32>
 // CHECK-NEXT:        %[[JLAST:.+]] = arith.addi %[[J0]], %[[C63]]
 // CHECK-NEXT:        %[[INSIDE:.+]] = arith.cmpi slt, %[[JLAST]], %[[C129]]
