@@ -13,6 +13,10 @@
 //      has a fixed order; with `deterministic=false`, step 2 adds each
 //      tile's contribution to an f32 buffer with atomic adds instead.
 //
+// Step 3's nest is in the tile form (attn.tile ops on the forward's K/V
+// ring, as a GPU kernel will run it); steps 1 and 2 are still loops and
+// linalg on buffers.
+//
 // Padding query rows load LSE = -inf, so their P and dS are 0 and they add
 // nothing to dK and dV.
 //
@@ -253,8 +257,13 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
                  seqRows(b, loc, gradValue, p.layout, batch, kvHead, j0, cols));
 }
 
-/// Step 3 (deterministic): dQ, one query tile per loop iteration, looping
-/// over the key/value tiles it sees as the forward pass does.
+/// Step 3 (deterministic): dQ, one query tile per loop iteration, in the
+/// tile form (attn.tile ops, as the forward): Q and dO stay in memory tiles
+/// while the K/V tiles stream past them through the forward's ring; per
+/// key/value tile S = Q K^T, P = exp2(S scale log2(e) - LSE log2(e)) (0 on
+/// a row with LSE = -inf), dP = dO V^T, dS = P (dP - D) and dQ += dS K
+/// (dS in the operands' element type, the product's A operand); dQ is
+/// scaled once, after the loop.
 static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                             const AttnTileConfig &config, Value rowDot,
                             Value gradQuery) {
@@ -263,29 +272,118 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
+  int64_t stages = config.sizes.stages;
+  Type f32 = b.getF32Type();
   RowTile rows = beginQueryTileForall(b, loc, p, br);
-  Value batch = rows.batch, head = rows.head, q0 = rows.rowBegin;
-
-  GradTiles t = allocGradTiles(b, loc, p, config);
-  Value dQ = allocTile(b, loc, {br, d.headDim}, b.getF32Type());
-  fill(b, loc, dQ, 0.0);
-  loadQueryTiles(b, loc, g, t, rowDot, rows);
-
   auto [iLo, iHi] = rows.queryRange(ix, p);
   auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
-  Value kvHead = ix.div(head, ix.c(d.groupSize()));
+  Value kvHead = ix.div(rows.head, p.group);
+
+  Value qTile =
+      allocTile(b, loc, {br, d.headDim}, p.elementType, config.memorySpace);
+  Value doTile =
+      allocTile(b, loc, {br, d.valueDim}, p.elementType, config.memorySpace);
+  KeyValueRing ring(b, loc, p, rows, config);
+  auto rowIndices = [&](OpBuilder &b, Location loc, Value r) {
+    IndexMath ix{b, loc};
+    auto [head, pos] = rows.coords(ix, p, r);
+    return storedIndices(p.layout, rows.batch, head, pos);
+  };
+  tileLoad(b, loc, p.query, qTile, rows.rows, rowIndices);
+  tileLoad(b, loc, g.gradOutput, doTile, rows.rows, rowIndices);
+  ring.stream(b, loc, kvHead, jBegin, jEnd);
+  for (int64_t n = 0; n < stages - 1; ++n)
+    ring.load(b, loc, ix.c(n));
+
+  // LSE (in log2 units) and D of each row; a row past the tile's has
+  // LSE = -inf, so its P and dS are 0.
+  auto rowType = RankedTensorType::get({br}, f32);
+  auto rowStat = [&](Value buffer, double pad, double factor) {
+    return tileMap(
+        b, loc, rowType, ValueRange(),
+        [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+          IndexMath ix{b, loc};
+          auto [head, pos] = rows.coords(ix, p, idx[0]);
+          Value v = memref::LoadOp::create(b, loc, buffer,
+                                           ValueRange{rows.batch, head, pos});
+          if (factor != 1.0)
+            v = arith::MulFOp::create(b, loc, v, constF32(b, loc, factor));
+          return Value(arith::SelectOp::create(
+              b, loc, ix.cmp(arith::CmpIPredicate::slt, idx[0], rows.rows), v,
+              constF32(b, loc, pad)));
+        });
+  };
+  Value lseLog2 = rowStat(g.lse, -INFINITY, kLog2e);
+  Value dRow = rowStat(rowDot, 0.0, 1.0);
+  // The mask operand is added to the unscaled scores: times 1 / scale.
+  Value maskScale;
+  if (p.mask && !p.boolMask)
+    maskScale =
+        arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e), p.scaleLog2);
+
+  auto scoreType = RankedTensorType::get({br, bc}, f32);
+  auto dqType = RankedTensorType::get({br, d.headDim}, f32);
+  auto loop = scf::ForOp::create(b, loc, ix.c(0), ring.numTiles, ix.c(1),
+                                 ValueRange{splat(b, loc, dqType, 0.0)});
   {
     OpBuilder::InsertionGuard loopGuard(b);
-    Value j0 = beginFor(b, loc, jBegin, jEnd, ix.c(bc));
-    Value cols = ix.min(ix.c(bc), ix.sub(jEnd, j0));
-    loadKeyTiles(b, loc, p, t, batch, kvHead, j0, cols);
-    buildScoreTile(b, loc, p, rows, t.q, t.k, t.s, j0, jEnd);
-    buildProbsAndScoreGrads(b, loc, t);
-    accumulateQueryGrad(b, loc, p, t, dQ);
+    b.setInsertionPointToStart(loop.getBody());
+    Value n = loop.getInductionVar();
+    ring.load(b, loc, ix.add(n, ix.c(stages - 1)));
+    Value kStage = ring.keyStage(b, loc, n);
+    Value j0 = ring.firstKey(ix, n);
+    Value s = TileMatmulOp::create(b, loc, scoreType, qTile, kStage,
+                                   splat(b, loc, scoreType, 0.0),
+                                   /*transpose_rhs=*/b.getUnitAttr())
+                  .getResult();
+    s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale);
+    Value probs = tileMap(
+        b, loc, scoreType, {s, lseLog2},
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+          Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             x[1], negInf(b, loc));
+          Value arg = math::FmaOp::create(
+              b, loc, x[0], p.scaleLog2,
+              arith::NegFOp::create(b, loc, safeMax(b, loc, x[1])));
+          return Value(
+              arith::SelectOp::create(b, loc, dead, constF32(b, loc, 0.0),
+                                      math::Exp2Op::create(b, loc, arg)));
+        });
+    Value dP = TileMatmulOp::create(b, loc, scoreType, doTile,
+                                    ring.valueStage(b, loc, n),
+                                    splat(b, loc, scoreType, 0.0),
+                                    /*transpose_rhs=*/b.getUnitAttr())
+                   .getResult();
+    Value dS = tileMap(
+        b, loc, RankedTensorType::get({br, bc}, p.elementType),
+        {probs, dP, dRow},
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+          Value diff = arith::SubFOp::create(b, loc, x[1], x[2]);
+          return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], diff),
+                         p.elementType);
+        });
+    Value dQ = TileMatmulOp::create(b, loc, dqType, dS, kStage,
+                                    loop.getRegionIterArgs()[0],
+                                    /*transpose_rhs=*/UnitAttr())
+                   .getResult();
+    scf::YieldOp::create(b, loc, dQ);
   }
-  storeConverted(b, loc, leadingRows(b, loc, dQ, rows.rows),
-                 seqRows(b, loc, gradQuery, p.layout, batch, head, q0,
-                         rows.rows));
+  // scale = scale log2(e) / log2(e).
+  Value scale =
+      arith::DivFOp::create(b, loc, p.scaleLog2, constF32(b, loc, kLog2e));
+  Value dQ = tileMap(
+      b, loc, RankedTensorType::get({br, d.headDim}, p.elementType),
+      {loop.getResult(0)},
+      [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+        return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], scale),
+                       p.elementType);
+      });
+  tileStore(b, loc, dQ, gradQuery, rows.rows,
+            [&](OpBuilder &b, Location loc, Value r) {
+              IndexMath ix{b, loc};
+              return storedIndices(p.layout, rows.batch, rows.head,
+                                   ix.add(rows.rowBegin, r));
+            });
 }
 
 /// Non-deterministic mode: dQ from the f32 accumulator.

@@ -568,12 +568,34 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:               outs(%[[DKACC]] :
 // CHECK:           memref.subview %[[DK]][%[[B]], %[[KVH]], %[[J0]], 0]
 // CHECK:           memref.subview %[[DV]][%[[B]], %[[KVH]], %[[J0]], 0]
+// dQ is in the tile form: Q and dO tiles, the K/V ring of the forward
+// (one stage here), LSE and D per row read into row tiles (loads in a
+// tile.map), and per key/value tile S = Q K^T, P, dP = dO V^T, dS and
+// dQ += dS K on register tiles.
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
-// CHECK:           %[[DQACC:.+]] = memref.alloc() : memref<32x32xf32>
-// CHECK:           scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C64]] {
-// CHECK:             math.exp
-// CHECK:             outs(%[[DQACC]] :
-// CHECK:           memref.subview %[[DQ]][%[[B]], %[[H]], %{{.+}}, 0]
+// CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[DOTILE:.+]] = memref.alloc() : memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[KRING:.+]] = memref.alloc() : memref<1x64x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<1x64x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           attn.tile.load %{{.+}} into %[[QTILE]]
+// CHECK:           attn.tile.load %{{.+}} into %[[DOTILE]]
+// CHECK:           %[[LSE2:.+]] = attn.tile.map -> tensor<32xf32> {
+// CHECK:             tensor.extract
+// CHECK:           %[[DROW:.+]] = attn.tile.map -> tensor<32xf32> {
+// CHECK:             memref.load %[[D]][%[[B]], %[[H]], %{{.+}}]
+// CHECK:           %[[DQACC:.+]] = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C1]] iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<32x32xf32>) {
+// CHECK:             attn.tile.load
+// CHECK:             attn.tile.load
+// CHECK:             %[[KSTAGE:.+]] = memref.subview %[[KRING]]
+// CHECK:             %[[S:.+]] = attn.tile.matmul %[[QTILE]], %{{.+}}, %{{.+}} {transpose_rhs}
+// CHECK:             %[[P:.+]] = attn.tile.map ins(%{{.+}}, %[[LSE2]] :
+// CHECK:               math.exp2
+// CHECK:             %[[DP:.+]] = attn.tile.matmul %[[DOTILE]], %{{.+}}, %{{.+}} {transpose_rhs}
+// CHECK:             %[[DS:.+]] = attn.tile.map ins(%[[P]], %[[DP]], %[[DROW]] :
+// CHECK:             %[[NEXT:.+]] = attn.tile.matmul %[[DS]], %{{.+}}, %[[ACC]] :
+// CHECK:             scf.yield %[[NEXT]]
+// CHECK:           %[[DQT:.+]] = attn.tile.map ins(%[[DQACC]] :
+// CHECK:           attn.tile.store %[[DQT]] into %[[DQ]]
 // CHECK-NOT:     memref.atomic_rmw
 
 // ATOMIC-LABEL: func.func @grad(
