@@ -13,9 +13,9 @@
 //      has a fixed order; with `deterministic=false`, step 2 adds each
 //      tile's contribution to an f32 buffer with atomic adds instead.
 //
-// Step 3's nest is in the tile form (attn.tile ops on the forward's K/V
-// ring, as a GPU kernel will run it); steps 1 and 2 are still loops and
-// linalg on buffers.
+// Steps 1 and 3 are in the tile form (attn.tile ops; step 3 on the
+// forward's K/V ring), as GPU kernels will run them; step 2 is still loops
+// and linalg on buffers.
 //
 // Padding query rows load LSE = -inf, so their P and dS are 0 and they add
 // nothing to dK and dV.
@@ -150,30 +150,38 @@ static void accumulateQueryGrad(OpBuilder &b, Location loc, const Problem &p,
            AffineMap::get(3, 0, {r, k}, ctx), p.scale);
 }
 
-/// Step 1: D = rowsum(dO * O) into `rowDot` ([B, Hq, Sq] f32).
+/// Step 1: D = rowsum(dO * O) into `rowDot` ([B, Hq, Sq] f32), in the tile
+/// form: per query tile a map whose region reads dO and O element by element
+/// (f32 products), a row sum, and a store of the tile's rows.
 static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
                          Value rowDot, int64_t blockQ) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
-  MLIRContext *ctx = b.getContext();
-  RowTile tile = beginQueryTileForall(b, loc, p, blockQ);
-  Value batch = tile.batch, head = tile.head, q0 = tile.rowBegin,
-        rows = tile.rows;
-  Value dRows = statRows(b, loc, rowDot, batch, head, q0, rows);
-  fill(b, loc, dRows, 0.0);
-  AffineExpr r, e;
-  bindDims(ctx, r, e);
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  generic(b, loc,
-          {seqRows(b, loc, g.gradOutput, p.layout, batch, head, q0, rows),
-           seqRows(b, loc, g.output, p.layout, batch, head, q0, rows)},
-          dRows, {id2, id2, AffineMap::get(2, 0, {r}, ctx)}, {par, red},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
-                                               toF32(b, loc, a[1]));
-            linalg::YieldOp::create(
-                b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
-          });
+  Type f32 = b.getF32Type();
+  RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
+  Value products = tileMap(
+      b, loc, RankedTensorType::get({blockQ, p.dims.valueDim}, f32),
+      ValueRange(),
+      [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+        IndexMath ix{b, loc};
+        // Rows past the tile's read its last row; they are not stored.
+        auto [head, pos] = rows.coords(ix, p, idx[0]);
+        SmallVector<Value> at = storedIndices(p.layout, rows.batch, head, pos);
+        at.push_back(idx[1]);
+        Value dO = memref::LoadOp::create(b, loc, g.gradOutput, at);
+        Value o = memref::LoadOp::create(b, loc, g.output, at);
+        return Value(
+            arith::MulFOp::create(b, loc, toF32(b, loc, dO), toF32(b, loc, o)));
+      });
+  Value sums =
+      tileReduce(b, loc, TileReduceKind::Add, products,
+                 splat(b, loc, RankedTensorType::get({blockQ}, f32), 0.0));
+  tileStore(b, loc, sums, rowDot, rows.rows,
+            [&](OpBuilder &b, Location loc, Value r) {
+              IndexMath ix{b, loc};
+              return SmallVector<Value>{rows.batch, rows.head,
+                                        ix.add(rows.rowBegin, r)};
+            });
 }
 
 /// Adds the f32 tile `part` (`[Br, D]`, rows `[0, rows)` valid) to rows

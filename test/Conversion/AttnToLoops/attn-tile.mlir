@@ -527,7 +527,8 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 
 // -----
 
-// Gradients: D = rowsum(dO * O) over query tiles; then per key/value tile
+// Gradients: D = rowsum(dO * O) over query tiles (a map that loads, a row
+// sum); then per key/value tile
 // (forall over batch, key/value head, key tile), a loop over the 2 query
 // heads of the group and over the query tiles that see the tile (from
 // max(0, j0 - 52) under bottom-right causal) accumulating dK and dV on
@@ -546,7 +547,9 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:         %[[DV:.+]] = memref.alloc() : memref<2x2x129x16xf32>
 // CHECK:         %[[D:.+]] = memref.alloc() : memref<2x4x77xf32>
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 4, 3) {
-// CHECK:           linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:           %[[PROD:.+]] = attn.tile.map -> tensor<32x16xf32> {
+// CHECK:           %[[ROWDOT:.+]] = attn.tile.reduce <add> %[[PROD]]
+// CHECK:           attn.tile.store %[[ROWDOT]] into %[[D]]
 // CHECK:         scf.forall (%[[B:.+]], %[[KVH:.+]], %[[KT:.+]]) in (2, 2, 3) {
 // CHECK:           %[[J0:.+]] = arith.muli %[[KT]], %[[C64]]
 // CHECK:           memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
