@@ -363,6 +363,9 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
   if (l.sliced)
     return op.emitOpError("stores a tile split between key slices; merge "
                           "the slices first");
+  if (op.getAccumulate())
+    return op.emitOpError("accumulates into memory, which the GPU mapping "
+                          "does not lower yet");
   OpBuilder::InsertionGuard guard(b);
   // Every warp holds a replicated tile: warp 0 writes it.
   Value cond;
@@ -444,6 +447,9 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (failed(acc))
     return failure();
   const FragLayout &l = acc->layout;
+  if (op.getTransposeLhs())
+    return op.emitOpError("has a transposed lhs, which the GPU mapping does "
+                          "not lower yet");
   auto rit = shared.find(op.getRhs());
   if (rit == shared.end())
     return op.emitOpError("has a rhs that is not a shared-memory tile");

@@ -92,7 +92,20 @@ static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
   Value tile = toReadOnlyBuffer(b, loc, op.getTile());
   Value r = beginFor(b, loc, ix.c(0), op.getRows(), ix.c(1));
   SmallVector<Value> indices = inlineRegion(b, op.getIndices(), r);
-  if (op.getTile().getType().getRank() == 1) {
+  if (op.getAccumulate()) {
+    // Element by element: other iterations may add to the same elements.
+    SmallVector<Value> at(indices);
+    SmallVector<Value> from = {r};
+    if (op.getTile().getType().getRank() == 2) {
+      int64_t width = op.getTile().getType().getDimSize(1);
+      Value col = beginFor(b, loc, ix.c(0), ix.c(width), ix.c(1));
+      at.push_back(col);
+      from.push_back(col);
+    }
+    Value v = memref::LoadOp::create(b, loc, tile, from);
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v,
+                                op.getDest(), at);
+  } else if (op.getTile().getType().getRank() == 1) {
     Value v = memref::LoadOp::create(b, loc, tile, r);
     memref::StoreOp::create(b, loc, v, op.getDest(), indices);
   } else {
@@ -140,9 +153,10 @@ static void lowerMatmul(RewriterBase &rewriter, TileMatmulOp op) {
       b, loc, op.getAcc().getType(),
       ValueRange{asTensor(b, loc, op.getLhs()), asTensor(b, loc, op.getRhs())},
       ValueRange{op.getAcc()},
-      ArrayRef<AffineMap>{map({r, k}, lhsSliced), rhsMap, map({r, c}, true)},
-      iterators,
-      [](OpBuilder &b, Location loc, ValueRange a) {
+      ArrayRef<AffineMap>{op.getTransposeLhs() ? map({k, r}, false)
+                                               : map({r, k}, lhsSliced),
+                          rhsMap, map({r, c}, true)},
+      iterators, [](OpBuilder &b, Location loc, ValueRange a) {
         Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
                                            toF32(b, loc, a[1]));
         linalg::YieldOp::create(b, loc,

@@ -13,12 +13,12 @@
 //      has a fixed order; with `deterministic=false`, step 2 adds each
 //      tile's contribution to an f32 buffer with atomic adds instead.
 //
-// Steps 1 and 3 are in the tile form (attn.tile ops; step 3 on the
-// forward's K/V ring), as GPU kernels will run them; step 2 is still loops
-// and linalg on buffers.
+// All three are in the tile form (attn.tile ops), as GPU kernels run
+// them: step 2 with the scores transposed (keys as the tiles' rows), step
+// 3 on the forward's K/V ring.
 //
-// Padding query rows load LSE = -inf, so their P and dS are 0 and they add
-// nothing to dK and dV.
+// Padding query rows read LSE = -inf, so their P and dS are 0 and they
+// add nothing to dK and dV; padding rows of a loaded tile are zero.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,116 +39,152 @@ struct GradProblem {
   Problem p;
   Value output, gradOutput, lse;
 };
-
-/// The tiles one (query tile, key/value tile) step works on. Q, dO, K and V
-/// live in the configured memory space; the rest is f32 state.
-struct GradTiles {
-  Value q, dO, k, v;
-  /// LSE and D of the query rows.
-  Value lse, rowDot;
-  /// Scores S, then probabilities P.
-  Value s;
-  /// dP, then dS.
-  Value dS;
-};
 } // namespace
 
-static GradTiles allocGradTiles(OpBuilder &b, Location loc, const Problem &p,
-                                const AttnTileConfig &config) {
-  int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
-  int64_t d = p.dims.headDim, dv = p.dims.valueDim;
-  Type f32 = b.getF32Type();
-  GradTiles t;
-  t.q = allocTile(b, loc, {br, d}, p.elementType, config.memorySpace);
-  t.dO = allocTile(b, loc, {br, dv}, p.elementType, config.memorySpace);
-  t.k = allocTile(b, loc, {bc, d}, p.elementType, config.memorySpace);
-  t.v = allocTile(b, loc, {bc, dv}, p.elementType, config.memorySpace);
-  t.lse = allocTile(b, loc, {br}, f32);
-  t.rowDot = allocTile(b, loc, {br}, f32);
-  t.s = allocTile(b, loc, {br, bc}, f32);
-  t.dS = allocTile(b, loc, {br, bc}, f32);
-  return t;
+/// Row `r`'s entry of the `[B, Hq, Sq]` f32 statistic `buffer` (LSE or D)
+/// times `factor`, or `pad` on a row past the tile's: a scalar for a
+/// tile.map's region.
+static Value rowStat(OpBuilder &b, Location loc, const Problem &p,
+                     const RowTile &rows, Value buffer, Value r, double pad,
+                     double factor) {
+  IndexMath ix{b, loc};
+  auto [head, pos] = rows.coords(ix, p, r);
+  Value v =
+      memref::LoadOp::create(b, loc, buffer, ValueRange{rows.batch, head, pos});
+  if (factor != 1.0)
+    v = arith::MulFOp::create(b, loc, v, constF32(b, loc, factor));
+  return arith::SelectOp::create(
+      b, loc, ix.cmp(arith::CmpIPredicate::slt, r, rows.rows), v,
+      constF32(b, loc, pad));
 }
 
-/// Loads Q, dO, LSE and D of query rows `rows` of head `rows.head`.
-static void loadQueryTiles(OpBuilder &b, Location loc, const GradProblem &g,
-                           const GradTiles &t, Value rowDot,
-                           const RowTile &rows) {
-  const Problem &p = g.p;
-  loadRows(b, loc,
-           seqRows(b, loc, p.query, p.layout, rows.batch, rows.head,
-                   rows.rowBegin, rows.rows),
-           t.q, rows.rows, 0.0);
-  loadRows(b, loc,
-           seqRows(b, loc, g.gradOutput, p.layout, rows.batch, rows.head,
-                   rows.rowBegin, rows.rows),
-           t.dO, rows.rows, 0.0);
-  loadRows(b, loc,
-           statRows(b, loc, g.lse, rows.batch, rows.head, rows.rowBegin,
-                    rows.rows),
-           t.lse, rows.rows, -std::numeric_limits<double>::infinity());
-  loadRows(b, loc,
-           statRows(b, loc, rowDot, rows.batch, rows.head, rows.rowBegin,
-                    rows.rows),
-           t.rowDot, rows.rows, 0.0);
+/// P = exp2(S scale log2(e) - LSE log2(e)) of the unscaled score `s` and
+/// `lseLog2` = LSE log2(e); 0 on a row with LSE = -inf (fully masked, or
+/// padding), where the formula would give NaN.
+static Value probability(OpBuilder &b, Location loc, const Problem &p, Value s,
+                         Value lseLog2) {
+  Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lseLog2,
+                                     negInf(b, loc));
+  Value arg = math::FmaOp::create(
+      b, loc, s, p.scaleLog2,
+      arith::NegFOp::create(b, loc, safeMax(b, loc, lseLog2)));
+  return arith::SelectOp::create(b, loc, dead, constF32(b, loc, 0.0),
+                                 math::Exp2Op::create(b, loc, arg));
 }
 
-/// Loads keys and values `[j0, j0 + cols)` of key/value head `kvHead`.
-static void loadKeyTiles(OpBuilder &b, Location loc, const Problem &p,
-                         const GradTiles &t, Value batch, Value kvHead,
-                         Value j0, Value cols) {
-  loadRows(b, loc, seqRows(b, loc, p.key, p.layout, batch, kvHead, j0, cols),
-           t.k, cols, 0.0);
-  loadRows(b, loc, seqRows(b, loc, p.value, p.layout, batch, kvHead, j0, cols),
-           t.v, cols, 0.0);
+/// dS = P (dP - D), in the operands' element type (the A operand of the
+/// products that follow).
+static Value scoreGrad(OpBuilder &b, Location loc, const Problem &p, Value prob,
+                       Value dP, Value rowDot) {
+  Value diff = arith::SubFOp::create(b, loc, dP, rowDot);
+  return fromF32(b, loc, arith::MulFOp::create(b, loc, prob, diff),
+                 p.elementType);
 }
 
-/// From the score tile: P = exp(S - LSE) in place (0 on rows with
-/// LSE = -inf), then dS = P * (dO V^T - D) into `t.dS`.
-static void buildProbsAndScoreGrads(OpBuilder &b, Location loc,
-                                    const GradTiles &t) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, c, e;
-  bindDims(ctx, r, c);
-  AffineMap rc = AffineMap::get(2, 0, {r, c}, ctx);
-  AffineMap rOf2 = AffineMap::get(2, 0, {r}, ctx);
-  generic(b, loc, t.lse, t.s, {rOf2, rc}, {par, par},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            Value lse = a[0];
-            Value pexp = math::ExpOp::create(
-                b, loc, arith::SubFOp::create(b, loc, a[1], safeMax(b, loc, lse)));
-            Value dead = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, lse, negInf(b, loc));
-            linalg::YieldOp::create(
-                b, loc,
-                Value(arith::SelectOp::create(b, loc, dead,
-                                              constF32(b, loc, 0.0), pexp)));
-          });
-
-  // Loop dims (r, c, e): dP[r, c] = sum_e dO[r, e] V[c, e].
-  bindDims(ctx, r, c, e);
-  fill(b, loc, t.dS, 0.0);
-  contract(b, loc, t.dO, AffineMap::get(3, 0, {r, e}, ctx), t.v,
-           AffineMap::get(3, 0, {c, e}, ctx), t.dS,
-           AffineMap::get(3, 0, {r, c}, ctx));
-  generic(b, loc, {t.s, t.rowDot}, t.dS, {rc, rOf2, rc}, {par, par},
-          [](OpBuilder &b, Location loc, ValueRange a) {
-            Value diff = arith::SubFOp::create(b, loc, a[2], a[1]);
-            linalg::YieldOp::create(
-                b, loc, Value(arith::MulFOp::create(b, loc, a[0], diff)));
-          });
+/// The softmax scale, from scale log2(e).
+static Value softmaxScale(OpBuilder &b, Location loc, const Problem &p) {
+  return arith::DivFOp::create(b, loc, p.scaleLog2, constF32(b, loc, kLog2e));
 }
 
-/// acc[r, k] += scale sum_c dS[r, c] K[c, k]: this step's share of dQ.
-static void accumulateQueryGrad(OpBuilder &b, Location loc, const Problem &p,
-                                const GradTiles &t, Value acc) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, k, c;
-  bindDims(ctx, r, k, c);
-  contract(b, loc, t.dS, AffineMap::get(3, 0, {r, c}, ctx), t.k,
-           AffineMap::get(3, 0, {c, k}, ctx), acc,
-           AffineMap::get(3, 0, {r, k}, ctx), p.scale);
+/// The additive mask is added to the unscaled scores: times 1 / scale (in
+/// log2 units). Null without one.
+static Value additiveMaskScale(OpBuilder &b, Location loc, const Problem &p) {
+  if (!p.mask || p.boolMask)
+    return Value();
+  return arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e), p.scaleLog2);
 }
+
+/// `acc` times `scale` in `type`'s element type.
+static Value scaledTile(OpBuilder &b, Location loc, Value acc, Value scale,
+                        Type elementType) {
+  auto accType = cast<RankedTensorType>(acc.getType());
+  return tileMap(
+      b, loc, RankedTensorType::get(accType.getShape(), elementType), {acc},
+      [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+        Value v =
+            scale ? Value(arith::MulFOp::create(b, loc, x[0], scale)) : x[0];
+        return fromF32(b, loc, v, elementType);
+      });
+}
+
+namespace {
+/// The Q and dO tiles the dK/dV loop streams past one key/value tile: the
+/// query tiles of positions `[iBegin, iEnd)` of every query head of the
+/// group of `kvHead`, head after head. Step `n` goes to stage
+/// `n mod stages` of a ring of each (the key/value ring's scheme, with the
+/// roles of queries and keys swapped).
+struct QueryRing {
+  Value queries, gradOutputs;
+  Value batch, kvHead, iBegin, iEnd;
+  /// Query tiles per head, and steps in all.
+  Value tilesPerHead, numTiles;
+  int64_t blockQ = 0, stages = 0;
+
+  QueryRing(OpBuilder &b, Location loc, const GradProblem &g,
+            const AttnTileConfig &config)
+      : blockQ(config.sizes.blockQ), stages(config.sizes.stages), g(&g) {
+    const Problem &p = g.p;
+    queries = allocTile(b, loc, {stages, blockQ, p.dims.headDim}, p.elementType,
+                        config.memorySpace);
+    gradOutputs = allocTile(b, loc, {stages, blockQ, p.dims.valueDim},
+                            p.elementType, config.memorySpace);
+  }
+
+  void stream(OpBuilder &b, Location loc, Value batchIv, Value kvHeadIv,
+              Value begin, Value end) {
+    batch = batchIv;
+    kvHead = kvHeadIv;
+    iBegin = begin;
+    iEnd = end;
+    IndexMath ix{b, loc};
+    tilesPerHead =
+        ix.ceilDiv(ix.max(ix.sub(iEnd, iBegin), ix.c(0)), ix.c(blockQ));
+    numTiles = ix.mul(tilesPerHead, g->p.group);
+  }
+
+  /// The query rows of step `n`.
+  RowTile rowsOf(IndexMath &ix, Value n) const {
+    Value head = ix.add(ix.mul(kvHead, g->p.group), ix.div(n, tilesPerHead));
+    Value q0 = ix.add(iBegin, ix.mul(ix.rem(n, tilesPerHead), ix.c(blockQ)));
+    return RowTile{batch, head, q0, ix.min(ix.c(blockQ), ix.sub(iEnd, q0)),
+                   /*packed=*/false};
+  }
+
+  /// Loads step `n`'s tiles into its stage when `n < numTiles`.
+  void load(OpBuilder &b, Location loc, Value n) const {
+    OpBuilder::InsertionGuard guard(b);
+    IndexMath outer{b, loc};
+    auto inRange = scf::IfOp::create(
+        b, loc, outer.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    IndexMath ix{b, loc};
+    const Problem &p = g->p;
+    RowTile rows = rowsOf(ix, n);
+    Value stage = ix.rem(n, ix.c(stages));
+    auto queryRow = [&](OpBuilder &b, Location loc, Value r) {
+      IndexMath ix{b, loc};
+      return storedIndices(p.layout, rows.batch, rows.head,
+                           ix.add(rows.rowBegin, r));
+    };
+    tileLoad(b, loc, p.query, ringStage(b, loc, queries, stage), rows.rows,
+             queryRow);
+    tileLoad(b, loc, g->gradOutput, ringStage(b, loc, gradOutputs, stage),
+             rows.rows, queryRow);
+  }
+
+  Value queryStage(OpBuilder &b, Location loc, Value n) const {
+    IndexMath ix{b, loc};
+    return ringStage(b, loc, queries, ix.rem(n, ix.c(stages)));
+  }
+  Value gradOutputStage(OpBuilder &b, Location loc, Value n) const {
+    IndexMath ix{b, loc};
+    return ringStage(b, loc, gradOutputs, ix.rem(n, ix.c(stages)));
+  }
+
+private:
+  const GradProblem *g;
+};
+} // namespace
 
 /// Step 1: D = rowsum(dO * O) into `rowDot` ([B, Hq, Sq] f32), in the tile
 /// form: per query tile a map whose region reads dO and O element by element
@@ -184,24 +220,16 @@ static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
             });
 }
 
-/// Adds the f32 tile `part` (`[Br, D]`, rows `[0, rows)` valid) to rows
-/// `[q0, q0 + rows)` of head `head` of the `[B, Hq, Sq, D]` buffer `acc`,
-/// element by element with atomic adds (other loop iterations add to the
-/// same rows concurrently).
-static void atomicAddRows(OpBuilder &b, Location loc, Value part, Value acc,
-                          Value batch, Value head, Value q0, Value rows) {
-  OpBuilder::InsertionGuard guard(b);
-  IndexMath ix{b, loc};
-  int64_t width = cast<MemRefType>(part.getType()).getDimSize(1);
-  Value r = beginFor(b, loc, ix.c(0), rows, ix.c(1));
-  Value k = beginFor(b, loc, ix.c(0), ix.c(width), ix.c(1));
-  Value v = memref::LoadOp::create(b, loc, part, ValueRange{r, k});
-  memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v, acc,
-                              ValueRange{batch, head, ix.add(q0, r), k});
-}
-
-/// Step 2: dK and dV, one key/value tile per loop iteration. `dqAcc` is the
-/// f32 dQ accumulator of the non-deterministic mode, or null.
+/// Step 2: dK and dV per key/value tile (forall over batch, key/value head,
+/// key tile), in the tile form with the scores transposed so that the
+/// keys are the register tiles' rows: K and V stay in memory tiles while
+/// the Q and dO tiles of every query head of the group stream past through
+/// a ring; per query tile S^T = K Q^T, P^T (LSE read per column in the
+/// map's region), dP^T = V dO^T, dS^T = P^T (dP^T - D), then
+/// dV += P^T dO and dK += dS^T Q; dK is scaled once, after the loop.
+/// `dqAcc` is the `[B, Hq, Sq, D]` f32 dQ accumulator of the
+/// non-deterministic mode, or null: there each step stages dS^T in memory
+/// and adds (dS^T)^T K to it.
 static void buildKeyValueGrads(OpBuilder &b, Location loc,
                                const GradProblem &g,
                                const AttnTileConfig &config, Value rowDot,
@@ -209,69 +237,127 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   const AttentionDims &d = p.dims;
-  MLIRContext *ctx = b.getContext();
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
+  int64_t stages = config.sizes.stages;
+  Type f32 = b.getF32Type();
   SmallVector<Value> ivs = beginForall(
-      b, loc, {p.batch, ix.c(d.kvHeads), ix.ceilDiv(p.keySeq, ix.c(bc))});
+      b, loc, {p.batch, ix.c(d.kvHeads), ix.ceilDiv(p.keySeq, ix.c(bc))},
+      {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
   Value batch = ivs[0], kvHead = ivs[1];
   Value j0 = ix.mul(ivs[2], ix.c(bc));
   Value cols = ix.min(ix.c(bc), ix.sub(p.keySeq, j0));
   Value jEnd = ix.add(j0, cols);
 
-  GradTiles t = allocGradTiles(b, loc, p, config);
-  Type f32 = b.getF32Type();
-  Value dK = allocTile(b, loc, {bc, d.headDim}, f32);
-  Value dV = allocTile(b, loc, {bc, d.valueDim}, f32);
-  Value dqPart;
+  Value kTile =
+      allocTile(b, loc, {bc, d.headDim}, p.elementType, config.memorySpace);
+  Value vTile =
+      allocTile(b, loc, {bc, d.valueDim}, p.elementType, config.memorySpace);
+  QueryRing ring(b, loc, g, config);
+  Value dsTile;
   if (dqAcc)
-    dqPart = allocTile(b, loc, {br, d.headDim}, f32);
-  fill(b, loc, dK, 0.0);
-  fill(b, loc, dV, 0.0);
-  loadKeyTiles(b, loc, p, t, batch, kvHead, j0, cols);
-
+    dsTile = allocTile(b, loc, {bc, br}, p.elementType, config.memorySpace);
+  auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
+    IndexMath ix{b, loc};
+    return storedIndices(p.layout, batch, kvHead, ix.add(j0, r));
+  };
+  tileLoad(b, loc, p.key, kTile, cols, keyRow);
+  tileLoad(b, loc, p.value, vTile, cols, keyRow);
   // Only the query tiles that can see a key of this tile are visited.
   auto [iBegin, iEnd] = visibleQueries(ix, p, j0, ix.sub(jEnd, ix.c(1)));
+  ring.stream(b, loc, batch, kvHead, iBegin, iEnd);
+  for (int64_t n = 0; n < stages - 1; ++n)
+    ring.load(b, loc, ix.c(n));
+  Value maskScale = additiveMaskScale(b, loc, p);
+
+  auto scoreType = RankedTensorType::get({bc, br}, f32);
+  auto dkType = RankedTensorType::get({bc, d.headDim}, f32);
+  auto dvType = RankedTensorType::get({bc, d.valueDim}, f32);
+  auto loop = scf::ForOp::create(
+      b, loc, ix.c(0), ring.numTiles, ix.c(1),
+      ValueRange{splat(b, loc, dkType, 0.0), splat(b, loc, dvType, 0.0)});
   {
     OpBuilder::InsertionGuard loopGuard(b);
-    Value member = beginFor(b, loc, ix.c(0), ix.c(d.groupSize()), ix.c(1));
-    Value head = ix.add(ix.mul(kvHead, ix.c(d.groupSize())), member);
-    Value q0 = beginFor(b, loc, iBegin, iEnd, ix.c(br));
-    RowTile rows{batch, head, q0, ix.min(ix.c(br), ix.sub(iEnd, q0)),
-                 /*packed=*/false};
-    loadQueryTiles(b, loc, g, t, rowDot, rows);
-    buildScoreTile(b, loc, p, rows, t.q, t.k, t.s, j0, jEnd);
-    buildProbsAndScoreGrads(b, loc, t);
-
-    // Loop dims (c, x, r): dV[c, x] += P[r, c] dO[r, x] and
-    // dK[c, x] += scale dS[r, c] Q[r, x].
-    AffineExpr c, x, r;
-    bindDims(ctx, c, x, r);
-    AffineMap rc = AffineMap::get(3, 0, {r, c}, ctx);
-    AffineMap rx = AffineMap::get(3, 0, {r, x}, ctx);
-    AffineMap cx = AffineMap::get(3, 0, {c, x}, ctx);
-    contract(b, loc, t.s, rc, t.dO, rx, dV, cx);
-    contract(b, loc, t.dS, rc, t.q, rx, dK, cx, p.scale);
-
+    b.setInsertionPointToStart(loop.getBody());
+    Value n = loop.getInductionVar();
+    IndexMath ix{b, loc};
+    ring.load(b, loc, ix.add(n, ix.c(stages - 1)));
+    RowTile rows = ring.rowsOf(ix, n);
+    Value qStage = ring.queryStage(b, loc, n);
+    Value doStage = ring.gradOutputStage(b, loc, n);
+    Value sT = TileMatmulOp::create(b, loc, scoreType, kTile, qStage,
+                                    splat(b, loc, scoreType, 0.0),
+                                    /*transpose_rhs=*/b.getUnitAttr())
+                   .getResult();
+    sT = maskedScores(b, loc, p, rows, sT, j0, jEnd, bc, /*slices=*/1,
+                      maskScale, /*keyRows=*/true);
+    Value probsT =
+        tileMap(b, loc, scoreType, {sT},
+                [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
+                  Value lse = rowStat(b, loc, p, rows, g.lse, idx[1], -INFINITY,
+                                      kLog2e);
+                  return probability(b, loc, p, x[0], lse);
+                });
+    Value dPT = TileMatmulOp::create(b, loc, scoreType, vTile, doStage,
+                                     splat(b, loc, scoreType, 0.0),
+                                     /*transpose_rhs=*/b.getUnitAttr())
+                    .getResult();
+    auto operandType = RankedTensorType::get({bc, br}, p.elementType);
+    Value dST =
+        tileMap(b, loc, operandType, {probsT, dPT},
+                [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
+                  Value dRow =
+                      rowStat(b, loc, p, rows, rowDot, idx[1], 0.0, 1.0);
+                  return scoreGrad(b, loc, p, x[0], x[1], dRow);
+                });
+    Value pT = scaledTile(b, loc, probsT, Value(), p.elementType);
+    Value dV = TileMatmulOp::create(b, loc, dvType, pT, doStage,
+                                    loop.getRegionIterArgs()[1],
+                                    /*transpose_rhs=*/UnitAttr())
+                   .getResult();
+    Value dK = TileMatmulOp::create(b, loc, dkType, dST, qStage,
+                                    loop.getRegionIterArgs()[0],
+                                    /*transpose_rhs=*/UnitAttr())
+                   .getResult();
     if (dqAcc) {
-      fill(b, loc, dqPart, 0.0);
-      accumulateQueryGrad(b, loc, p, t, dqPart);
-      atomicAddRows(b, loc, dqPart, dqAcc, batch, head, q0, rows.rows);
+      // dQ[r, :] += scale sum_c dS^T[c, r] K[c, :], added to the shared
+      // accumulator; its rows past the tile's are not stored.
+      tileStore(
+          b, loc, dST, dsTile, ix.c(bc),
+          [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
+      auto dqType = RankedTensorType::get({br, d.headDim}, f32);
+      Value part = TileMatmulOp::create(b, loc, dqType, dsTile, kTile,
+                                        splat(b, loc, dqType, 0.0),
+                                        /*transpose_rhs=*/UnitAttr(),
+                                        /*transpose_lhs=*/b.getUnitAttr())
+                       .getResult();
+      part = scaledTile(b, loc, part, softmaxScale(b, loc, p), f32);
+      auto store = TileStoreOp::create(b, loc, part, dqAcc, rows.rows,
+                                       /*accumulate=*/b.getUnitAttr());
+      OpBuilder::InsertionGuard regionGuard(b);
+      Block *block =
+          b.createBlock(&store.getIndices(), {}, {b.getIndexType()}, {loc});
+      IndexMath rx{b, loc};
+      TileYieldOp::create(
+          b, loc,
+          ValueRange{rows.batch, rows.head,
+                     rx.add(rows.rowBegin, block->getArgument(0))});
     }
+    scf::YieldOp::create(b, loc, ValueRange{dK, dV});
   }
-  storeConverted(b, loc, leadingRows(b, loc, dK, cols),
-                 seqRows(b, loc, gradKey, p.layout, batch, kvHead, j0, cols));
-  storeConverted(b, loc, leadingRows(b, loc, dV, cols),
-                 seqRows(b, loc, gradValue, p.layout, batch, kvHead, j0, cols));
+  Value dK = scaledTile(b, loc, loop.getResult(0), softmaxScale(b, loc, p),
+                        p.elementType);
+  Value dV = scaledTile(b, loc, loop.getResult(1), Value(), p.elementType);
+  tileStore(b, loc, dK, gradKey, cols, keyRow);
+  tileStore(b, loc, dV, gradValue, cols, keyRow);
 }
 
 /// Step 3 (deterministic): dQ, one query tile per loop iteration, in the
 /// tile form (attn.tile ops, as the forward): Q and dO stay in memory tiles
 /// while the K/V tiles stream past them through the forward's ring; per
-/// key/value tile S = Q K^T, P = exp2(S scale log2(e) - LSE log2(e)) (0 on
-/// a row with LSE = -inf), dP = dO V^T, dS = P (dP - D) and dQ += dS K
-/// (dS in the operands' element type, the product's A operand); dQ is
-/// scaled once, after the loop.
+/// key/value tile S = Q K^T, P, dP = dO V^T, dS = P (dP - D) and
+/// dQ += dS K (dS the product's A operand); dQ is scaled once, after the
+/// loop.
 static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                             const AttnTileConfig &config, Value rowDot,
                             Value gradQuery) {
@@ -303,31 +389,18 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   for (int64_t n = 0; n < stages - 1; ++n)
     ring.load(b, loc, ix.c(n));
 
-  // LSE (in log2 units) and D of each row; a row past the tile's has
-  // LSE = -inf, so its P and dS are 0.
+  // LSE (in log2 units) and D of each row, read once.
   auto rowType = RankedTensorType::get({br}, f32);
-  auto rowStat = [&](Value buffer, double pad, double factor) {
-    return tileMap(
-        b, loc, rowType, ValueRange(),
-        [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
-          IndexMath ix{b, loc};
-          auto [head, pos] = rows.coords(ix, p, idx[0]);
-          Value v = memref::LoadOp::create(b, loc, buffer,
-                                           ValueRange{rows.batch, head, pos});
-          if (factor != 1.0)
-            v = arith::MulFOp::create(b, loc, v, constF32(b, loc, factor));
-          return Value(arith::SelectOp::create(
-              b, loc, ix.cmp(arith::CmpIPredicate::slt, idx[0], rows.rows), v,
-              constF32(b, loc, pad)));
-        });
+  auto rowTile = [&](Value buffer, double pad, double factor) {
+    return tileMap(b, loc, rowType, ValueRange(),
+                   [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+                     return rowStat(b, loc, p, rows, buffer, idx[0], pad,
+                                    factor);
+                   });
   };
-  Value lseLog2 = rowStat(g.lse, -INFINITY, kLog2e);
-  Value dRow = rowStat(rowDot, 0.0, 1.0);
-  // The mask operand is added to the unscaled scores: times 1 / scale.
-  Value maskScale;
-  if (p.mask && !p.boolMask)
-    maskScale =
-        arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e), p.scaleLog2);
+  Value lseLog2 = rowTile(g.lse, -INFINITY, kLog2e);
+  Value dRow = rowTile(rowDot, 0.0, 1.0);
+  Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({br, bc}, f32);
   auto dqType = RankedTensorType::get({br, d.headDim}, f32);
@@ -345,47 +418,30 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                    /*transpose_rhs=*/b.getUnitAttr())
                   .getResult();
     s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale);
-    Value probs = tileMap(
-        b, loc, scoreType, {s, lseLog2},
-        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-          Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             x[1], negInf(b, loc));
-          Value arg = math::FmaOp::create(
-              b, loc, x[0], p.scaleLog2,
-              arith::NegFOp::create(b, loc, safeMax(b, loc, x[1])));
-          return Value(
-              arith::SelectOp::create(b, loc, dead, constF32(b, loc, 0.0),
-                                      math::Exp2Op::create(b, loc, arg)));
-        });
+    Value probs =
+        tileMap(b, loc, scoreType, {s, lseLog2},
+                [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                  return probability(b, loc, p, x[0], x[1]);
+                });
     Value dP = TileMatmulOp::create(b, loc, scoreType, doTile,
                                     ring.valueStage(b, loc, n),
                                     splat(b, loc, scoreType, 0.0),
                                     /*transpose_rhs=*/b.getUnitAttr())
                    .getResult();
-    Value dS = tileMap(
-        b, loc, RankedTensorType::get({br, bc}, p.elementType),
-        {probs, dP, dRow},
-        [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-          Value diff = arith::SubFOp::create(b, loc, x[1], x[2]);
-          return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], diff),
-                         p.elementType);
-        });
+    Value dS =
+        tileMap(b, loc, RankedTensorType::get({br, bc}, p.elementType),
+                {probs, dP, dRow},
+                [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
+                  return scoreGrad(b, loc, p, x[0], x[1], x[2]);
+                });
     Value dQ = TileMatmulOp::create(b, loc, dqType, dS, kStage,
                                     loop.getRegionIterArgs()[0],
                                     /*transpose_rhs=*/UnitAttr())
                    .getResult();
     scf::YieldOp::create(b, loc, dQ);
   }
-  // scale = scale log2(e) / log2(e).
-  Value scale =
-      arith::DivFOp::create(b, loc, p.scaleLog2, constF32(b, loc, kLog2e));
-  Value dQ = tileMap(
-      b, loc, RankedTensorType::get({br, d.headDim}, p.elementType),
-      {loop.getResult(0)},
-      [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-        return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], scale),
-                       p.elementType);
-      });
+  Value dQ = scaledTile(b, loc, loop.getResult(0), softmaxScale(b, loc, p),
+                        p.elementType);
   tileStore(b, loc, dQ, gradQuery, rows.rows,
             [&](OpBuilder &b, Location loc, Value r) {
               IndexMath ix{b, loc};
@@ -394,17 +450,29 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
             });
 }
 
-/// Non-deterministic mode: dQ from the f32 accumulator.
+/// Non-deterministic mode: dQ from the f32 accumulator, per query tile a
+/// map that loads it and converts, and a store.
 static void storeAccumulatedQueryGrads(OpBuilder &b, Location loc,
                                        const Problem &p, int64_t blockQ,
                                        Value dqAcc, Value gradQuery) {
   OpBuilder::InsertionGuard guard(b);
-  RowTile tile = beginQueryTileForall(b, loc, p, blockQ);
-  Value batch = tile.batch, head = tile.head, q0 = tile.rowBegin,
-        rows = tile.rows;
-  storeConverted(
-      b, loc, seqRows(b, loc, dqAcc, Layout::BHSD, batch, head, q0, rows),
-      seqRows(b, loc, gradQuery, p.layout, batch, head, q0, rows));
+  RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
+  Value dQ = tileMap(
+      b, loc, RankedTensorType::get({blockQ, p.dims.headDim}, p.elementType),
+      ValueRange(),
+      [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+        IndexMath ix{b, loc};
+        auto [head, pos] = rows.coords(ix, p, idx[0]);
+        Value v = memref::LoadOp::create(
+            b, loc, dqAcc, ValueRange{rows.batch, head, pos, idx[1]});
+        return fromF32(b, loc, v, p.elementType);
+      });
+  tileStore(b, loc, dQ, gradQuery, rows.rows,
+            [&](OpBuilder &b, Location loc, Value r) {
+              IndexMath ix{b, loc};
+              return storedIndices(p.layout, rows.batch, rows.head,
+                                   ix.add(rows.rowBegin, r));
+            });
 }
 
 LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,

@@ -140,72 +140,6 @@ static OpFoldResult foldSize(Value v) {
   return v;
 }
 
-/// Rows [seqBegin, seqBegin + rows) of one (batch, head) of a [B, H, S, X]
-/// buffer stored in `layout`, reduced to `resultShape` (rows x X, or X).
-static Value seqSlice(OpBuilder &b, Location loc, Value buffer, Layout layout,
-                      Value batch, Value head, OpFoldResult seqBegin,
-                      OpFoldResult rows, ArrayRef<int64_t> resultShape) {
-  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
-  offsets[0] = batch;
-  offsets[getHeadsDim(layout)] = head;
-  offsets[getSeqDim(layout)] = seqBegin;
-  sizes[getSeqDim(layout)] = rows;
-  sizes[3] = b.getIndexAttr(last);
-  return rankReducedSubview(b, loc, buffer, offsets, sizes, resultShape);
-}
-
-Value tile::seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
-                    Value batch, Value head, Value seqBegin, Value rows) {
-  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
-  std::optional<int64_t> staticRows = getConstantIntValue(rows);
-  return seqSlice(b, loc, buffer, layout, batch, head, foldSize(seqBegin),
-                  foldSize(rows),
-                  {staticRows ? *staticRows : ShapedType::kDynamic, last});
-}
-
-Value tile::seqRow(OpBuilder &b, Location loc, Value buffer, Layout layout,
-                   Value batch, Value head, Value pos) {
-  int64_t last = cast<MemRefType>(buffer.getType()).getDimSize(3);
-  return seqSlice(b, loc, buffer, layout, batch, head, pos, b.getIndexAttr(1),
-                  {last});
-}
-
-Value tile::statRows(OpBuilder &b, Location loc, Value buffer, Value batch,
-                     Value head, Value seqBegin, Value rows) {
-  std::optional<int64_t> staticRows = getConstantIntValue(rows);
-  return rankReducedSubview(
-      b, loc, buffer, {batch, head, foldSize(seqBegin)},
-      {b.getIndexAttr(1), b.getIndexAttr(1), foldSize(rows)},
-      {staticRows ? *staticRows : ShapedType::kDynamic});
-}
-
-/// Rows `[begin, begin + count)` of a rank-1 or rank-2 tile.
-static Value rowSlice(OpBuilder &b, Location loc, Value tile, Value begin,
-                      Value count) {
-  auto type = cast<MemRefType>(tile.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(b.getIndexAttr(d));
-  offsets[0] = foldSize(begin);
-  sizes[0] = foldSize(count);
-  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  return memref::SubViewOp::create(b, loc, tile, offsets, sizes, strides);
-}
-
-Value tile::leadingRows(OpBuilder &b, Location loc, Value tile, Value rows) {
-  return rowSlice(b, loc, tile, arith::ConstantIndexOp::create(b, loc, 0),
-                  rows);
-}
-
-Value tile::trailingRows(OpBuilder &b, Location loc, Value tile, Value rows) {
-  IndexMath ix{b, loc};
-  int64_t total = cast<MemRefType>(tile.getType()).getDimSize(0);
-  return rowSlice(b, loc, tile, rows, ix.sub(ix.c(total), rows));
-}
-
 Value tile::tileRow(OpBuilder &b, Location loc, Value tile, Value row) {
   auto type = cast<MemRefType>(tile.getType());
   return rankReducedSubview(
@@ -218,50 +152,6 @@ void tile::fill(OpBuilder &b, Location loc, Value buffer, double v) {
   Type type = cast<MemRefType>(buffer.getType()).getElementType();
   Value cst = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
   linalg::FillOp::create(b, loc, ValueRange{cst}, ValueRange{buffer});
-}
-
-void tile::loadRows(OpBuilder &b, Location loc, Value src, Value tile,
-                    Value rows, double pad) {
-  linalg::CopyOp::create(b, loc, ValueRange{src},
-                         ValueRange{leadingRows(b, loc, tile, rows)});
-  // A full tile gives an empty tail: the fill is then a zero-trip loop.
-  if (getConstantIntValue(rows) ==
-      cast<MemRefType>(tile.getType()).getDimSize(0))
-    return;
-  fill(b, loc, trailingRows(b, loc, tile, rows), pad);
-}
-
-void tile::generic(OpBuilder &b, Location loc, ValueRange inputs,
-                   ValueRange outputs, ArrayRef<AffineMap> maps,
-                   ArrayRef<IteratorType> iterators,
-                   function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-  linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
-}
-
-void tile::storeConverted(OpBuilder &b, Location loc, Value src, Value dst) {
-  auto type = cast<MemRefType>(dst.getType());
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<IteratorType> iters(type.getRank(), par);
-  generic(b, loc, src, dst, {id, id}, iters,
-          [&](OpBuilder &b, Location loc, ValueRange a) {
-            linalg::YieldOp::create(
-                b, loc, fromF32(b, loc, a[0], type.getElementType()));
-          });
-}
-
-void tile::contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
-                    Value rhs, AffineMap rhsMap, Value out, AffineMap outMap,
-                    std::optional<double> scale) {
-  generic(b, loc, {lhs, rhs}, out, {lhsMap, rhsMap, outMap},
-          {par, par, red},
-          [&](OpBuilder &b, Location loc, ValueRange a) {
-            Value x = toF32(b, loc, a[0]);
-            if (scale)
-              x = arith::MulFOp::create(b, loc, x, constF32(b, loc, *scale));
-            Value prod = arith::MulFOp::create(b, loc, x, toF32(b, loc, a[1]));
-            linalg::YieldOp::create(
-                b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
-          });
 }
 
 Value tile::beginFor(OpBuilder &b, Location loc, Value lb, Value ub,
@@ -501,57 +391,6 @@ Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
   return score;
 }
 
-/// scale * S (+ mask) in place on the score tile, with -inf at keys the
-/// index masks hide when `indexMasks` is set.
-static void scoreEpilogue(OpBuilder &b, Location loc, const Problem &p,
-                          const RowTile &rows, Value s, Value j0, Value jEnd,
-                          bool indexMasks) {
-  AffineMap id = b.getMultiDimIdentityMap(2);
-  generic(b, loc, ValueRange{}, s, {id}, {par, par},
-          [&](OpBuilder &b, Location loc, ValueRange a) {
-            IndexMath ix{b, loc};
-            Value score = arith::MulFOp::create(b, loc, a[0],
-                                                constF32(b, loc, p.scale));
-            Value j = ix.add(j0, linalg::IndexOp::create(b, loc, 1));
-            score = maskScore(b, loc, p, rows, score,
-                              linalg::IndexOp::create(b, loc, 0), j, jEnd,
-                              indexMasks);
-            linalg::YieldOp::create(b, loc, score);
-          });
-}
-
-void tile::buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
-                          const RowTile &rows, Value qTile, Value kTile,
-                          Value s, Value j0, Value jEnd) {
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, c, k;
-  bindDims(ctx, r, c, k);
-  fill(b, loc, s, 0.0);
-  contract(b, loc, qTile, AffineMap::get(3, 0, {r, k}, ctx), kTile,
-           AffineMap::get(3, 0, {c, k}, ctx), s,
-           AffineMap::get(3, 0, {r, c}, ctx));
-
-  IndexMath ix{b, loc};
-  int64_t blockKV = cast<MemRefType>(s.getType()).getDimSize(1);
-  Value needMasks = tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
-  Value inside = ix.cmp(arith::CmpIPredicate::eq, needMasks,
-                        arith::ConstantIntOp::create(b, loc, 0, 1));
-  if (std::optional<int64_t> folded = getConstantIntValue(inside)) {
-    scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/!*folded);
-    return;
-  }
-  scf::IfOp::create(
-      b, loc, inside,
-      [&](OpBuilder &b, Location loc) {
-        scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/false);
-        scf::YieldOp::create(b, loc);
-      },
-      [&](OpBuilder &b, Location loc) {
-        scoreEpilogue(b, loc, p, rows, s, j0, jEnd, /*indexMasks=*/true);
-        scf::YieldOp::create(b, loc);
-      });
-}
-
 //===----------------------------------------------------------------------===//
 // Tile ops
 //===----------------------------------------------------------------------===//
@@ -708,7 +547,8 @@ void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
 
 Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
                          const RowTile &rows, Value s, Value j0, Value jEnd,
-                         int64_t blockKV, int64_t slices, Value maskScale) {
+                         int64_t blockKV, int64_t slices, Value maskScale,
+                         bool keyRows) {
   auto scoreType = cast<RankedTensorType>(s.getType());
   int64_t kps = blockKV / slices;
   // The mask operand on every tile (added in units of the unscaled
@@ -721,12 +561,14 @@ Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
         b, loc, scoreType, s,
         [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
           IndexMath ix{b, loc};
-          // Key j0 + slice * kps + column.
-          Value key = ix.add(j0, idx.back());
+          // Key j0 + slice * kps + column (row, in S^T).
+          Value keyIdx = keyRows ? idx[0] : idx.back();
+          Value rowIdx = keyRows ? idx[1] : idx[idx.size() - 2];
+          Value key = ix.add(j0, keyIdx);
           if (slices > 1)
             key = ix.add(key, ix.mul(idx[0], ix.c(kps)));
-          return maskScore(b, loc, p, rows, x[0], idx[idx.size() - 2], key,
-                           jEnd, indexMasks, maskScale);
+          return maskScore(b, loc, p, rows, x[0], rowIdx, key, jEnd, indexMasks,
+                           maskScale);
         });
   };
   // A tile that reads the mask operand evaluates the index masks with it:

@@ -99,50 +99,10 @@ void replaceWithOutputAndLse(RewriterBase &rewriter, Location loc, OpTy op,
 Value allocTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                 Type elementType, Attribute memorySpace = {});
 
-/// `[rows, X]` view of a stored `[B, H, S, X]` buffer (layout BHSD or BSHD)
-/// at batch `batch`, head `head`, sequence positions `[seqBegin, +rows)`.
-Value seqRows(OpBuilder &b, Location loc, Value buffer, Layout layout,
-              Value batch, Value head, Value seqBegin, Value rows);
-
-/// `[X]` view of one row of a stored `[B, H, S, X]` buffer.
-Value seqRow(OpBuilder &b, Location loc, Value buffer, Layout layout,
-             Value batch, Value head, Value pos);
-
-/// The leading `rows` rows of a rank-1 or rank-2 tile (a view).
-Value leadingRows(OpBuilder &b, Location loc, Value tile, Value rows);
-
-/// The rows of a rank-1 or rank-2 tile from `rows` to its end (a view).
-Value trailingRows(OpBuilder &b, Location loc, Value tile, Value rows);
-
 /// One row of a rank-2 tile (a rank-1 view).
 Value tileRow(OpBuilder &b, Location loc, Value tile, Value row);
 
-/// `[rows]` view of a `[B, H, S]` buffer at (batch, head, seqBegin).
-Value statRows(OpBuilder &b, Location loc, Value buffer, Value batch,
-               Value head, Value seqBegin, Value rows);
-
 void fill(OpBuilder &b, Location loc, Value buffer, double v);
-
-/// Copies `src` (`[rows, X]` or `[rows]`) into the leading rows of `tile`
-/// and fills the rest of the tile with `pad`, so that later full-tile
-/// arithmetic reads defined values but no out-of-bounds element.
-void loadRows(OpBuilder &b, Location loc, Value src, Value tile, Value rows,
-              double pad);
-
-/// Elementwise copy of f32 `src` into `dst`, converted to `dst`'s element
-/// type.
-void storeConverted(OpBuilder &b, Location loc, Value src, Value dst);
-
-/// A linalg.generic on buffers.
-void generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
-             ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
-             function_ref<void(OpBuilder &, Location, ValueRange)> body);
-
-/// `out += (scale *) lhs * rhs` over loop dims (d0, d1, d2) with d2 reduced;
-/// operands are converted to f32 first.
-void contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
-              Value rhs, AffineMap rhsMap, Value out, AffineMap outMap,
-              std::optional<double> scale = std::nullopt);
 
 /// An scf.for with no results; returns its induction variable and leaves
 /// the insertion point in its body.
@@ -289,16 +249,6 @@ Value maskScore(OpBuilder &b, Location loc, const Problem &p,
                 const RowTile &rows, Value score, Value r, Value j, Value jEnd,
                 bool indexMasks, Value maskScale = Value());
 
-/// Fills the f32 score tile `s` (`[Br, Bc]`) with scale * Q K^T + mask for
-/// keys `[j0, j0 + Bc)`. Keys at or past `jEnd`, and keys hidden from a
-/// query by the causal kind or the window, get -inf; those index masks are
-/// evaluated only when the tile crosses one of these boundaries (an scf.if
-/// on a tile-level predicate), so tiles strictly inside the visible region
-/// pay nothing for them.
-void buildScoreTile(OpBuilder &b, Location loc, const Problem &p,
-                    const RowTile &rows, Value qTile, Value kTile, Value s,
-                    Value j0, Value jEnd);
-
 /// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
 /// `[rows, X]` tile.
 Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage);
@@ -343,10 +293,12 @@ private:
 /// key slices, unscaled) of keys from `j0` with the mask operand applied
 /// and, on tiles that cross the diagonal, the window's edge or `jEnd`, the
 /// index masks: -inf where `maskScore` says so. An additive mask is added
-/// times `maskScale`.
+/// times `maskScale`. With `keyRows`, `s` is S^T (`[keys, Br]`, one slice):
+/// its rows are the keys and its columns the query rows of `rows`.
 Value maskedScores(OpBuilder &b, Location loc, const Problem &p,
                    const RowTile &rows, Value s, Value j0, Value jEnd,
-                   int64_t blockKV, int64_t slices, Value maskScale);
+                   int64_t blockKV, int64_t slices, Value maskScale,
+                   bool keyRows = false);
 
 /// Forward, split-KV and gradient lowerings.
 LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,

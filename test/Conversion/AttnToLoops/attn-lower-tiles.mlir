@@ -99,3 +99,26 @@ func.func @key_slices(%qs: memref<16x64xf16, 3>, %ks: memref<4x16x64xf16, 3>) ->
   } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
   return %w : tensor<4x16xf32>
 }
+
+// -----
+
+// A transposed lhs reads the memory tile as [K, M]; an accumulating store
+// adds element by element with atomic adds.
+
+// CHECK-DAG:   #[[TL:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @dq_accumulate(
+// CHECK:         linalg.generic {indexing_maps = [#[[TL]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<64x32xf16>, tensor<64x16xf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK:         scf.for %[[R:.+]] =
+// CHECK:           scf.for %[[C:.+]] =
+// CHECK:             %[[V:.+]] = memref.load %{{.+}}[%[[R]], %[[C]]]
+// CHECK:             memref.atomic_rmw addf %[[V]], %{{.+}}[%{{.+}}, %{{.+}}, %[[R]], %[[C]]]
+func.func @dq_accumulate(%dss: memref<64x32xf16, 3>, %ks: memref<64x16xf16, 3>,
+                         %acc: memref<?x?x?x16xf32>, %n: index, %b: index, %h: index) {
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %part = attn.tile.matmul %dss, %ks, %zero {transpose_lhs} : memref<64x32xf16, 3>, memref<64x16xf16, 3>, tensor<32x16xf32>
+  attn.tile.store %part into %acc rows %n : tensor<32x16xf32> into memref<?x?x?x16xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  } {accumulate}
+  return
+}

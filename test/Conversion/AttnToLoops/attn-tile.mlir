@@ -528,17 +528,17 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // -----
 
 // Gradients: D = rowsum(dO * O) over query tiles (a map that loads, a row
-// sum); then per key/value tile
-// (forall over batch, key/value head, key tile), a loop over the 2 query
-// heads of the group and over the query tiles that see the tile (from
-// max(0, j0 - 52) under bottom-right causal) accumulating dK and dV on
-// chip; then per query tile a loop over the key/value tiles it sees for dQ.
+// sum); then per key/value tile (forall over batch, key/value head, key
+// tile) K and V tiles and a Q/dO ring streaming the query tiles that see
+// the tile (from max(0, j0 - 52) under bottom-right causal) of both query
+// heads of the group: transposed scores S^T = K Q^T, P^T with LSE read per
+// column, dP^T = V dO^T, dS^T with D read per column, dV += P^T dO and
+// dK += dS^T Q on register tiles; then per query tile a loop over the
+// key/value tiles it sees for dQ.
 
 // CHECK-LABEL: func.func @grad(
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
-// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG:     %[[C52:.+]] = arith.constant 52 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C77:.+]] = arith.constant 77 : index
@@ -552,25 +552,33 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           attn.tile.store %[[ROWDOT]] into %[[D]]
 // CHECK:         scf.forall (%[[B:.+]], %[[KVH:.+]], %[[KT:.+]]) in (2, 2, 3) {
 // CHECK:           %[[J0:.+]] = arith.muli %[[KT]], %[[C64]]
-// CHECK:           memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<32x16xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<64x16xf32, #gpu.address_space<workgroup>>
-// CHECK:           %[[DKACC:.+]] = memref.alloc() : memref<64x32xf32>
-// CHECK:           %[[DVACC:.+]] = memref.alloc() : memref<64x16xf32>
+// CHECK:           %[[KTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[VTILE:.+]] = memref.alloc() : memref<64x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<1x32x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<1x32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           attn.tile.load %{{.+}} into %[[KTILE]]
+// CHECK:           attn.tile.load %{{.+}} into %[[VTILE]]
 // CHECK:           %[[FIRSTQ:.+]] = arith.subi %[[J0]], %[[C52]]
 // CHECK:           %[[CLAMP:.+]] = arith.maxsi %[[FIRSTQ]], %[[C0]]
-// CHECK:           %[[QBEGIN:.+]] = arith.minsi %[[CLAMP]], %[[C77]]
-// CHECK:           scf.for %[[G:.+]] = %[[C0]] to %[[C2]] step %[[C1]] {
-// CHECK:             %[[H:.+]] = arith.addi %{{.+}}, %[[G]]
-// CHECK:             scf.for %[[Q0:.+]] = %[[QBEGIN]] to %[[C77]] step %[[C32]] {
-// CHECK:               memref.subview %{{.+}}[%[[B]], %[[H]], %[[Q0]], 0]
-// CHECK:               scf.if
-// CHECK:               math.exp
-// CHECK:               outs(%[[DVACC]] :
-// CHECK:               outs(%[[DKACC]] :
-// CHECK:           memref.subview %[[DK]][%[[B]], %[[KVH]], %[[J0]], 0]
-// CHECK:           memref.subview %[[DV]][%[[B]], %[[KVH]], %[[J0]], 0]
+// CHECK:           arith.minsi %[[CLAMP]], %[[C77]]
+// CHECK:           %{{.+}}:2 = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C1]] iter_args(%[[DKACC:.+]] = %{{.+}}, %[[DVACC:.+]] = %{{.+}}) -> (tensor<64x32xf32>, tensor<64x16xf32>) {
+// CHECK:             attn.tile.load
+// CHECK:             attn.tile.load
+// CHECK:             %[[ST:.+]] = attn.tile.matmul %[[KTILE]], %[[QSTAGE:[^,]+]], %{{.+}} {transpose_rhs} : {{.+}}, tensor<64x32xf32>
+// CHECK:             scf.if
+// CHECK:               attn.tile.map ins(%[[ST]] :
+// CHECK:             %[[PT:.+]] = attn.tile.map ins(%{{.+}} : tensor<64x32xf32>)
+// CHECK:               tensor.extract %{{.+}}[%[[B]], %{{.+}}, %{{.+}}] : tensor<2x4x77xf32>
+// CHECK:               math.exp2
+// CHECK:             %[[DPT:.+]] = attn.tile.matmul %[[VTILE]], %[[DOSTAGE:[^,]+]], %{{.+}} {transpose_rhs}
+// CHECK:             %[[DST:.+]] = attn.tile.map ins(%[[PT]], %[[DPT]] :
+// CHECK:               memref.load %[[D]]
+// CHECK:             %[[PTE:.+]] = attn.tile.map ins(%[[PT]] :
+// CHECK:             %[[NEWDV:.+]] = attn.tile.matmul %[[PTE]], %[[DOSTAGE]], %[[DVACC]] :
+// CHECK:             %[[NEWDK:.+]] = attn.tile.matmul %[[DST]], %[[QSTAGE]], %[[DKACC]] :
+// CHECK:             scf.yield %[[NEWDK]], %[[NEWDV]]
+// CHECK:           attn.tile.store %{{.+}} into %[[DK]]
+// CHECK:           attn.tile.store %{{.+}} into %[[DV]]
 // dQ is in the tile form: Q and dO tiles, the K/V ring of the forward
 // (one stage here), LSE and D per row read into row tiles (loads in a
 // tile.map), and per key/value tile S = Q K^T, P, dP = dO V^T, dS and
@@ -607,11 +615,16 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // ATOMIC:         %[[DQACC:.+]] = memref.alloc() : memref<2x4x77x32xf32>
 // ATOMIC:         linalg.fill ins(%{{.+}} : f32) outs(%[[DQACC]] :
 // ATOMIC:         scf.forall
+// ATOMIC:           %[[KTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
+// ATOMIC:           %[[DSTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
 // ATOMIC:           scf.for
-// ATOMIC:             scf.for
-// ATOMIC:               memref.atomic_rmw addf %{{.+}}, %[[DQACC]]
+// ATOMIC:             attn.tile.store %{{.+}} into %[[DSTILE]] rows %{{.+}} : tensor<64x32xf32> into memref<64x32xf32, #gpu.address_space<workgroup>>
+// ATOMIC:             attn.tile.matmul %[[DSTILE]], %[[KTILE]], %{{.+}} {transpose_lhs} : {{.+}}, tensor<32x32xf32>
+// ATOMIC:             attn.tile.store %{{.+}} into %[[DQACC]] rows
+// ATOMIC:             } {accumulate}
 // ATOMIC:         scf.forall
-// ATOMIC:           memref.subview %[[DQACC]]
+// ATOMIC:           memref.load %[[DQACC]]
+// ATOMIC:           attn.tile.store
 // ATOMIC-NOT:     scf.forall
 func.func @grad(%q: tensor<2x4x77x32xf32>, %k: tensor<2x2x129x32xf32>, %v: tensor<2x2x129x16xf32>, %o: tensor<2x4x77x16xf32>, %do: tensor<2x4x77x16xf32>, %lse: tensor<2x4x77xf32>) -> (tensor<2x4x77x32xf32>, tensor<2x2x129x32xf32>, tensor<2x2x129x16xf32>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>}

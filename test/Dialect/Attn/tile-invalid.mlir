@@ -297,3 +297,30 @@ func.func @load_tile_rank(%src: memref<?x?x?x64xf16>, %t: memref<2x32x64xf16>, %
   }
   return
 }
+
+// -----
+
+func.func @matmul_transpose_register_lhs(%a: tensor<32x16xf16>, %b: memref<32x64xf16>, %acc: tensor<16x64xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op transpose_lhs needs a rank-2 memory tile lhs}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_lhs} : tensor<32x16xf16>, memref<32x64xf16>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_transpose_lhs_k(%a: memref<16x32xf16>, %b: memref<32x64xf16>, %acc: tensor<32x64xf32>) {
+  // expected-error @+1 {{'attn.tile.matmul' op lhs^T has 16 columns but rhs has 32 rows}}
+  %s = attn.tile.matmul %a, %b, %acc {transpose_lhs} : memref<16x32xf16>, memref<32x64xf16>, tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @store_accumulate_f16(%t: tensor<32x64xf16>, %o: memref<?x?x?x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op accumulate adds f32 tiles only, got 'f16'}}
+  attn.tile.store %t into %o rows %n : tensor<32x64xf16> into memref<?x?x?x64xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  } {accumulate}
+  return
+}

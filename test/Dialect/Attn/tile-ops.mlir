@@ -66,3 +66,27 @@ func.func @key_slices(%qs: memref<16x64xf16, 3>, %ks: memref<4x16x64xf16, 3>) ->
   } {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]}
   return %w : tensor<4x16xf32>
 }
+
+// The non-deterministic backward's dQ step: dS^T staged in a memory tile,
+// multiplied transposed, added to the f32 accumulator.
+
+// CHECK-LABEL: func @dq_accumulate
+// CHECK:       attn.tile.store %{{.+}} into %{{.+}} rows %{{.+}} : tensor<64x32xf16> into memref<64x32xf16, 3> {
+// CHECK:       attn.tile.matmul %{{.+}}, %{{.+}}, %{{.+}} {transpose_lhs} : memref<64x32xf16, 3>, memref<64x16xf16, 3>, tensor<32x16xf32>
+// CHECK:       attn.tile.store %{{.+}} into %{{.+}} rows %{{.+}} : tensor<32x16xf32> into memref<?x?x?x16xf32> {
+// CHECK:       } {accumulate}
+func.func @dq_accumulate(%ds: tensor<64x32xf16>, %dss: memref<64x32xf16, 3>, %ks: memref<64x16xf16, 3>,
+                         %acc: memref<?x?x?x16xf32>, %n: index, %b: index, %h: index) {
+  %c64 = arith.constant 64 : index
+  attn.tile.store %ds into %dss rows %c64 : tensor<64x32xf16> into memref<64x32xf16, 3> {
+  ^bb0(%r: index):
+    attn.tile.yield %r : index
+  }
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %part = attn.tile.matmul %dss, %ks, %zero {transpose_lhs} : memref<64x32xf16, 3>, memref<64x16xf16, 3>, tensor<32x16xf32>
+  attn.tile.store %part into %acc rows %n : tensor<32x16xf32> into memref<?x?x?x16xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  } {accumulate}
+  return
+}

@@ -75,14 +75,18 @@ LogicalResult TileMatmulOp::verify() {
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("lhs and rhs must have one element type, got ")
            << lhs.getElementType() << " and " << rhs.getElementType();
+  if (getTransposeLhs() && (!isa<MemRefType>(lhs) || lhs.getRank() != 2))
+    return emitOpError("transpose_lhs needs a rank-2 memory tile lhs");
   int64_t l = lhs.getRank(), r = rhs.getRank();
-  int64_t m = lhs.getDimSize(l - 2), k = lhs.getDimSize(l - 1);
+  bool tl = getTransposeLhs();
+  int64_t m = lhs.getDimSize(tl ? l - 1 : l - 2),
+          k = lhs.getDimSize(tl ? l - 2 : l - 1);
   int64_t rk = rhs.getDimSize(getTransposeRhs() ? r - 1 : r - 2);
   int64_t n = rhs.getDimSize(getTransposeRhs() ? r - 2 : r - 1);
   if (rk != k)
-    return emitOpError("lhs has ")
-           << k << " columns but rhs" << (getTransposeRhs() ? "^T" : "")
-           << " has " << rk << " rows";
+    return emitOpError("lhs")
+           << (tl ? "^T" : "") << " has " << k << " columns but rhs"
+           << (getTransposeRhs() ? "^T" : "") << " has " << rk << " rows";
   SmallVector<int64_t> expected = {m, n};
   if (batched) {
     int64_t slices = rhs.getDimSize(0);
@@ -187,6 +191,9 @@ LogicalResult TileStoreOp::verify() {
   if (tile.getElementType() != dest.getElementType())
     return emitOpError("tile and dest must have one element type, got ")
            << tile.getElementType() << " and " << dest.getElementType();
+  if (getAccumulate() && !tile.getElementType().isF32())
+    return emitOpError("accumulate adds f32 tiles only, got ")
+           << tile.getElementType();
   if (tile.getRank() == 2) {
     int64_t row = dest.getRank() ? dest.getShape().back() : 0;
     if (dest.getRank() < 1 ||

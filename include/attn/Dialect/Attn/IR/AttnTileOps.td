@@ -78,7 +78,9 @@ def Attn_TileMatmulOp : Attn_Op<"tile.matmul", [
     `result = acc + lhs * rhs` (or `lhs * rhs^T` with `transpose_rhs`) on
     `[M, K] x [K, N]` (`[N, K]` transposed), products and sums in f32.
     `lhs` is a memory tile or a register tile (P, as the A operand of the
-    second product); `rhs` is a memory tile; `acc` and the result are f32
+    second product); `transpose_lhs` reads a rank-2 memory lhs as `[K, M]`
+    (the backward's dS^T staged in memory, for dQ); `rhs` is a memory tile;
+    `acc` and the result are f32
     register tiles `[M, N]`. Batched over key slices: with a rank-3 `acc`
     `[S, M, N]` the rhs is `[S, K, N]` (`[S, N, K]`) and the lhs `[S, M, K]`
     or, shared by every slice, `[M, K]`.
@@ -90,7 +92,8 @@ def Attn_TileMatmulOp : Attn_Op<"tile.matmul", [
   }];
   let arguments = (ins AnyTypeOf<[Attn_RegisterTile, Attn_MemoryTile]>:$lhs,
                    Attn_MemoryTile:$rhs,
-                   Attn_RegisterTile:$acc, UnitAttr:$transpose_rhs);
+                   Attn_RegisterTile:$acc, UnitAttr:$transpose_rhs,
+                   UnitAttr:$transpose_lhs);
   let results = (outs Attn_RegisterTile:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc)
@@ -176,7 +179,9 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
     tile it yields one index for every dimension of `dest` but the last and
     the row lands in `dest[i0, ..., iN-2, 0 : X]`; for a row tile `[R]` it
     yields every index of the element `r` lands in. The tile and `dest` have
-    one element type.
+    one element type. With `accumulate` the tile is added to `dest`
+    (atomically: other CTAs may add to the same elements) rather than
+    written; f32 only.
 
     ```mlir
     attn.tile.store %o into %out rows %n : tensor<64x64xf16>
@@ -188,7 +193,8 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
     ```
   }];
   let arguments = (ins Attn_RegisterTile:$tile,
-                   Arg<AnyStridedMemRef, "", [MemWrite]>:$dest, Index:$rows);
+                   Arg<AnyStridedMemRef, "", [MemRead, MemWrite]>:$dest,
+                   Index:$rows, UnitAttr:$accumulate);
   let regions = (region SizedRegion<1>:$indices);
   let assemblyFormat = [{
     $tile `into` $dest `rows` $rows `:` type($tile) `into` type($dest)
