@@ -12,6 +12,7 @@ a call fails.
     o, lse = module.forward(q, k, v, layout="bshd", return_lse=True)
     o = module.forward(q, k, v, mask=mask)                 # [Sq, Sk], bool...
     o = module.decode(q, k_cache, v_cache)                # split-KV decode
+    dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
 build/lib next to this file's repository, or the loader's search path.
@@ -123,6 +124,11 @@ def load_library(path=None):
                                        _TENSOR_P, _OPTIONS_P, ctypes.c_int64,
                                        ctypes.POINTER(ctypes.c_int64)]
     lib.attn_decode_splits.restype = ctypes.c_int
+    lib.attn_backward_workspace_size.argtypes = [_TENSOR_P]
+    lib.attn_backward_workspace_size.restype = ctypes.c_int64
+    lib.attn_backward.argtypes = [ctypes.c_void_p] + [_TENSOR_P] * 9 + [
+        _OPTIONS_P, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+    lib.attn_backward.restype = ctypes.c_int
     _LIBRARIES[path] = lib
     return lib
 
@@ -341,7 +347,8 @@ class Module:
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none"):
         """The kernel record of `kind` ('forward', 'decode_partial',
-        'decode_combine') for these parameters (dtype as 'bf16'/'f16'/'f32'
+        'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
+        these parameters (dtype as 'bf16'/'f16'/'f32'
         or a torch dtype; mask 'none', 'add' or 'bool') in the section the
         module loaded, or None: the kernels of the manifest's other targets
         do not count.
@@ -486,6 +493,63 @@ class Module:
             ctypes.c_void_p(stream))
         self._check(status)
         return (out, lse) if lse is not None else out
+
+    def backward_workspace(self, q, *, layout="bhsd"):
+        """A workspace for backward() with this q (a uint8 tensor on the
+        current stream: D = rowsum(dO * O), f32 [B, Hq, Sq]), to allocate
+        once and pass as `workspace=`."""
+        import torch
+        qd = _describe(q, "q", layout)
+        size = self._lib.attn_backward_workspace_size(ctypes.byref(qd))
+        if size < 0:
+            raise AttnError(1, self.last_error())
+        return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
+
+    def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
+                 causal=False, window=None, scale=None, layout="bhsd",
+                 mask=None, workspace=None):
+        """The gradients of forward() by recomputation, on the current
+        stream: from q, k, v, the forward's o and lse (forward(...,
+        return_lse=True) with the same options) and dout = dL/dO (o's shape
+        and dtype), returns (dq, dk, dv) with q's, k's and v's shapes, in
+        the operands' layout. The options are forward()'s and must be those
+        the forward ran with. dq, dk, dv are written in place when given,
+        else allocated; the workspace (backward_workspace()) is allocated
+        with torch unless given (a uint8 CUDA tensor). Deterministic; with
+        GQA, dk and dv sum over the query heads of a group. Needs the
+        module's backward_dot, backward_kv and backward_q kernels for the
+        call (ATTN_ERROR_NO_KERNEL otherwise)."""
+        import torch
+        (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
+                                              layout)
+        md = None
+        if mask is not None:
+            md = _describe_mask(mask, q, k, layout)
+            options.mask = ctypes.pointer(md)
+        grads = []
+        for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):
+            if given is None:
+                given = torch.empty(like.shape, dtype=like.dtype,
+                                    device=like.device)
+            grads.append(given)
+        descs = [_describe(t, n, layout) for t, n in
+                 ((o, "o"), (dout, "dout"))]
+        # A null lse is the runtime's to refuse, with its reason.
+        descs.append(_describe_lse(lse) if lse is not None else None)
+        descs += [_describe(t, n, layout) for t, n in
+                  zip(grads, ("dq", "dk", "dv"))]
+        if workspace is None:
+            workspace = self.backward_workspace(q, layout=layout)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        status = self._lib.attn_backward(
+            self._handle, ctypes.byref(qd), ctypes.byref(kd),
+            ctypes.byref(vd),
+            *[ctypes.byref(d) if d is not None else None for d in descs],
+            ctypes.byref(options), ctypes.c_void_p(workspace.data_ptr()),
+            workspace.numel() * workspace.element_size(),
+            ctypes.c_void_p(stream))
+        self._check(status)
+        return tuple(grads)
 
 
 def flops_forward(b, hq, sq, sk, d, dv=None, causal=False):

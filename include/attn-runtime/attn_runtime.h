@@ -9,10 +9,11 @@
  *
  * Tensors are described in LOGICAL order whatever their memory layout:
  * Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, Hq, Sq, Dv],
- * LSE [B, Hq, Sq] (f32), with strides in elements. PyTorch's BHSD and
- * FlashAttention's BSHD are both just strides; the last dim must be
- * contiguous (stride 1). An optional mask (attn_options.mask) is
- * [B, Hq, Sq, Sk] in the same logical order, each dim the full size or 1.
+ * LSE [B, Hq, Sq] (f32), and for the backward dO like O and dQ, dK, dV like
+ * Q, K, V, with strides in elements. PyTorch's BHSD and FlashAttention's
+ * BSHD are both just strides; the last dim must be contiguous (stride 1).
+ * An optional mask (attn_options.mask) is [B, Hq, Sq, Sk] in the same
+ * logical order, each dim the full size or 1.
  *===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTN_RUNTIME_H
@@ -65,21 +66,22 @@ typedef struct attn_tensor {
   int64_t strides[4]; /* in elements */
 } attn_tensor;
 
-/* Attention options shared by forward and decode. A null `options` pointer
- * means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL}; options initialised
- * with fewer fields (or zeroed) have no mask.
+/* Attention options shared by forward, decode and backward. A null
+ * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL};
+ * options initialised with fewer fields (or zeroed) have no mask.
  *
- * `mask` (attn_forward only; attn_decode rejects one) is a rank-4 tensor in
- * logical order [B, Hq, Sq, Sk] whose dims are each the full size or 1 (1
- * broadcasts over that dim; its stride is then ignored), strides in
- * elements, none negative; no alignment or contiguity is required.
+ * `mask` (attn_forward and attn_backward; attn_decode rejects one) is a
+ * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
+ * full size or 1 (1 broadcasts over that dim; its stride is then ignored),
+ * strides in elements, none negative; no alignment or contiguity is
+ * required.
  *   - additive: dtype = q's dtype; added to the scaled scores before the
  *     softmax (-inf hides a key);
  *   - boolean: dtype ATTN_BOOL, one byte per element, nonzero keeps the key
  *     and zero hides it (PyTorch's boolean attn_mask).
  * It combines with causal and window (a key must pass both). A query row
- * that sees no key gets O = 0 and LSE = -inf. The module needs a forward
- * kernel built for that mask kind (manifest mask=add or mask=bool),
+ * that sees no key gets O = 0 and LSE = -inf. The module needs kernels
+ * built for that mask kind (manifest mask=add or mask=bool),
  * ATTN_ERROR_NO_KERNEL otherwise. */
 typedef struct attn_options {
   float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
@@ -151,6 +153,31 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
     attn_module *module, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_options *options, int64_t num_splits,
     int64_t *splits);
+
+/* Gradients of attn_forward by recomputation (FlashAttention-2's backward):
+ * from q, k, v, o, dout (dO, O's shape and dtype) and the forward's lse,
+ * writes dq, dk, dv (q's, k's, v's shapes, the operands' dtype; any layout
+ * by strides, last dim contiguous). Deterministic: the same inputs give
+ * bitwise the same gradients. GQA: dk, dv sum over the query heads of a
+ * group. Options as attn_forward (mask, causal, window, scale); a query row
+ * that sees no key contributes nothing (its dq row is 0). lse is required
+ * (f32 [B, Hq, Sq], as attn_forward wrote it for the same options).
+ * `workspace` is device memory, 256-byte aligned, of at least
+ * attn_backward_workspace_size(q) bytes (D = rowsum(dO * O), f32
+ * [B, Hq, Sq]). Launches three kernels on `stream`, in this order:
+ * backward_dot (D), backward_kv (dk, dv), backward_q (dq); the module needs
+ * all three for the call's dtype, head dims, causal and mask kind, else
+ * ATTN_ERROR_NO_KERNEL naming the kinds missing (ATTN_ERROR_DTYPE, as for
+ * attn_forward, when its backward kernels all have other dtypes).
+ * attn_backward_workspace_size returns -1, with attn_last_error() set, on a
+ * bad q. */
+ATTN_RUNTIME_API int64_t attn_backward_workspace_size(const attn_tensor *q);
+ATTN_RUNTIME_API attn_status attn_backward(
+    attn_module *module, const attn_tensor *q, const attn_tensor *k,
+    const attn_tensor *v, const attn_tensor *o, const attn_tensor *dout,
+    const attn_tensor *lse, const attn_tensor *dq, const attn_tensor *dk,
+    const attn_tensor *dv, const attn_options *options, void *workspace,
+    int64_t workspace_bytes, void *stream);
 
 #ifdef __cplusplus
 }

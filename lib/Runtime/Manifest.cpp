@@ -24,6 +24,30 @@ constexpr AbiEntry kAbi[] = {
   {#KIND, #NAME, #TYPE, RANK, AbiWhen::WHEN},
 #include "attn-runtime/attn_kernel_abi.def"
 };
+
+constexpr KernelKind kKinds[] = {
+#define ATTN_KERNEL_KIND(ENUM, KIND) KernelKind::ENUM,
+#include "attn-runtime/attn_kernel_abi.def"
+};
+
+/// Whether the ABI gives kernels of `kind` parameters that only some of
+/// them take (`when`: a mask operand, tensor maps): the manifest keys that
+/// ask for those (mask, tma) are for such kinds only.
+bool kindTakes(KernelKind kind, AbiWhen when) {
+  for (const AbiEntry &e : kAbi)
+    if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
+      return true;
+  return false;
+}
+
+/// The kinds that kindTakes(`when`), for messages: "forward, decode_partial".
+std::string kindsTaking(AbiWhen when) {
+  std::string names;
+  for (KernelKind kind : kKinds)
+    if (kindTakes(kind, when))
+      names += std::string(names.empty() ? "" : ", ") + kernelKindName(kind);
+  return names;
+}
 } // namespace
 
 std::string_view tensorMapSource(std::string_view name) {
@@ -455,13 +479,9 @@ attn_status Parser::parseKernel(int line,
     std::string bad = where + "bad value '" + std::string(value) + "' for '" +
                       std::string(key) + "'";
     if (key == "kind") {
-      static constexpr KernelKind kinds[] = {
-#define ATTN_KERNEL_KIND(ENUM, KIND) KernelKind::ENUM,
-#include "attn-runtime/attn_kernel_abi.def"
-      };
       std::string names;
       bool known = false;
-      for (KernelKind kind : kinds) {
+      for (KernelKind kind : kKinds) {
         names += std::string(names.empty() ? "" : ", ") + kernelKindName(kind);
         if (value == kernelKindName(kind)) {
           k.kind = kind;
@@ -523,6 +543,9 @@ attn_status Parser::parseKernel(int line,
   if (seen[0]) {
     switch (k.kind) {
     case KernelKind::Forward:
+    case KernelKind::BackwardDot:
+    case KernelKind::BackwardKeyValue:
+    case KernelKind::BackwardQuery:
       required = {"dtype",   "head_dim", "value_dim", "causal",
                   "block_q", "block_kv", "threads",   "smem"};
       break;
@@ -558,11 +581,13 @@ attn_status Parser::parseKernel(int line,
                            "grid=persistent is for kind=forward only "
                            "(this is kind=" +
                            kernelKindName(k.kind) + ")");
-  // Only forward kernels take a mask; mask=none is harmless elsewhere.
-  if (k.mask != MaskKind::None && k.kind != KernelKind::Forward)
+  // Only the kinds whose ABI has a mask operand take one; mask=none is
+  // harmless elsewhere.
+  if (k.mask != MaskKind::None && !kindTakes(k.kind, AbiWhen::mask))
     return error(line, where + "mask=" + maskKindName(k.mask) +
-                           " is for kind=forward only (this is kind=" +
-                           kernelKindName(k.kind) + ")");
+                           " is for the kinds whose kernels take a mask (" +
+                           kindsTaking(AbiWhen::mask) +
+                           "), not kind=" + kernelKindName(k.kind));
   if (seen[numKeys - 2])
     if (attn_status s = parseTma(line, where, tma, k))
       return s;
@@ -612,9 +637,9 @@ attn_status Parser::parseTma(int line, const std::string &where,
   if (tensors.empty())
     return error(line, where +
                            "tma is for the kinds whose kernels take "
-                           "tensor maps (forward, decode_partial), not "
-                           "kind=" +
-                           kernelKindName(k.kind));
+                           "tensor maps (" +
+                           kindsTaking(AbiWhen::tma) +
+                           "), not kind=" + kernelKindName(k.kind));
   std::string names;
   for (const std::string &t : tensors)
     names += (names.empty() ? "" : ", ") + t;

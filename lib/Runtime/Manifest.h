@@ -31,13 +31,21 @@ constexpr int kManifestVersion = 1;
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
 constexpr int64_t kMaxBlock = 1024;
 
-enum class KernelKind { Forward, DecodePartial, DecodeCombine };
+enum class KernelKind {
+  Forward,
+  DecodePartial,
+  DecodeCombine,
+  BackwardDot,
+  BackwardKeyValue,
+  BackwardQuery
+};
 
-/// "forward", "decode_partial", "decode_combine".
+/// "forward", "decode_partial", "decode_combine", "backward_dot",
+/// "backward_kv", "backward_q".
 ATTN_RUNTIME_API const char *kernelKindName(KernelKind kind);
 
-/// The manifest's `mask` key (forward kernels): the kernel takes no mask, an
-/// additive mask of its dtype, or a boolean (1-byte) mask.
+/// The manifest's `mask` key (forward and backward kernels): the kernel takes
+/// no mask, an additive mask of its dtype, or a boolean (1-byte) mask.
 enum class MaskKind { None, Add, Bool };
 
 /// "none", "add", "bool".
@@ -58,13 +66,13 @@ struct KernelSpec {
   std::string name;
   KernelKind kind = KernelKind::Forward;
   attn_dtype dtype = ATTN_F32;
-  int64_t headDim = 0; // forward, decode_partial
+  int64_t headDim = 0; // all kinds but decode_combine
   int64_t valueDim = 0;
-  attn_causal causal = ATTN_CAUSAL_NONE; // forward, decode_partial
-  MaskKind mask = MaskKind::None;        // forward
-  int64_t blockQ = 0;                    // forward
+  attn_causal causal = ATTN_CAUSAL_NONE; // all kinds but decode_combine
+  MaskKind mask = MaskKind::None;        // forward, backward_*
+  int64_t blockQ = 0;                    // forward, backward_*
   int64_t rows = 0;                      // decode_partial, decode_combine
-  int64_t blockKv = 0; // forward, decode_partial; decode_combine: columns
+  int64_t blockKv = 0; // forward, decode_partial, backward_*; combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,

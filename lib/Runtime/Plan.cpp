@@ -82,8 +82,8 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                  rawEnum(t->dtype));
   if (t->dtype == ATTN_BOOL)
     return failf(ATTN_ERROR_DTYPE,
-                 "%s: %s has dtype bool; only a mask may be bool (q, k, v "
-                 "and o are f32, f16 or bf16, lse f32)",
+                 "%s: %s has dtype bool; only a mask may be bool (the "
+                 "other tensors are f32, f16 or bf16, lse f32)",
                  api, name);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
@@ -249,31 +249,37 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
   return ATTN_OK;
 }
 
-/// Checks o and lse against the problem the inputs define.
-attn_status checkOutputs(const char *api, const attn_tensor *o,
-                         const attn_tensor *lse, const Problem &p) {
-  if (attn_status s = checkTensor(api, "o", o, 4, "B, Hq, Sq, Dv"))
+/// Checks a rank-4 tensor that must have `shape` (the sizes `dims` names)
+/// and q's dtype: o, and the backward's dout and gradients. An output may
+/// not have a zero stride over a dim of size > 1.
+attn_status checkShaped(const char *api, const char *name, const attn_tensor *t,
+                        const char *dims, const int64_t (&shape)[4],
+                        const Problem &p, bool output) {
+  if (attn_status s = checkTensor(api, name, t, 4, dims))
     return s;
-  if (o->dtype != p.dtype)
-    return failf(ATTN_ERROR_DTYPE, "%s: o has dtype %s, q has %s", api,
-                 dtypeName(o->dtype), dtypeName(p.dtype));
-  if (o->shape[0] != p.batch || o->shape[1] != p.headsQ ||
-      o->shape[2] != p.seqQ || o->shape[3] != p.valueDim)
-    return failf(ATTN_ERROR_SHAPE,
-                 "%s: o has shape %s, expected [%lld, %lld, %lld, %lld] "
-                 "(B, Hq, Sq, Dv)",
-                 api, shapeString(*o).c_str(), static_cast<long long>(p.batch),
-                 static_cast<long long>(p.headsQ),
-                 static_cast<long long>(p.seqQ),
-                 static_cast<long long>(p.valueDim));
-  if (attn_status s = checkStrides(api, "o", *o, true))
+  if (t->dtype != p.dtype)
+    return failf(ATTN_ERROR_DTYPE, "%s: %s has dtype %s, q has %s", api, name,
+                 dtypeName(t->dtype), dtypeName(p.dtype));
+  if (t->shape[0] != shape[0] || t->shape[1] != shape[1] ||
+      t->shape[2] != shape[2] || t->shape[3] != shape[3])
+    return failf(
+        ATTN_ERROR_SHAPE,
+        "%s: %s has shape %s, expected [%lld, %lld, %lld, %lld] (%s)", api,
+        name, shapeString(*t).c_str(), static_cast<long long>(shape[0]),
+        static_cast<long long>(shape[1]), static_cast<long long>(shape[2]),
+        static_cast<long long>(shape[3]), dims);
+  if (attn_status s = checkStrides(api, name, *t, output))
     return s;
-  if (attn_status s = checkExtent(api, "o", *o))
+  if (attn_status s = checkExtent(api, name, *t))
     return s;
-  if (attn_status s = checkAlignment(api, "o", *o))
-    return s;
-  if (!lse)
-    return ATTN_OK;
+  return checkAlignment(api, name, *t);
+}
+
+/// Checks an LSE tensor, f32 [B, Hq, Sq]: the forward's output, the
+/// backward's input. Kernels read and write it one f32 at a time, so it
+/// needs only 4-byte alignment.
+attn_status checkLse(const char *api, const attn_tensor *lse, const Problem &p,
+                     bool output) {
   if (attn_status s = checkTensor(api, "lse", lse, 3, "B, Hq, Sq"))
     return s;
   if (lse->dtype != ATTN_F32)
@@ -287,7 +293,7 @@ attn_status checkOutputs(const char *api, const attn_tensor *o,
         "(B, Hq, Sq)",
         api, shapeString(*lse).c_str(), static_cast<long long>(p.batch),
         static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
-  if (attn_status s = checkStrides(api, "lse", *lse, true))
+  if (attn_status s = checkStrides(api, "lse", *lse, output))
     return s;
   if (attn_status s = checkExtent(api, "lse", *lse))
     return s;
@@ -297,6 +303,48 @@ attn_status checkOutputs(const char *api, const attn_tensor *o,
                  "%s: lse->data 0x%llx is not 4-byte aligned", api,
                  static_cast<unsigned long long>(address));
   return ATTN_OK;
+}
+
+/// Checks o and lse (optional) against the problem the inputs define.
+attn_status checkOutputs(const char *api, const attn_tensor *o,
+                         const attn_tensor *lse, const Problem &p) {
+  const int64_t shape[4] = {p.batch, p.headsQ, p.seqQ, p.valueDim};
+  if (attn_status s = checkShaped(api, "o", o, "B, Hq, Sq, Dv", shape, p,
+                                  /*output=*/true))
+    return s;
+  return lse ? checkLse(api, lse, p, /*output=*/true) : ATTN_OK;
+}
+
+/// Checks the backward's tensors beyond q, k and v, in the order of its
+/// parameters: o and dout [B, Hq, Sq, Dv], the forward's lse (required
+/// here), then the gradients, each of its operand's shape; all of q's
+/// dtype but lse.
+attn_status checkBackwardTensors(const char *api, const BackwardTensors &t,
+                                 const Problem &p) {
+  const int64_t rows[4] = {p.batch, p.headsQ, p.seqQ, p.valueDim};
+  if (attn_status s =
+          checkShaped(api, "o", t.o, "B, Hq, Sq, Dv", rows, p, false))
+    return s;
+  if (attn_status s =
+          checkShaped(api, "dout", t.dout, "B, Hq, Sq, Dv", rows, p, false))
+    return s;
+  if (!t.lse)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: lse is null: the backward recomputes the attention "
+                 "weights from the forward's LSE (attn_forward with lse)",
+                 api);
+  if (attn_status s = checkLse(api, t.lse, p, /*output=*/false))
+    return s;
+  const int64_t query[4] = {p.batch, p.headsQ, p.seqQ, p.headDim};
+  const int64_t key[4] = {p.batch, p.headsKv, p.seqK, p.headDim};
+  const int64_t value[4] = {p.batch, p.headsKv, p.seqK, p.valueDim};
+  if (attn_status s =
+          checkShaped(api, "dq", t.dq, "B, Hq, Sq, D", query, p, true))
+    return s;
+  if (attn_status s =
+          checkShaped(api, "dk", t.dk, "B, Hkv, Sk, D", key, p, true))
+    return s;
+  return checkShaped(api, "dv", t.dv, "B, Hkv, Sk, Dv", value, p, true);
 }
 
 /// Checks options->mask of a forward call against the problem and records
@@ -357,6 +405,23 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
   return checkExtent(api, "mask", stepped);
 }
 
+/// What a call asks of a kernel of `kinds`: "bf16 d128/128 causal=top_left
+/// mask=bool". The mask kind is named when the call has a mask or the
+/// module has masked kernels of those kinds: either may be what is missing.
+std::string describeCall(const ManifestSection &section,
+                         std::initializer_list<KernelKind> kinds,
+                         const Problem &p) {
+  std::string call =
+      std::string(dtypeName(p.dtype)) + " d" + std::to_string(p.headDim) + "/" +
+      std::to_string(p.valueDim) + " causal=" + causalName(p.causal);
+  bool masks = p.mask != MaskKind::None;
+  for (KernelKind kind : kinds)
+    masks = masks || section.hasMasks(kind);
+  if (masks)
+    call += std::string(" mask=") + maskKindName(p.mask);
+  return call;
+}
+
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
 /// ATTN_ERROR_NO_KERNEL with the kernels the module does have.
 attn_status findKernel(const char *api, const ManifestSection &section,
@@ -376,18 +441,71 @@ attn_status findKernel(const char *api, const ManifestSection &section,
                  "dv%lld (it has: %s)",
                  api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
                  section.describe(kind).c_str());
-  // The mask kind is named when the call has a mask or the module has
-  // masked kernels: either may be what is missing.
-  std::string mask;
-  if (p.mask != MaskKind::None || section.hasMasks(kind))
-    mask = std::string(" mask=") + maskKindName(p.mask);
   return failf(ATTN_ERROR_NO_KERNEL,
-               "%s: the module has no %s kernel for %s d%lld/%lld "
-               "causal=%s%s (it has: %s)",
-               api, kernelKindName(kind), dtypeName(p.dtype),
-               static_cast<long long>(p.headDim),
-               static_cast<long long>(p.valueDim), causalName(p.causal),
-               mask.c_str(), section.describe(kind).c_str());
+               "%s: the module has no %s kernel for %s (it has: %s)", api,
+               kernelKindName(kind), describeCall(section, {kind}, p).c_str(),
+               section.describe(kind).c_str());
+}
+
+/// The backward's kernels, in launch order.
+constexpr KernelKind kBackwardKinds[3] = {KernelKind::BackwardDot,
+                                          KernelKind::BackwardKeyValue,
+                                          KernelKind::BackwardQuery};
+
+/// The backward kernels of `section`, kind by kind, for messages:
+/// "backward_dot: bf16 d64/64 causal=none; backward_kv: none; ...".
+std::string describeBackward(const ManifestSection &section) {
+  std::string out;
+  for (KernelKind kind : kBackwardKinds)
+    out += std::string(out.empty() ? "" : "; ") + kernelKindName(kind) + ": " +
+           section.describe(kind);
+  return out;
+}
+
+/// The backward's three kernels for the problem, all of one specialisation.
+/// A module whose backward kernels all have other dtypes is ATTN_ERROR_DTYPE,
+/// as for the forward; any other miss, a module without backward kernels or
+/// without one of the three kinds included, is ATTN_ERROR_NO_KERNEL naming
+/// the kinds that are missing.
+attn_status findBackwardKernels(const char *api, const ManifestSection &section,
+                                const Problem &p,
+                                const KernelSpec *(&kernels)[3]) {
+  std::vector<const char *> missing;
+  bool anyBackward = false, anyOfDtype = false;
+  for (int i = 0; i < 3; ++i) {
+    KernelKind kind = kBackwardKinds[i];
+    kernels[i] =
+        section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
+    anyOfDtype = anyOfDtype || section.hasDtype(kind, p.dtype);
+    for (const KernelSpec &k : section.kernels)
+      anyBackward = anyBackward || k.kind == kind;
+    if (!kernels[i])
+      missing.push_back(kernelKindName(kind));
+  }
+  if (missing.empty())
+    return ATTN_OK;
+  if (anyBackward && !anyOfDtype)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: the module has no backward kernels for dtype %s (it "
+                 "has %s)",
+                 api, dtypeName(p.dtype), describeBackward(section).c_str());
+  std::string kinds;
+  for (size_t i = 0; i < missing.size(); ++i)
+    kinds += std::string(i == 0                    ? ""
+                         : i + 1 == missing.size() ? " or "
+                                                   : ", ") +
+             missing[i];
+  std::string call =
+      describeCall(section,
+                   {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
+                    KernelKind::BackwardQuery},
+                   p);
+  return failf(ATTN_ERROR_NO_KERNEL,
+               "%s: the module has no %s kernel for %s (a backward call "
+               "launches backward_dot, backward_kv and backward_q kernels of "
+               "its dtype, head dims, causal and mask kind; it has %s)",
+               api, kinds.c_str(), call.c_str(),
+               describeBackward(section).c_str());
 }
 
 void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,
@@ -635,6 +753,67 @@ bool queryRows(int64_t batch, int64_t heads, int64_t seq, int64_t &rows) {
   return mul(batch, heads, rows) && mul(rows, seq, rows);
 }
 
+/// The caller's workspace: not null, kWorkspaceAlignment-aligned, at least
+/// `needed` bytes. `need` says what needs them ("16 splits need"),
+/// `sizeFunction` which function of the API computes it.
+attn_status checkWorkspace(const char *api, const void *workspace,
+                           int64_t bytes, int64_t needed,
+                           const std::string &need, const char *sizeFunction) {
+  if (!workspace)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: workspace is null (%s %lld bytes)", api, need.c_str(),
+                 static_cast<long long>(needed));
+  uint64_t address = reinterpret_cast<uint64_t>(workspace);
+  if (address % kWorkspaceAlignment)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: workspace 0x%llx is not %lld-byte aligned", api,
+                 static_cast<unsigned long long>(address),
+                 static_cast<long long>(kWorkspaceAlignment));
+  if (bytes < needed)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: workspace has %lld bytes, %s %lld (%s)", api,
+                 static_cast<long long>(bytes), need.c_str(),
+                 static_cast<long long>(needed), sizeFunction);
+  return ATTN_OK;
+}
+
+/// The backward's workspace: D = rowsum(dO * O), one f32 per query row.
+/// False when that is more than kMaxWorkspaceBytes.
+bool backwardBytesFor(int64_t batch, int64_t heads, int64_t seq,
+                      int64_t &bytes) {
+  int64_t rows = 0;
+  return queryRows(batch, heads, seq, rows) && mul(rows, 4, bytes) &&
+         bytes <= kMaxWorkspaceBytes;
+}
+
+/// "the f32 row sums of 2 x 8 x 77 query rows": what the backward's
+/// workspace holds, for messages.
+std::string backwardRowSums(int64_t batch, int64_t heads, int64_t seq) {
+  return "the f32 row sums of " + std::to_string(batch) + " x " +
+         std::to_string(heads) + " x " + std::to_string(seq) + " query rows";
+}
+
+/// The arguments of every backward kernel, in attn_kernel_abi.def's order:
+/// the tensors as the caller gave them, row_dot over the workspace
+/// (contiguous [B, Hq, Sq] f32), the mask when the kernels take one, then
+/// scale_log2 and window.
+std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
+                                   const attn_tensor *mask, uint64_t rowDot,
+                                   const Problem &p) {
+  std::vector<uint64_t> args;
+  for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
+    pushTensor(args, *x);
+  pushTensor(args, *t.lse);
+  for (const attn_tensor *x : {t.dq, t.dk, t.dv})
+    pushTensor(args, *x);
+  pushContiguous(args, rowDot, {p.batch, p.headsQ, p.seqQ});
+  if (p.mask != MaskKind::None)
+    pushMask(args, *mask, p);
+  pushF32(args, p.scaleLog2);
+  args.push_back(static_cast<uint64_t>(p.window));
+  return args;
+}
+
 } // namespace
 
 std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
@@ -804,24 +983,11 @@ attn_status planDecode(const ManifestSection &section, int smCount,
         "rows need more than 2^50 bytes of workspace",
         api, static_cast<long long>(splits), static_cast<long long>(p.batch),
         static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
-  if (!workspace)
-    return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: workspace is null (%lld splits need %lld bytes)", api,
-                 static_cast<long long>(splits),
-                 static_cast<long long>(needed));
+  std::string need = std::to_string(splits) + " splits need";
+  if (attn_status s = checkWorkspace(api, workspace, workspaceBytes, needed,
+                                     need, "attn_decode_workspace_size"))
+    return s;
   uint64_t address = reinterpret_cast<uint64_t>(workspace);
-  if (address % kWorkspaceAlignment)
-    return failf(ATTN_ERROR_ALIGNMENT,
-                 "%s: workspace 0x%llx is not %lld-byte aligned", api,
-                 static_cast<unsigned long long>(address),
-                 static_cast<long long>(kWorkspaceAlignment));
-  if (workspaceBytes < needed)
-    return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: workspace has %lld bytes, %lld splits need %lld "
-                 "(attn_decode_workspace_size)",
-                 api, static_cast<long long>(workspaceBytes),
-                 static_cast<long long>(splits),
-                 static_cast<long long>(needed));
 
   plan.numSplits = splits;
   plan.chunk = ceilDiv(p.seqK, splits);
@@ -859,6 +1025,73 @@ attn_status planDecode(const ManifestSection &section, int smCount,
   pushContiguous(second.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
   pushTensor(second.args, *o);
   pushLse(second.args, lse, p);
+  return ATTN_OK;
+}
+
+int64_t backwardWorkspaceBytes(const attn_tensor *q) {
+  const char *api = "attn_backward_workspace_size";
+  if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+    return -1;
+  int64_t bytes = 0;
+  if (!backwardBytesFor(q->shape[0], q->shape[1], q->shape[2], bytes)) {
+    failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
+          backwardRowSums(q->shape[0], q->shape[1], q->shape[2]).c_str());
+    return -1;
+  }
+  return bytes;
+}
+
+attn_status planBackward(const ManifestSection &section,
+                         const BackwardTensors &t, const attn_options *options,
+                         const void *workspace, int64_t workspaceBytes,
+                         BackwardPlan &plan) {
+  const char *api = "attn_backward";
+  Problem p;
+  if (attn_status s = checkInputs(api, t.q, t.k, t.v, options, p))
+    return s;
+  if (attn_status s = checkBackwardTensors(api, t, p))
+    return s;
+  const attn_tensor *mask = options ? options->mask : nullptr;
+  if (attn_status s = checkMask(api, mask, p))
+    return s;
+  const KernelSpec *kernels[3];
+  if (attn_status s = findBackwardKernels(api, section, p, kernels))
+    return s;
+  plan.dot.kernel = kernels[0];
+  plan.keyValue.kernel = kernels[1];
+  plan.query.kernel = kernels[2];
+  // dot and query work on query tiles, key_value on key tiles, each CTA
+  // of key_value summing dK and dV over every query head of its group.
+  if (attn_status s =
+          setGrid(api, plan.dot, ceilDiv(p.seqQ, kernels[0]->blockQ), p.headsQ,
+                  p.batch))
+    return s;
+  if (attn_status s =
+          setGrid(api, plan.keyValue, ceilDiv(p.seqK, kernels[1]->blockKv),
+                  p.headsKv, p.batch))
+    return s;
+  if (attn_status s =
+          setGrid(api, plan.query, ceilDiv(p.seqQ, kernels[2]->blockQ),
+                  p.headsQ, p.batch))
+    return s;
+
+  std::string rowSums = backwardRowSums(p.batch, p.headsQ, p.seqQ);
+  int64_t needed = 0;
+  if (!backwardBytesFor(p.batch, p.headsQ, p.seqQ, needed))
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: %s need more than 2^50 bytes of workspace", api,
+                 rowSums.c_str());
+  if (attn_status s =
+          checkWorkspace(api, workspace, workspaceBytes, needed,
+                         rowSums + " need", "attn_backward_workspace_size"))
+    return s;
+  plan.workspaceBytes = needed;
+  std::vector<uint64_t> args =
+      backwardArgs(t, mask, reinterpret_cast<uint64_t>(workspace), p);
+  for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {
+    l->args = args;
+    l->tensorMaps.clear(); // the backward kinds take none
+  }
   return ATTN_OK;
 }
 

@@ -1,11 +1,11 @@
 //===- Plan.h - argument checks and launch plans ----------------*- C++ -*-===//
 //
-// Turns one attn_forward / attn_decode call into the launches it needs (the
-// kernel, grid, block, dynamic shared memory, the parameter words of
-// docs/KernelABI.md and the tensor maps to encode), after checking every
-// argument. Nothing here touches CUDA: a plan is pure data, so the tests
-// check arguments and parameter packing without a GPU, and the C API only
-// encodes and launches what a plan says.
+// Turns one attn_forward / attn_decode / attn_backward call into the
+// launches it needs (the kernel, grid, block, dynamic shared memory, the
+// parameter words of docs/KernelABI.md and the tensor maps to encode), after
+// checking every argument. Nothing here touches CUDA: a plan is pure data,
+// so the tests check arguments and parameter packing without a GPU, and the
+// C API only encodes and launches what a plan says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +19,13 @@
 
 namespace attn::runtime {
 
-/// The alignment of the decode workspace and of its two parts.
+/// The alignment of the decode and backward workspaces and of decode's two
+/// parts.
 constexpr int64_t kWorkspaceAlignment = 256;
 
-/// The largest decode workspace the runtime plans (2^50 bytes, far past any
-/// device's memory); beyond it attn_decode and attn_decode_workspace_size
-/// fail with ATTN_ERROR_SHAPE.
+/// The largest workspace the runtime plans (2^50 bytes, far past any
+/// device's memory); beyond it attn_decode, attn_backward and their
+/// workspace sizes fail with ATTN_ERROR_SHAPE.
 constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 50;
 
 /// The bytes of data pointers and row strides must be a multiple of this.
@@ -87,6 +88,22 @@ struct DecodePlan {
   int64_t workspaceBytes = 0; // what the plan uses
 };
 
+/// The tensors of an attn_backward call, as the C API takes them.
+struct BackwardTensors {
+  const attn_tensor *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr,
+                    *dout = nullptr, *lse = nullptr;
+  const attn_tensor *dq = nullptr, *dk = nullptr, *dv = nullptr;
+};
+
+/// The backward's launches, in the order they run on the stream:
+/// backward_dot writes D = rowsum(dO * O) into the workspace, then
+/// backward_kv (dK, dV) and backward_q (dQ) read it. All three take the
+/// same arguments.
+struct BackwardPlan {
+  Launch dot, keyValue, query;
+  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq f32
+};
+
 /// The parameter sizes in bytes, in order, that the ABI gives `kernel`: 8
 /// for each word of a memref descriptor (3 + 2 * rank) and for i64, 4 for
 /// f32, 128 for a tensor map.
@@ -107,6 +124,19 @@ ATTN_RUNTIME_API attn_status planDecode(
     const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
     const attn_tensor *lse, const attn_options *options, int64_t numSplits,
     const void *workspace, int64_t workspaceBytes, DecodePlan &plan);
+
+/// Checks a backward call (options->mask included) and plans its three
+/// launches with kernels of `section`, D in `workspace`.
+ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
+                                          const BackwardTensors &tensors,
+                                          const attn_options *options,
+                                          const void *workspace,
+                                          int64_t workspaceBytes,
+                                          BackwardPlan &plan);
+
+/// The backward's workspace bytes for `q` (B * Hq * Sq * 4); -1 (with the
+/// last error set) on bad arguments.
+ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const attn_tensor *q);
 
 /// The split count for B * Hkv CTAs per split on `smCount` SMs: the count
 /// with the fewest (CTAs on the busiest SM) x (tiles per split + 2), at most

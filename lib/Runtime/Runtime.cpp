@@ -465,4 +465,39 @@ attn_status attn_decode(attn_module *module, const attn_tensor *q,
   }
 }
 
+int64_t attn_backward_workspace_size(const attn_tensor *q) {
+  try {
+    return backwardWorkspaceBytes(q);
+  } catch (...) {
+    internalError("attn_backward_workspace_size", "unexpected exception");
+    return -1;
+  }
+}
+
+attn_status attn_backward(attn_module *module, const attn_tensor *q,
+                          const attn_tensor *k, const attn_tensor *v,
+                          const attn_tensor *o, const attn_tensor *dout,
+                          const attn_tensor *lse, const attn_tensor *dq,
+                          const attn_tensor *dk, const attn_tensor *dv,
+                          const attn_options *options, void *workspace,
+                          int64_t workspace_bytes, void *stream) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_backward: module is null");
+  try {
+    const BackwardTensors tensors = {q, k, v, o, dout, lse, dq, dk, dv};
+    BackwardPlan plan;
+    if (attn_status s = planBackward(*module->section, tensors, options,
+                                     workspace, workspace_bytes, plan))
+      return s;
+    // One stream orders them: the other two read the D that the first
+    // writes.
+    for (const Launch *l : {&plan.dot, &plan.keyValue, &plan.query})
+      if (attn_status s = launch(*module, *l, stream))
+        return s;
+    return ATTN_OK;
+  } catch (...) {
+    return internalError("attn_backward", "unexpected exception");
+  }
+}
+
 } // extern "C"

@@ -2,14 +2,16 @@
 //
 // Simple, obviously correct kernels with the parameters, grids and semantics
 // of docs/KernelABI.md (memref descriptors expanded, scale_log2, window,
-// the forward mask operand), for every dtype, head dim 64 and 128,
-// causal kind and forward mask kind (none, add, bool). nvcc turns
+// the mask operand), for every dtype, head dim 64 and 128, causal kind and
+// mask kind (none, add, bool): forward, decode, and for f16 and bf16 the
+// backward's three kinds (deterministic: each output element summed by
+// one warp in a fixed order). nvcc turns
 // them into PTX and CMake writes their manifest (test/GPU/CMakeLists.txt,
 // target attn-reference-kernels), so the runtime, its Python binding, the
 // GPU tests and the benchmark can run end to end on a GPU without the
 // compiler, and a failure in the compiler's kernels is not mistaken for one
-// in the runtime. They are not fast: one warp per query row, each lane
-// holding D / 32 elements of q and of the accumulator.
+// in the runtime. They are not fast: one warp per query row (backward_kv:
+// per key), each lane holding D / 32 elements of q and of the accumulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,6 +260,173 @@ __device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
   }
 }
 
+/// A row of a rank-4 view: element e of row i of head h, batch b, at
+/// rowOf(t, b, h, i)[e].
+template <typename T>
+__device__ T *rowOf(const View<T, 4> &t, int64_t b, int64_t h, int64_t i) {
+  return t.data + b * t.strides[0] + h * t.strides[1] + i * t.strides[2];
+}
+
+template <typename T>
+__device__ float &at(const View<T, 3> &t, int64_t b, int64_t h, int64_t i) {
+  return t.data[b * t.strides[0] + h * t.strides[1] + i * t.strides[2]];
+}
+
+/// x . y for x held by the warp (x[t] is element lane + 32 t) and y a row
+/// of n elements in memory.
+template <typename T>
+__device__ float dotLanes(const float (&x)[kMaxPerLane], const T *y,
+                          int64_t n) {
+  int lane = threadIdx.x % 32;
+  float partial = 0;
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < n)
+      partial += x[t] * toFloat(y[e]);
+  }
+  return warpSum(partial);
+}
+
+/// The arguments of the backward kernels (docs/KernelABI.md), as views.
+template <typename T, typename TM> struct Grads {
+  View<T, 4> q, k, v, o, dout;
+  View<float, 3> lse;
+  View<T, 4> dq, dk, dv;
+  View<float, 3> rowDot;
+  View<TM, 4> mask;
+  float scaleLog2;
+  int64_t window;
+};
+
+/// The base-2 score of query row i of head h (q_i held by the warp) and key
+/// j of KV head kh, with the mask's bias; -inf where the mask hides the
+/// key.
+template <typename T, int M, typename TM>
+__device__ float score2(const Grads<T, TM> &g, const float (&qi)[kMaxPerLane],
+                        int64_t b, int64_t h, int64_t kh, int64_t i,
+                        int64_t j) {
+  float bias = 0;
+  if constexpr (M != NoMask) {
+    TM x = g.mask.data[b * g.mask.strides[0] + h * g.mask.strides[1] +
+                       i * g.mask.strides[2] + j * g.mask.strides[3]];
+    if constexpr (M == BoolMask) {
+      if (!x)
+        return -INFINITY; // the same on every lane
+    } else {
+      bias = toFloat(x) * kLog2e;
+    }
+  }
+  return dotLanes(qi, rowOf(g.k, b, kh, j), g.q.sizes[3]) * g.scaleLog2 + bias;
+}
+
+/// backward_dot: D_i = rowsum(dO_i * O_i), one query row per warp.
+template <typename T, int C, int M, typename TM>
+__device__ void backwardDot(const Grads<T, TM> &g) {
+  int warps = blockDim.x / 32;
+  int64_t i = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
+  int64_t h = blockIdx.y, b = blockIdx.z;
+  if (i >= g.o.sizes[2])
+    return;
+  float oi[kMaxPerLane];
+  loadQuery(g.o, b, h, i, oi);
+  float sum = dotLanes(oi, rowOf(g.dout, b, h, i), g.o.sizes[3]);
+  if (threadIdx.x % 32 == 0)
+    at(g.rowDot, b, h, i) = sum;
+}
+
+/// backward_q: dQ_i = scale sum_j dS_ij K_j, dS_ij = P_ij (dO_i . V_j - D_i),
+/// P_ij = exp(s_ij - LSE_i), one query row per warp, keys in order.
+template <typename T, int C, int M, typename TM>
+__device__ void backwardQuery(const Grads<T, TM> &g) {
+  int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  int64_t i = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
+  int64_t h = blockIdx.y, b = blockIdx.z;
+  int64_t sq = g.q.sizes[2], sk = g.k.sizes[2], d = g.q.sizes[3];
+  int64_t dv = g.v.sizes[3];
+  if (i >= sq)
+    return;
+  int64_t kh = h / (g.q.sizes[1] / g.k.sizes[1]);
+  float qi[kMaxPerLane], doi[kMaxPerLane], acc[kMaxPerLane] = {};
+  loadQuery(g.q, b, h, i, qi);
+  loadQuery(g.dout, b, h, i, doi);
+  float lse2 = at(g.lse, b, h, i) * kLog2e, di = at(g.rowDot, b, h, i);
+  int64_t lo, hi;
+  visibleKeys<C>(i, sq, sk, g.window, lo, hi);
+  // A row that sees no key (LSE = -inf) has no gradient.
+  for (int64_t j = lo; lse2 > -INFINITY && j < hi; ++j) {
+    float s = score2<T, M, TM>(g, qi, b, h, kh, i, j);
+    if (s == -INFINITY)
+      continue;
+    float p = exp2f(s - lse2);
+    float ds = p * (dotLanes(doi, rowOf(g.v, b, kh, j), dv) - di);
+    const T *kj = rowOf(g.k, b, kh, j);
+#pragma unroll
+    for (int t = 0; t < kMaxPerLane; ++t) {
+      int64_t e = lane + 32 * t;
+      if (e < d)
+        acc[t] += ds * toFloat(kj[e]);
+    }
+  }
+  float scale = g.scaleLog2 * kLn2;
+  T *out = rowOf(g.dq, b, h, i);
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < d)
+      out[e] = fromFloat<T>(acc[t] * scale);
+  }
+}
+
+/// backward_kv: dV_j = sum P_ij dO_i and dK_j = scale sum dS_ij Q_i over
+/// the rows i of every query head of KV head kh's group that see key j, one
+/// key per warp, rows in order.
+template <typename T, int C, int M, typename TM>
+__device__ void backwardKeyValue(const Grads<T, TM> &g) {
+  int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  int64_t j = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
+  int64_t kh = blockIdx.y, b = blockIdx.z;
+  int64_t sq = g.q.sizes[2], sk = g.k.sizes[2], d = g.q.sizes[3];
+  int64_t dv = g.v.sizes[3];
+  if (j >= sk)
+    return;
+  int64_t group = g.q.sizes[1] / g.k.sizes[1];
+  float dkj[kMaxPerLane] = {}, dvj[kMaxPerLane] = {};
+  for (int64_t h = kh * group; h < (kh + 1) * group; ++h) {
+    for (int64_t i = 0; i < sq; ++i) {
+      int64_t lo, hi;
+      visibleKeys<C>(i, sq, sk, g.window, lo, hi);
+      float lse2 = at(g.lse, b, h, i) * kLog2e;
+      if (j < lo || j >= hi || lse2 == -INFINITY)
+        continue;
+      float qi[kMaxPerLane], doi[kMaxPerLane];
+      loadQuery(g.q, b, h, i, qi);
+      float s = score2<T, M, TM>(g, qi, b, h, kh, i, j);
+      if (s == -INFINITY)
+        continue;
+      float p = exp2f(s - lse2);
+      loadQuery(g.dout, b, h, i, doi);
+      float ds =
+          p * (dotLanes(doi, rowOf(g.v, b, kh, j), dv) - at(g.rowDot, b, h, i));
+#pragma unroll
+      for (int t = 0; t < kMaxPerLane; ++t) {
+        dvj[t] += p * doi[t];
+        dkj[t] += ds * qi[t];
+      }
+    }
+  }
+  float scale = g.scaleLog2 * kLn2;
+  T *dkOut = rowOf(g.dk, b, kh, j), *dvOut = rowOf(g.dv, b, kh, j);
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < d)
+      dkOut[e] = fromFloat<T>(dkj[t] * scale);
+    if (e < dv)
+      dvOut[e] = fromFloat<T>(dvj[t]);
+  }
+}
+
 } // namespace
 
 // The expanded memref descriptor of docs/KernelABI.md: allocated pointer,
@@ -331,6 +500,45 @@ __device__ void decodeCombine(View<float, 5> po, View<float, 4> plse,
                      ATTN_VIEW4(T, o), ATTN_VIEW3(float, lse), 4);             \
   }
 
+// The backward kernels: the same parameters for the three kinds, the mask
+// after row_dot in masked ones. FN is backwardDot, backwardKeyValue or
+// backwardQuery.
+#define ATTN_BACKWARD_MEMREFS(T)                                               \
+  ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),                  \
+      ATTN_MEMREF4(T, o), ATTN_MEMREF4(T, dout), ATTN_MEMREF3(float, lse),     \
+      ATTN_MEMREF4(T, dq), ATTN_MEMREF4(T, dk), ATTN_MEMREF4(T, dv),           \
+      ATTN_MEMREF3(float, rowDot)
+#define ATTN_BACKWARD_VIEWS(T)                                                 \
+  ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v), ATTN_VIEW4(T, o),      \
+      ATTN_VIEW4(T, dout), ATTN_VIEW3(float, lse), ATTN_VIEW4(T, dq),          \
+      ATTN_VIEW4(T, dk), ATTN_VIEW4(T, dv), ATTN_VIEW3(float, rowDot)
+#define ATTN_BACKWARD(T, NAME, FN, C)                                          \
+  extern "C" __global__ void NAME(ATTN_BACKWARD_MEMREFS(T), float scaleLog2,   \
+                                  int64_t window) {                            \
+    FN<T, C, NoMask, uint8_t>(                                                 \
+        Grads<T, uint8_t>{ATTN_BACKWARD_VIEWS(T), {}, scaleLog2, window});     \
+  }
+#define ATTN_BACKWARD_MASKED(T, TM, NAME, FN, C, M)                            \
+  extern "C" __global__ void NAME(ATTN_BACKWARD_MEMREFS(T),                    \
+                                  ATTN_MEMREF4(TM, mask), float scaleLog2,     \
+                                  int64_t window) {                            \
+    FN<T, C, M, TM>(Grads<T, TM>{ATTN_BACKWARD_VIEWS(T), ATTN_VIEW4(TM, mask), \
+                                 scaleLog2, window});                          \
+  }
+#define ATTN_BACKWARD_MASKS(T, NAME, FN, C)                                    \
+  ATTN_BACKWARD(T, NAME, FN, C)                                                \
+  ATTN_BACKWARD_MASKED(T, T, NAME##_add, FN, C, AddMask)                       \
+  ATTN_BACKWARD_MASKED(T, uint8_t, NAME##_bool, FN, C, BoolMask)
+#define ATTN_BACKWARD_KINDS(T, TY, D, CN, C)                                   \
+  ATTN_BACKWARD_MASKS(T, ref_bwd_dot_##TY##_d##D##_##CN, backwardDot, C)       \
+  ATTN_BACKWARD_MASKS(T, ref_bwd_kv_##TY##_d##D##_##CN, backwardKeyValue, C)   \
+  ATTN_BACKWARD_MASKS(T, ref_bwd_q_##TY##_d##D##_##CN, backwardQuery, C)
+// f16 and bf16, as the compiler's backward kernels.
+#define ATTN_BACKWARD_ALL(T, TY, D)                                            \
+  ATTN_BACKWARD_KINDS(T, TY, D, none, None)                                    \
+  ATTN_BACKWARD_KINDS(T, TY, D, top_left, TopLeft)                             \
+  ATTN_BACKWARD_KINDS(T, TY, D, bottom_right, BottomRight)
+
 // The code reads D from the descriptors; each head dim has entries of its
 // own because the manifest names one entry per (kind, dtype, D, causal,
 // mask).
@@ -356,3 +564,7 @@ ATTN_ALL(__half, f16, 64)
 ATTN_ALL(__half, f16, 128)
 ATTN_ALL(__nv_bfloat16, bf16, 64)
 ATTN_ALL(__nv_bfloat16, bf16, 128)
+ATTN_BACKWARD_ALL(__half, f16, 64)
+ATTN_BACKWARD_ALL(__half, f16, 128)
+ATTN_BACKWARD_ALL(__nv_bfloat16, bf16, 64)
+ATTN_BACKWARD_ALL(__nv_bfloat16, bf16, 128)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """GPU tests of attn's generated kernels, run through the runtime's binding.
 
-Runs the forward and split-KV decode kernels of a manifest on fresh random
-inputs and compares them with a float64 reference computed by torch on the
-GPU; then checks that bad arguments fail cleanly, with the right status,
-before anything is launched. Kinds the manifest lacks (a dtype, a head dim, a
-causal kind, a mask kind, decode) are reported as skipped, never as passed.
+Runs the forward, split-KV decode and backward kernels of a manifest on
+fresh random inputs and compares them with a float64 reference computed by
+torch on the GPU; then checks that bad arguments fail cleanly, with the
+right status, before anything is launched. Kinds the manifest lacks (a
+dtype, a head dim, a causal kind, a mask kind, decode, one of the backward's
+three kernels) are reported as skipped, never as passed.
 
 Masked forward cases (mask=add / mask=bool kernels) draw a mask of one of
 the shapes [B, Hq, Sq, Sk], [1, 1, Sq, Sk], [Sq, Sk], [B, 1, 1, Sk] (and a
@@ -22,6 +23,16 @@ will not meet it: that is a finding, not a flaky test). On LSE (f32 in every
 case): max |LSE - ref| <= 1e-3 where the reference row sees a key, and -inf
 exactly where it sees none (O = 0 there). Outputs are filled with NaN
 before each run, so an element a kernel never writes fails the case.
+
+Backward cases (names start with "backward"; --filter backward runs them
+and the backward's error cases alone): O and LSE from the float64
+reference (O rounded to the dtype), dO random, then dQ, dK, dV against
+float64 autograd through a plain softmax attention, each within
+max |grad - ref| <= 2e-2 max |ref| for bf16, 5e-3 max |ref| for f16; every
+element finite (the gradients are filled with NaN first), and exactly 0 in
+the rows of dQ whose query sees no key and the rows of dK, dV whose key no
+query sees. Cases marked "twice" run again into fresh NaN buffers and must
+give bitwise the same gradients (the backward is deterministic).
 
 Prints one line per case, then "N passed, N failed, N skipped"; writes the
 results as JSON after every case (a crash or a timeout keeps what ran).
@@ -43,6 +54,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import attn_runtime  # noqa: E402
 
 TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-4}
+# Of each gradient, relative to its largest reference element: the kernels
+# round P and dS to the dtype before their MMAs, and O before D = rowsum.
+GRAD_TOLERANCE = {"bf16": 2e-2, "f16": 5e-3}
+BACKWARD_KINDS = ("backward_dot", "backward_kv", "backward_q")
 LSE_TOLERANCE = 1e-3
 TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16,
                "f32": torch.float32}
@@ -148,6 +163,93 @@ def compare(o, lse, ref_o, ref_lse, dtype):
         result["detail"] = "; ".join(problems)
     return result
 
+def visibility(b, hq, sq, sk, causal, window, mask, device):
+    """Which keys each query row sees, [B, Hq, Sq, Sk] (broadcast views
+    where it can): the mask (False or -inf hides), causal and window."""
+    visible = torch.ones((1, 1, sq, sk), dtype=torch.bool, device=device)
+    if causal != "none":
+        keys = torch.arange(sk, device=device)
+        diag = torch.arange(sq, device=device)
+        if causal == "bottom_right":
+            diag = diag + (sk - sq)
+        visible = keys[None, :] <= diag[:, None]
+        if window is not None and window >= 0:
+            visible &= keys[None, :] >= diag[:, None] - window
+        visible = visible[None, None]
+    if mask is not None:
+        keep = mask if mask.dtype == torch.bool else ~torch.isneginf(mask)
+        visible = visible & keep
+    return visible.expand(b, hq, sq, sk)
+
+
+def reference_grads(q, k, v, dout, causal, window, scale, mask=None):
+    """dQ, dK, dV in float64 by autograd through a plain softmax attention
+    of logical BHSD views (K and V repeated per query head, so that dK and
+    dV sum over a group), and the visibility [B, Hq, Sq, Sk]. A row that
+    sees no key has P = 0 (no NaN: its max is taken as 0)."""
+    b, hq, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
+    group = hq // hkv
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    visible = visibility(b, hq, sq, sk, causal, window, mask, q.device)
+    q64 = q.double().requires_grad_()
+    k64 = k.double().requires_grad_()
+    v64 = v.double().requires_grad_()
+    s = torch.einsum("bhqd,bhkd->bhqk", q64,
+                     k64.repeat_interleave(group, dim=1)) * scale
+    if mask is not None and mask.dtype != torch.bool:
+        s = s + torch.nan_to_num(mask.double(), neginf=0.0)
+    s = s.masked_fill(~visible, float("-inf"))
+    top = s.detach().amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    e = torch.exp(s - top)
+    total = e.sum(dim=-1, keepdim=True)
+    p = e / torch.where(total > 0, total, torch.ones_like(total))
+    o = torch.einsum("bhqk,bhkd->bhqd", p, v64.repeat_interleave(group, dim=1))
+    o.backward(dout.double())
+    return q64.grad, k64.grad, v64.grad, visible
+
+
+def compare_grads(grads, refs, visible, hkv, dtype):
+    """The metrics of a backward case and whether they pass: per gradient,
+    max |g - ref| / max |ref|, the non-finite elements, and the nonzero ones
+    where no score reaches them (dQ rows that see no key, dK and dV rows of
+    keys no query of the group sees)."""
+    b, hq, sq, sk = visible.shape
+    row_seen = visible.any(dim=-1)                         # [B, Hq, Sq]
+    key_seen = visible.reshape(b, hkv, hq // hkv, sq, sk).any(dim=3).any(
+        dim=2)                                             # [B, Hkv, Sk]
+    result = {"rows_unseen": int((~row_seen).sum()),
+              "keys_unseen": int((~key_seen).sum())}
+    problems = []
+    worst_rel = worst_abs = 0.0
+    for name, got, ref, seen in zip(("dq", "dk", "dv"), grads, refs,
+                                    (row_seen, key_seen, key_seen)):
+        g = got.double()
+        finite = torch.isfinite(g)
+        nonfinite = int((~finite).sum())
+        err = float(torch.where(finite, g - ref, torch.zeros_like(g))
+                    .abs().max())
+        top = float(ref.abs().max())
+        rel = err / top if top > 0 else err
+        stray = int((g[~seen] != 0).sum()) if bool((~seen).any()) else 0
+        result.update({name + "_rel_err": rel, name + "_nonfinite": nonfinite,
+                       name + "_nonzero_unseen": stray})
+        worst_rel, worst_abs = max(worst_rel, rel), max(worst_abs, err)
+        if nonfinite:
+            problems.append("%d non-finite elements in %s" % (nonfinite, name))
+        if rel > GRAD_TOLERANCE[dtype]:
+            problems.append("%s rel err %.2e > %.0e" % (
+                name, rel, GRAD_TOLERANCE[dtype]))
+        if stray:
+            problems.append("%d nonzero elements of %s where no score "
+                            "reaches them" % (stray, name))
+    result.update(rel_err=worst_rel, max_abs_err=worst_abs)
+    result["status"] = FAIL if problems else PASS
+    if problems:
+        result["detail"] = "; ".join(problems)
+    return result
+
 #===------------------------------------------------------------------------===#
 # Cases
 #===------------------------------------------------------------------------===#
@@ -155,19 +257,20 @@ def compare(o, lse, ref_o, ref_lse, dtype):
 
 def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
          layout="bhsd", lse=True, scale=None, splits=None, dv=None,
-         mask="none", mask_shape=None):
+         mask="none", mask_shape=None, twice=False):
     return dict(kind=kind, dtype=dtype, b=b, hq=hq, hkv=hkv, sq=sq, sk=sk,
                 d=d, dv=d if dv is None else dv, causal=causal, window=window,
                 layout=layout, lse=lse, scale=scale, splits=splits, mask=mask,
-                mask_shape=mask_shape)
+                mask_shape=mask_shape, twice=twice)
 
 
 def case_name(c):
     if c["kind"] == "error":
         return "error " + c["name"]
+    prefix = {"forward": "fwd", "decode": "dec", "backward": "backward"}
     name = "%s %s d%d B=%d H=%d/%d Sq=%d Sk=%d %s" % (
-        "fwd" if c["kind"] == "forward" else "dec", c["dtype"], c["d"], c["b"],
-        c["hq"], c["hkv"], c["sq"], c["sk"], c["causal"])
+        prefix[c["kind"]], c["dtype"], c["d"], c["b"], c["hq"], c["hkv"],
+        c["sq"], c["sk"], c["causal"])
     if c["window"] is not None:
         name += " w=%d" % c["window"]
     if c.get("mask", "none") != "none":
@@ -179,6 +282,8 @@ def case_name(c):
         name += " splits=%s" % ("auto" if c["splits"] is None else c["splits"])
     if not c["lse"]:
         name += " no-lse"
+    if c.get("twice"):
+        name += " twice"
     return name
 
 
@@ -352,10 +457,86 @@ def decode_cases(quick):
     return cases
 
 
+# (Sq, Sk) of the backward cases without a causal kind; B, H = 1, 2 past
+# four million scores, else 2, 4.
+BACKWARD_PAIRS = [(1, 1), (1, 77), (77, 77), (77, 1000), (1000, 77),
+                  (1000, 1000), (1, 4097), (4097, 1), (513, 2049),
+                  (4097, 4097)]
+BACKWARD_CAUSAL_PAIRS = [(77, 77), (77, 1000), (1000, 77), (1000, 1000),
+                         (1, 4097), (4097, 1)]
+# (mask shape, Sq, Sk, causal, window, layout, Hq, Hkv) per mask kind; B = 2.
+BACKWARD_MASK_CASES = [
+    ("[B,Hq,Sq,Sk]", 77, 1000, "none", None, "bhsd", 4, 4),
+    ("[Sq,Sk]", 1000, 1000, "top_left", None, "bhsd", 4, 4),
+    ("[B,1,1,Sk]", 77, 77, "none", None, "bshd", 4, 4),
+    ("[1,1,Sq,Sk]", 1000, 77, "bottom_right", None, "bshd", 4, 4),
+    ("[Sq,Sk]/pad", 77, 1000, "bottom_right", 100, "bhsd", 4, 4),
+    ("[B,Hq,Sq,Sk]", 77, 1000, "none", None, "bhsd", 8, 2),  # GQA
+]
+
+
+def backward_cases(quick):
+    """attn_backward for f16 and bf16 (the backward's dtypes), D = 64 and
+    128: ragged sequences, both causal kinds, windows (with rows that see no
+    key), GQA and MQA, both layouts, both mask kinds; "twice" cases check
+    that a second run gives bitwise the same gradients."""
+    cases = []
+    for dtype in ("bf16", "f16"):
+        for d in (64, 128):
+            mine = []
+            for i, (sq, sk) in enumerate(BACKWARD_PAIRS):
+                b, h = (1, 2) if sq * sk > 4000000 else (2, 4)
+                mine.append(case("backward", dtype, b, h, h, sq, sk, d,
+                                 layout="bshd" if i % 2 else "bhsd"))
+            for causal in ("top_left", "bottom_right"):
+                for i, (sq, sk) in enumerate(BACKWARD_CAUSAL_PAIRS):
+                    mine.append(case("backward", dtype, 2, 4, 4, sq, sk, d,
+                                     causal,
+                                     layout="bshd" if i % 2 else "bhsd"))
+            mine += [
+                case("backward", dtype, 2, 4, 4, 1000, 1000, d, "bottom_right",
+                     window=128),
+                case("backward", dtype, 2, 4, 4, 77, 77, d, "top_left",
+                     window=0, layout="bshd"),
+                case("backward", dtype, 2, 4, 4, 1000, 77, d, "bottom_right",
+                     window=10),  # rows that see no key
+                case("backward", dtype, 2, 8, 2, 1000, 1000, d, twice=True),
+                case("backward", dtype, 2, 8, 2, 77, 1000, d, "bottom_right",
+                     layout="bshd"),
+                case("backward", dtype, 2, 4, 1, 1000, 1000, d, "top_left",
+                     layout="bshd", twice=True),  # MQA
+                case("backward", dtype, 1, 8, 1, 513, 2049, d, window=300,
+                     causal="bottom_right"),
+                case("backward", dtype, 2, 4, 4, 300, 300, d, scale=0.3),
+            ]
+            for kind in ("add", "bool"):
+                for j, (shape, sq, sk, causal, window, layout, hq, hkv) in \
+                        enumerate(BACKWARD_MASK_CASES):
+                    mine.append(case("backward", dtype, 2, hq, hkv, sq, sk, d,
+                                     causal, window=window, layout=layout,
+                                     mask=kind, mask_shape=shape,
+                                     twice=j == len(BACKWARD_MASK_CASES) - 1))
+            if quick and not (dtype == "bf16" and d == 128):
+                mine = mine[::3]
+            cases += mine
+    return cases
+
+
 def skip_reason(module, c):
     """Why the manifest cannot run this case, or None."""
-    kind = "forward" if c["kind"] == "forward" else "decode_partial"
     mask = c.get("mask", "none")
+    if c["kind"] == "backward":
+        missing = [kind for kind in BACKWARD_KINDS
+                   if module.has_kernel(kind, c["dtype"], c["d"], c["dv"],
+                                        c["causal"], mask) is None]
+        if missing:
+            kinds = " or ".join(
+                x for x in (", ".join(missing[:-1]), missing[-1]) if x)
+            return "no %s kernel for %s d%d/%d causal=%s%s" % (
+                kinds, c["dtype"], c["d"], c["dv"], c["causal"],
+                "" if mask == "none" else " mask=" + mask)
+        return None
+    kind = "forward" if c["kind"] == "forward" else "decode_partial"
     kernel = module.has_kernel(kind, c["dtype"], c["d"], c["dv"], c["causal"],
                                mask)
     if kernel is None:
@@ -431,14 +612,77 @@ def run_numeric(module, c, gen):
         result["detail"] = "; ".join(
             x for x in (result.get("detail"), extra.pop("detail")) if x)
     result.update(extra)
-    # One timed call (not a benchmark: a guard against pathological kernels).
+    result["kernel_ms"] = time_call(call)
+    return result
+
+
+def time_call(call):
+    """One timed call (not a benchmark: a guard against pathological
+    kernels), in milliseconds."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
     call()
     end.record()
     torch.cuda.synchronize()
-    result["kernel_ms"] = start.elapsed_time(end)
+    return start.elapsed_time(end)
+
+
+def nan_like(t):
+    return torch.full_like(t, float("nan"))
+
+
+def run_backward(module, c, gen):
+    """One backward case: O and LSE from the float64 reference, dO random,
+    the gradients (NaN-filled first) against float64 autograd."""
+    dtype = TORCH_DTYPE[c["dtype"]]
+    layout = c["layout"]
+    qu, ql = random_tensor(c["b"], c["hq"], c["sq"], c["d"], c["dtype"],
+                           layout, gen)
+    ku, kl = random_tensor(c["b"], c["hkv"], c["sk"], c["d"], c["dtype"],
+                           layout, gen)
+    vu, vl = random_tensor(c["b"], c["hkv"], c["sk"], c["dv"], c["dtype"],
+                           layout, gen)
+    dou, dol = random_tensor(c["b"], c["hq"], c["sq"], c["dv"], c["dtype"],
+                             layout, gen)
+    mask = mask4 = None
+    if c["mask"] != "none":
+        mask, mask4 = make_mask(c, gen)
+    ref_o, ref_lse = reference(ql, kl, vl, c["causal"], c["window"],
+                               c["scale"], mask4)
+    # The forward's outputs as the caller has them: O in the dtype and
+    # layout, LSE f32 (-inf where a row sees no key).
+    ou = ref_o.to(dtype)
+    if layout == "bshd":
+        ou = ou.transpose(1, 2).contiguous()
+    lse = ref_lse.float()
+    del ref_o
+
+    def run():
+        grads = [nan_like(t) for t in (qu, ku, vu)]
+        module.backward(qu, ku, vu, ou, dou, lse, *grads, causal=c["causal"],
+                        window=c["window"], scale=c["scale"], layout=layout,
+                        mask=mask)
+        torch.cuda.synchronize()
+        return grads
+
+    grads = run()
+    logical = [g.transpose(1, 2) if layout == "bshd" else g for g in grads]
+    refs = reference_grads(ql, kl, vl, dol, c["causal"], c["window"],
+                           c["scale"], mask4)
+    result = compare_grads(logical, refs[:3], refs[3], c["hkv"], c["dtype"])
+    del refs
+    if c["twice"]:
+        again = run()
+        same = all(torch.equal(a.view(torch.int16), b.view(torch.int16))
+                   for a, b in zip(grads, again))
+        result["deterministic"] = same
+        if not same:
+            result["status"] = FAIL
+            result["detail"] = "; ".join(
+                x for x in (result.get("detail"),
+                            "a second run gave different gradient bits") if x)
+    result["kernel_ms"] = time_call(run)
     return result
 
 #===------------------------------------------------------------------------===#
@@ -453,7 +697,8 @@ def error_cases(module):
     forward = [k for k in module.kernels if k.get("kind") == "forward"]
     if not forward:
         return [dict(kind="error", name="(all)",
-                     skip="the manifest has no forward kernel")]
+                     skip="the manifest has no forward kernel")] + \
+            backward_error_cases(module)
     # The calls below pass no mask (but the mask cases): an unmasked kernel.
     unmasked = [k for k in forward if k.get("mask", "none") == "none"] \
         or forward
@@ -620,6 +865,82 @@ def error_cases(module):
                 out=out, workspace=ws)), out
         add("decode workspace misaligned", "ATTN_ERROR_ALIGNMENT",
             misaligned_workspace)
+    return cases + backward_error_cases(module)
+
+
+def backward_error_cases(module):
+    """attn_backward's checks, on a specialisation that has all three
+    backward kernels (bf16 d128 without a mask when there is one): each
+    raises the expected error and leaves dq, dk and dv as they were (NaN).
+    A module without backward kernels must say so (ATTN_ERROR_NO_KERNEL)."""
+    full = [k for k in module.kernels if k.get("kind") == "backward_dot"
+            and all(module.has_kernel(kind, k["dtype"], k["head_dim"],
+                                      k["value_dim"], k["causal"],
+                                      k.get("mask", "none"))
+                    for kind in BACKWARD_KINDS)]
+    unmasked = [k for k in full if k.get("mask", "none") == "none"] or full
+    base = next((k for k in unmasked if k["dtype"] == "bf16"
+                 and k["head_dim"] == 128), unmasked[0] if unmasked else None)
+    dt = base["dtype"] if base else "bf16"
+    d = base["head_dim"] if base else 128
+    dv = base["value_dim"] if base else 128
+    causal = base["causal"] if base else "none"
+    tdt = TORCH_DTYPE[dt]
+    b, s = 2, 128
+    cases = []
+
+    def add(name, expect, make):
+        cases.append(dict(kind="error", name="backward " + name,
+                          expect=expect, make=make))
+
+    def call(hq=4, hkv=4, d=d, dv=dv, dtype=tdt, grad_shapes=None, lse=True,
+             lse_dtype=torch.float32, dq_dtype=None, **kw):
+        """A backward call on random inputs and its NaN gradients."""
+        def t(*shape):
+            return torch.randn(shape, device="cuda").to(dtype)
+        q, k, v = t(b, hq, s, d), t(b, hkv, s, d), t(b, hkv, s, dv)
+        o, dout = t(b, hq, s, dv), t(b, hq, s, dv)
+        lse_t = torch.randn((b, hq, s), device="cuda").to(lse_dtype) \
+            if lse else None
+        shapes = grad_shapes or ((b, hq, s, d), (b, hkv, s, d),
+                                 (b, hkv, s, dv))
+        grads = [torch.full(x, float("nan"), device="cuda", dtype=y)
+                 for x, y in zip(shapes, (dq_dtype or dtype, dtype, dtype))]
+        kw.setdefault("causal", causal)
+        return (lambda: module.backward(q, k, v, o, dout, lse_t, *grads,
+                                        **kw)), grads
+
+    if base is None:
+        add("without backward kernels", "ATTN_ERROR_NO_KERNEL", call)
+        return cases
+    add("workspace too small", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(workspace=torch.empty(256, dtype=torch.uint8,
+                                           device="cuda")))
+    add("workspace misaligned", "ATTN_ERROR_ALIGNMENT",
+        lambda: call(workspace=torch.empty(1 << 20, dtype=torch.uint8,
+                                           device="cuda")[16:]))
+    add("lse missing", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(lse=False))
+    add("lse not f32", "ATTN_ERROR_DTYPE",
+        lambda: call(lse_dtype=torch.bfloat16))
+    add("dk with the query heads (GQA)", "ATTN_ERROR_SHAPE",
+        lambda: call(hq=8, hkv=2, grad_shapes=((b, 8, s, d), (b, 8, s, d),
+                                                (b, 2, s, dv))))
+    add("dq of another dtype", "ATTN_ERROR_DTYPE",
+        lambda: call(dq_dtype=torch.float32))
+    add("window without causal", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(causal=False, window=16))
+    if not any(k.get("head_dim") == 96 for k in full):
+        add("head dim 96 without kernels", "ATTN_ERROR_NO_KERNEL",
+            lambda: call(d=96, dv=96))
+    for kind, make_dtype in (("add", tdt), ("bool", torch.bool)):
+        if any(module.has_kernel(x, dt, d, dv, causal, kind) is None
+               for x in BACKWARD_KINDS):
+            def no_mask_kernel(make_dtype=make_dtype):
+                mask = torch.zeros((s, s), device="cuda", dtype=make_dtype)
+                return call(mask=mask)
+            add("mask=%s without kernels" % kind, "ATTN_ERROR_NO_KERNEL",
+                no_mask_kernel)
     return cases
 
 
@@ -633,7 +954,8 @@ def run_error(c):
     except (ValueError, TypeError) as e:
         raised = (type(e).__name__, str(e))
     torch.cuda.synchronize()
-    untouched = bool(torch.isnan(out.float()).all())
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    untouched = all(bool(torch.isnan(x.float()).all()) for x in outs)
     result = {"expected": c["expect"]}
     if raised is None:
         result.update(status=FAIL, detail="no error raised")
@@ -685,7 +1007,8 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="a third of the cases outside bf16 d128")
     parser.add_argument("--filter", default=None,
-                        help="only cases whose name contains this")
+                        help="only cases whose name contains this "
+                             "('backward': the backward's cases)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-scores", type=int, default=None,
                         help="only cases with at most this many scores "
@@ -738,7 +1061,7 @@ def main():
                                             len(module.kernels)))
 
     cases = forward_cases(args.quick) + mask_cases(args.quick) + \
-        decode_cases(args.quick)
+        decode_cases(args.quick) + backward_cases(args.quick)
     if args.max_scores is not None:
         small = [c for c in cases
                  if c["b"] * c["hq"] * c["sq"] * c["sk"] <= args.max_scores]
@@ -765,8 +1088,12 @@ def main():
         else:
             gen.manual_seed(args.seed * 100003 + index)
             try:
-                r.update(run_error(c) if c["kind"] == "error"
-                         else run_numeric(module, c, gen))
+                if c["kind"] == "error":
+                    r.update(run_error(c))
+                elif c["kind"] == "backward":
+                    r.update(run_backward(module, c, gen))
+                else:
+                    r.update(run_numeric(module, c, gen))
             except Exception as e:  # noqa: BLE001 - a failing case, reported
                 r.update(status=FAIL, detail="%s: %s" % (
                     type(e).__name__, str(e).strip()[:2000]))

@@ -6,8 +6,9 @@
 // prints one line, "<case>: <status>: <message>", or the launch it plans;
 // the .test files in this directory FileCheck them.
 //
-// Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|load DIR|
-//        launch FILE|launch-tma FILE|launch-multi FILE
+// Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|backward|
+//        load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
+//        launch-backward FILE|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -328,6 +329,69 @@ int runManifest() {
   parseCase("params-maps-without-tma", h + fwd + " params=" + tmaParams + "\n");
   parseCase("duplicate-config-tma", h + fwd + "\n" + fwd.substr(0, 8) + "2" +
                                         fwd.substr(8) + tma + "\n");
+  // The backward kinds: the forward's keys, a mask, no tensor maps and no
+  // persistent grid; their parameters are the backward's.
+  const std::string bwdParams =
+      "q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,"
+      "dq:memref4,dk:memref4,dv:memref4,row_dot:memref3";
+  const std::string bwd = "kernel b kind=backward_kv dtype=bf16 head_dim=64 "
+                          "value_dim=64 causal=none block_q=64 block_kv=64 "
+                          "threads=128 smem=36864";
+  {
+    Manifest m;
+    report(
+        "backward-valid",
+        parseManifest(h +
+                          "kernel d kind=backward_dot dtype=bf16 head_dim=64 "
+                          "value_dim=64 causal=none block_q=64 block_kv=64 "
+                          "threads=128 smem=0 params=" +
+                          bwdParams + ",scale_log2:f32,window:i64\n" + bwd +
+                          " params=" + bwdParams +
+                          ",scale_log2:f32,window:i64\n"
+                          "kernel q kind=backward_q dtype=bf16 head_dim=64 "
+                          "value_dim=64 causal=none block_q=128 block_kv=32 "
+                          "threads=256 smem=36864\n" +
+                          bwd.substr(0, 8) + "_add" + bwd.substr(8) +
+                          " mask=add params=" + bwdParams +
+                          ",mask:memref4,scale_log2:f32,window:i64\n"
+                          "kernel q_bool mask=bool kind=backward_q dtype=f16 "
+                          "head_dim=128 value_dim=128 causal=bottom_right "
+                          "block_q=128 block_kv=32 threads=256 smem=36864\n",
+                      "m.manifest", m));
+    for (const KernelSpec &k : m.sections.front().kernels)
+      std::printf("  line %d: %s (%s) params=%zu block_q=%lld block_kv=%lld\n",
+                  k.line, k.name.c_str(), abiName(k).c_str(),
+                  abiParamSizes(k).size(), static_cast<long long>(k.blockQ),
+                  static_cast<long long>(k.blockKv));
+    std::printf("backward-valid: backward_q: %s\n",
+                m.sections.front().describe(KernelKind::BackwardQuery).c_str());
+  }
+  parseCase("backward-missing-block-q",
+            h + "kernel b kind=backward_q dtype=bf16 head_dim=64 "
+                "value_dim=64 causal=none block_kv=64 threads=128 smem=0\n");
+  parseCase("backward-missing-causal",
+            h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
+                "value_dim=64 block_q=64 block_kv=64 threads=128 smem=0\n");
+  parseCase("backward-params-forward", h + bwd + " params=" + fwdParams + "\n");
+  parseCase("backward-params-no-row-dot",
+            h + bwd +
+                " params=q:memref4,k:memref4,v:memref4,o:memref4,"
+                "dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,"
+                "scale_log2:f32,window:i64\n");
+  parseCase("backward-params-unmasked-mask",
+            h + bwd + " mask=bool params=" + bwdParams +
+                ",scale_log2:f32,window:i64\n");
+  parseCase("backward-params-mask-last",
+            h + bwd + " mask=add params=" + bwdParams +
+                ",scale_log2:f32,window:i64,mask:memref4\n");
+  parseCase("backward-tma", h + bwd + " tma=k:64x64:128,v:64x64:128\n");
+  parseCase("backward-grid", h + bwd + " grid=persistent\n");
+  parseCase("backward-block-q-limit",
+            h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
+                "value_dim=64 causal=none block_q=2048 block_kv=64 "
+                "threads=128 smem=0\n");
+  parseCase("backward-duplicate-config",
+            h + bwd + "\n" + bwd.substr(0, 8) + "2" + bwd.substr(8) + "\n");
   parseCase("duplicate-config-mask",
             h + fwd + " mask=add\n" +
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "
@@ -1291,6 +1355,344 @@ int runTma() {
 }
 
 //===----------------------------------------------------------------------===//
+// Backward plans
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kDout = 0x800000, kDq = 0x900000, kDk = 0xa00000,
+                   kDv = 0xb00000;
+
+/// kModule plus backward kernels (each kind with tiles of its own): all
+/// three kinds for bf16 d128 causal none and bottom_right, and none with
+/// mask=add; top_left without backward_kv; mask=bool with backward_dot
+/// only.
+std::string backwardModule() {
+  std::string text = kModule;
+  const struct {
+    const char *suffix, *keys;
+    bool dot, kv, q;
+  } specs[] = {
+      {"none", "causal=none", true, true, true},
+      {"br", "causal=bottom_right", true, true, true},
+      {"none_add", "causal=none mask=add", true, true, true},
+      {"tl", "causal=top_left", true, false, true},
+      {"none_bool", "causal=none mask=bool", true, false, false},
+  };
+  for (const auto &spec : specs) {
+    std::string common =
+        std::string(" dtype=bf16 head_dim=128 value_dim=128 ") + spec.keys;
+    if (spec.dot)
+      text += std::string("kernel bwd_dot_bf16_128_") + spec.suffix +
+              " kind=backward_dot" + common +
+              " block_q=64 block_kv=64 threads=128 smem=0\n";
+    if (spec.kv)
+      text += std::string("kernel bwd_kv_bf16_128_") + spec.suffix +
+              " kind=backward_kv" + common +
+              " block_q=64 block_kv=128 threads=256 smem=98304\n";
+    if (spec.q)
+      text += std::string("kernel bwd_q_bf16_128_") + spec.suffix +
+              " kind=backward_q" + common +
+              " block_q=128 block_kv=64 threads=256 smem=81920\n";
+  }
+  return text;
+}
+
+struct BackwardArgs {
+  attn_tensor q, k, v, o, dout, lse, dq, dk, dv;
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
+  bool withLse = true;
+  uint64_t workspace = kWorkspace;
+  int64_t workspaceBytes = int64_t(1) << 20;
+
+  /// B=2, Hq=8, Hkv=2, Sq=77, Sk=1000, D=Dv=`d`, `dtype`, BHSD or BSHD.
+  explicit BackwardArgs(attn_dtype dtype = ATTN_BF16, int64_t d = 128,
+                        bool bshdLayout = false) {
+    auto make = bshdLayout ? bshd : bhsd;
+    q = make(dtype, 2, 8, 77, d, kQ);
+    k = make(dtype, 2, 2, 1000, d, kK);
+    v = make(dtype, 2, 2, 1000, d, kV);
+    o = make(dtype, 2, 8, 77, d, kO);
+    dout = make(dtype, 2, 8, 77, d, kDout);
+    lse = lseOf(2, 8, 77, kLse);
+    dq = make(dtype, 2, 8, 77, d, kDq);
+    dk = make(dtype, 2, 2, 1000, d, kDk);
+    dv = make(dtype, 2, 2, 1000, d, kDv);
+  }
+  BackwardTensors tensors() const {
+    return {&q, &k, &v, &o, &dout, withLse ? &lse : nullptr, &dq, &dk, &dv};
+  }
+  attn_status plan(const ManifestSection &m, BackwardPlan &p) const {
+    return planBackward(m, tensors(), &options,
+                        reinterpret_cast<void *>(workspace), workspaceBytes, p);
+  }
+  /// The same call through the C API.
+  attn_status call(attn_module *module, void *stream) const {
+    return attn_backward(
+        module, &q, &k, &v, &o, &dout, withLse ? &lse : nullptr, &dq, &dk, &dv,
+        &options, reinterpret_cast<void *>(workspace), workspaceBytes, stream);
+  }
+};
+
+/// The three launches' headers, then the words of the first, which the
+/// other two must repeat.
+void printBackward(const char *name, const BackwardPlan &p) {
+  std::printf("%s: workspace=%lld\n", name,
+              static_cast<long long>(p.workspaceBytes));
+  for (const Launch *l : {&p.dot, &p.keyValue, &p.query})
+    printLaunchHeader(name, *l);
+  const std::vector<uint64_t> &args = p.dot.args;
+  size_t at = 0;
+  for (const char *t : {"q", "k", "v", "o", "dout"})
+    at = printMemref(t, args, at, 4);
+  at = printMemref("lse", args, at, 3);
+  for (const char *t : {"dq", "dk", "dv"})
+    at = printMemref(t, args, at, 4);
+  at = printMemref("row_dot", args, at, 3);
+  if (p.dot.kernel->mask != MaskKind::None)
+    at = printMemref("mask", args, at, 4);
+  std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
+              static_cast<long long>(args[at + 1]));
+  bool same = p.keyValue.args == args && p.query.args == args &&
+              p.dot.tensorMaps.empty() && p.keyValue.tensorMaps.empty() &&
+              p.query.tensorMaps.empty();
+  std::printf("  backward_kv and backward_q words: %s\n",
+              same ? "the same" : "DIFFERENT");
+}
+
+void backwardCase(const ManifestSection &m, const char *name,
+                  const BackwardArgs &a, bool print = false) {
+  BackwardPlan p;
+  attn_status s = a.plan(m, p);
+  report(name, s);
+  if (s == ATTN_OK && print)
+    printBackward(name, p);
+}
+
+int runBackward() {
+  Manifest parsed, plain;
+  if (parseManifest(backwardModule(), "m.manifest", parsed) ||
+      parseManifest(kModule, "m.manifest", plain)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  const ManifestSection &m = parsed.sections.front();
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
+  backwardCase(m, "bhsd", BackwardArgs(), true);
+  {
+    BackwardArgs a(ATTN_BF16, 128, /*bshdLayout=*/true);
+    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256, nullptr};
+    backwardCase(m, "bshd", a, true);
+  }
+  {
+    // MQA, one query row, one key: one CTA per kernel.
+    BackwardArgs a;
+    a.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
+    a.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
+    a.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
+    a.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
+    a.lse = lseOf(1, 4, 1, kLse);
+    a.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
+    a.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
+    a.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
+    a.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    a.workspaceBytes = 16;
+    backwardCase(m, "mqa-one-row", a);
+    BackwardPlan p;
+    if (a.plan(m, p) == ATTN_OK)
+      for (const Launch *l : {&p.dot, &p.keyValue, &p.query})
+        printLaunchHeader("mqa-one-row", *l);
+  }
+  {
+    // An additive [Sq, Sk] mask as PyTorch expands it: after row_dot.
+    BackwardArgs a;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    mask.strides[0] = mask.strides[1] = 0;
+    a.options.mask = &mask;
+    backwardCase(m, "mask-add", a, true);
+  }
+  {
+    // Inputs may be broadcast (stride 0): o and dout shared by the batch.
+    BackwardArgs a;
+    a.o.strides[0] = a.dout.strides[0] = 0;
+    a.lse.strides[0] = 0;
+    backwardCase(m, "inputs-broadcast", a);
+  }
+
+  // The workspace: D = rowsum(dO * O), f32 [B, Hq, Sq].
+  {
+    BackwardArgs a;
+    std::printf("workspace-size: %lld\n",
+                static_cast<long long>(attn_backward_workspace_size(&a.q)));
+    a.q = bshd(ATTN_F16, 3, 5, 7, 64, kQ);
+    std::printf("workspace-size 3x5x7: %lld\n",
+                static_cast<long long>(attn_backward_workspace_size(&a.q)));
+    int64_t bytes = attn_backward_workspace_size(nullptr);
+    std::printf("workspace-size null: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    a.q.rank = 3;
+    bytes = attn_backward_workspace_size(&a.q);
+    std::printf("workspace-size rank: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    a = BackwardArgs();
+    a.q.shape[2] = int64_t(1) << 46;
+    bytes = attn_backward_workspace_size(&a.q);
+    std::printf("workspace-size huge: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+  }
+  BackwardArgs a;
+  a.workspace = 0;
+  backwardCase(m, "workspace-null", a);
+  a = BackwardArgs();
+  a.workspace = kWorkspace + 128;
+  backwardCase(m, "workspace-align", a);
+  a = BackwardArgs();
+  a.workspaceBytes = 2 * 8 * 77 * 4 - 1;
+  backwardCase(m, "workspace-small", a);
+  a.workspaceBytes += 1;
+  backwardCase(m, "workspace-exact", a);
+  // 2 x 4096 x 2^36 query rows: the tensors and grids fit, their row sums
+  // (2^51 bytes) are past the runtime's 2^50.
+  a = BackwardArgs();
+  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 36, 128,
+              reinterpret_cast<uint64_t>(t->data));
+  a.lse = lseOf(2, 4096, int64_t(1) << 36, kLse);
+  backwardCase(m, "workspace-rows", a);
+
+  // Kernels: all three of one specialisation, or what is missing.
+  a = BackwardArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  backwardCase(m, "no-kernel-kv", a);
+  {
+    BackwardArgs b;
+    attn_tensor mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    b.options.mask = &mask;
+    backwardCase(m, "no-kernel-bool", b);
+  }
+  backwardCase(m, "no-kernel-d64", BackwardArgs(ATTN_BF16, 64));
+  backwardCase(m, "dtype-no-kernel", BackwardArgs(ATTN_F16, 128));
+  backwardCase(plain.sections.front(), "no-backward-kernels", BackwardArgs());
+  a = BackwardArgs();
+  for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o, &a.dout, &a.dq, &a.dk, &a.dv})
+    t->shape[0] = 70000;
+  a.lse.shape[0] = 70000;
+  backwardCase(m, "grid-limit", a);
+
+  // Null pointers.
+  a = BackwardArgs();
+  {
+    BackwardPlan p;
+    BackwardTensors t = a.tensors();
+    t.dout = nullptr;
+    report("null-dout",
+           planBackward(m, t, nullptr, reinterpret_cast<void *>(kWorkspace),
+                        1 << 20, p));
+    t = a.tensors();
+    t.dk = nullptr;
+    report("null-dk",
+           planBackward(m, t, nullptr, reinterpret_cast<void *>(kWorkspace),
+                        1 << 20, p));
+  }
+  a.withLse = false;
+  backwardCase(m, "null-lse", a);
+  a = BackwardArgs();
+  a.dv.data = nullptr;
+  backwardCase(m, "null-data", a);
+  report("null-module", BackwardArgs().call(nullptr, nullptr));
+  {
+    BackwardPlan p;
+    report("null-options",
+           planBackward(m, BackwardArgs().tensors(), nullptr,
+                        reinterpret_cast<void *>(kWorkspace), 1 << 20, p));
+  }
+
+  // Ranks, dtypes, shapes: each tensor named.
+  a = BackwardArgs();
+  a.dout.rank = 3;
+  backwardCase(m, "rank-dout", a);
+  a = BackwardArgs();
+  a.lse.rank = 4;
+  backwardCase(m, "rank-lse", a);
+  a = BackwardArgs();
+  a.dout.dtype = ATTN_F16;
+  backwardCase(m, "dtype-dout", a);
+  a = BackwardArgs();
+  a.dq.dtype = ATTN_F32;
+  backwardCase(m, "dtype-dq", a);
+  a = BackwardArgs();
+  a.dv.dtype = ATTN_BOOL;
+  backwardCase(m, "dtype-dv-bool", a);
+  a = BackwardArgs();
+  a.lse.dtype = ATTN_BF16;
+  backwardCase(m, "dtype-lse", a);
+  a = BackwardArgs();
+  a.v.dtype = ATTN_F16;
+  backwardCase(m, "dtype-mixed", a);
+  a = BackwardArgs();
+  a.o.shape[3] = 64;
+  backwardCase(m, "shape-o", a);
+  a = BackwardArgs();
+  a.dout.shape[2] = 78;
+  backwardCase(m, "shape-dout", a);
+  a = BackwardArgs();
+  a.lse.shape[1] = 2;
+  backwardCase(m, "shape-lse", a);
+  a = BackwardArgs();
+  a.dq.shape[3] = 64;
+  backwardCase(m, "shape-dq", a);
+  a = BackwardArgs();
+  a.dk.shape[1] = 8; // the query heads: dk has k's
+  backwardCase(m, "shape-dk", a);
+  a = BackwardArgs();
+  a.dv.shape[2] = 999;
+  backwardCase(m, "shape-dv", a);
+  a = BackwardArgs();
+  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+    t->shape[1] = 7;
+  a.lse.shape[1] = 7;
+  backwardCase(m, "shape-gqa", a);
+
+  // Strides, extents, alignment.
+  a = BackwardArgs();
+  a.dout.strides[3] = 2;
+  backwardCase(m, "stride-dout-last", a);
+  a = BackwardArgs();
+  a.dk.strides[2] = -128;
+  backwardCase(m, "stride-dk-negative", a);
+  a = BackwardArgs();
+  a.dq.strides[1] = 0;
+  backwardCase(m, "stride-dq-zero", a);
+  a = BackwardArgs();
+  a.dv.strides[0] = INT64_MAX;
+  backwardCase(m, "extent-dv", a);
+  a = BackwardArgs();
+  misalignPointer(a.dout, kDout, 2);
+  backwardCase(m, "align-dout", a);
+  a = BackwardArgs();
+  misalignRowStride(a.dk, 1000, 2);
+  backwardCase(m, "align-dk-rows", a);
+  a = BackwardArgs();
+  a.lse.data = reinterpret_cast<void *>(kLse + 2);
+  backwardCase(m, "align-lse", a);
+
+  // Options and the mask, as for the forward.
+  a = BackwardArgs();
+  a.options.window = 16;
+  backwardCase(m, "window-without-causal", a);
+  a = BackwardArgs();
+  a.options.scale = NAN;
+  backwardCase(m, "scale-nan", a);
+  {
+    BackwardArgs b;
+    attn_tensor mask = maskOf(ATTN_BF16, 2, 8, 77, 999);
+    b.options.mask = &mask;
+    backwardCase(m, "mask-shape", b);
+    mask = maskOf(ATTN_F16, 1, 1, 77, 1000);
+    backwardCase(m, "mask-dtype", b);
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Module loading without a usable GPU
 //===----------------------------------------------------------------------===//
 
@@ -1452,6 +1854,36 @@ int runLaunchTma(const std::string &manifest) {
   a.q.strides[0] = 132 * 77 * 8;
   report("forward-stride", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
                                         &a.options, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
+/// Backward launches through Inputs/backward.manifest (bf16 d64): three
+/// launches in order on the caller's stream, with the same words.
+int runLaunchBackward(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  BackwardArgs a(ATTN_BF16, 64);
+  int64_t bytes = attn_backward_workspace_size(&a.q);
+  std::printf("workspace: %lld bytes\n", static_cast<long long>(bytes));
+  a.workspaceBytes = bytes;
+  report("backward", a.call(module, stream));
+  {
+    BackwardArgs b(ATTN_BF16, 64, /*bshdLayout=*/true);
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    mask.strides[0] = mask.strides[1] = 0;
+    b.options.mask = &mask;
+    b.options.scale = 0.5f;
+    report("backward-bshd-add", b.call(module, stream));
+  }
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  report("backward-top-left", a.call(module, stream));
+  a = BackwardArgs(ATTN_BF16, 64);
+  a.workspaceBytes = bytes - 1;
+  report("backward-small", a.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;
@@ -1625,9 +2057,9 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s manifest|ptx|forward|mask|tma|decode|load DIR|"
-                 "launch FILE|launch-tma FILE|launch-multi FILE|"
-                 "fuzz FILE CASES SEED\n",
+                 "usage: %s manifest|ptx|forward|mask|tma|decode|backward|"
+                 "load DIR|launch FILE|launch-tma FILE|launch-multi FILE|"
+                 "launch-backward FILE|fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
   }
@@ -1644,6 +2076,8 @@ int main(int argc, char **argv) {
     return runTma();
   if (what == "decode")
     return runDecode();
+  if (what == "backward")
+    return runBackward();
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
@@ -1652,6 +2086,8 @@ int main(int argc, char **argv) {
     return runLaunchTma(argv[2]);
   if (what == "launch-multi" && argc == 3)
     return runLaunchMulti(argv[2]);
+  if (what == "launch-backward" && argc == 3)
+    return runLaunchBackward(argv[2]);
   if (what == "fuzz" && argc == 5)
     return runFuzz(argv[2], std::atoll(argv[3]),
                    std::strtoull(argv[4], nullptr, 10));

@@ -114,15 +114,25 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.kind = KernelKind::DecodeCombine;
     spec.elementType = c.getOutput().getType().getElementType();
     spec.valueDim = c.getPartialOutput().getType().getDimSize(4);
-  } else if (isa<AttentionGradOp>(op)) {
-    return op->emitOpError("has no GPU kernel yet: the backward runs on the "
-                           "CPU only (attn-to-llvm)");
+  } else if (auto g = dyn_cast<AttentionGradOp>(op)) {
+    AttentionDims dims =
+        getAttentionDims(g.getLayout(), g.getQuery().getType(),
+                         g.getKey().getType(), g.getValue().getType());
+    // The first of the three; specsFor adds the other two. They run
+    // sm_80's mapping (mma.sync, cp.async) on every chip so far.
+    spec.kind = KernelKind::BackwardDot;
+    spec.target = TileTarget::Sm80;
+    spec.elementType = g.getQuery().getType().getElementType();
+    spec.headDim = dims.headDim;
+    spec.valueDim = dims.valueDim;
+    spec.causal = g.getCausal();
+    mask = g.getMask();
   } else {
     return op->emitOpError("has no GPU kernel");
   }
   if (mask) {
     Type maskElt = getElementTypeOrSelf(mask.getType());
-    if (spec.kind != KernelKind::Forward)
+    if (spec.kind != KernelKind::Forward && !spec.isBackward())
       return op->emitOpError("has a mask operand; the GPU decode kernels "
                              "generate causal and window masks only");
     if (maskElt.isInteger(1))
@@ -163,6 +173,40 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   return spec;
 }
 
+/// The kernels of an attn op, in launch order: one, or the backward's
+/// three (one per loop nest of its tile form, the same schedule; the dot
+/// kernel has no tiles in shared memory).
+FailureOr<SmallVector<KernelSpec>>
+specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
+         int64_t blockKV, bool report, bool persistent, AttnTileSizes &tiling) {
+  FailureOr<KernelSpec> spec =
+      specFor(op, target, warps, mTiles, blockKV, report, persistent, tiling);
+  if (failed(spec))
+    return failure();
+  SmallVector<KernelSpec> specs = {*spec};
+  if (!spec->isBackward())
+    return specs;
+  specs[0].sharedBytes = 0;
+  for (KernelKind kind :
+       {KernelKind::BackwardKeyValue, KernelKind::BackwardQuery}) {
+    specs.push_back(*spec);
+    specs.back().kind = kind;
+  }
+  return specs;
+}
+
+/// The tile-form nest a backward kernel runs.
+GradNest gradNestOf(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::BackwardKeyValue:
+    return GradNest::KeyValue;
+  case KernelKind::BackwardQuery:
+    return GradNest::Query;
+  default:
+    return GradNest::RowDot;
+  }
+}
+
 /// The attn op a kernel runs, rebuilt on the kernel's parameters at `b`'s
 /// insertion point: its operands are the `q`, `k`, `v` (and `mask`), or
 /// `partial_o` and `partial_lse`, parameters, its attributes the ones the
@@ -193,11 +237,21 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   SmallVector<Value> operands = {tensor("q"), tensor("k"), tensor("v")};
+  if (spec.isBackward())
+    llvm::append_range(operands,
+                       ValueRange{tensor("o"), tensor("dout"), tensor("lse")});
   if (spec.mask != MaskOperand::None)
     operands.push_back(tensor("mask"));
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("causal", CausalKindAttr::get(b.getContext(),
                                                    spec.causal))};
+  if (spec.isBackward()) {
+    Operation *rebuilt = AttentionGradOp::create(
+        b, loc, TypeRange{resultType("dq"), resultType("dk"), resultType("dv")},
+        operands, attrs);
+    return {rebuilt,
+            {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
+  }
   if (spec.kind == KernelKind::Forward) {
     Operation *rebuilt = AttentionOp::create(
         b, loc, TypeRange{resultType("o"), resultType("lse")}, operands,
@@ -225,9 +279,10 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
 
   /// The kernel of `spec` from attn-tile's tile form: the op rebuilt on the
   /// kernel's parameters in a scratch function, its results materialized in
-  /// the output parameters, the `attn-tile` pass run on it with the schedule
-  /// `sizes` (then canonicalize and CSE), and the tile form mapped onto the
-  /// CTA (TileToNVVM.cpp). The scratch function is erased.
+  /// the output parameters, tiled by attn-tile with the schedule `sizes`
+  /// (a backward kernel: its one nest, D in the `row_dot` parameter), then
+  /// canonicalize and CSE, and the tile form mapped onto the CTA
+  /// (TileToNVVM.cpp). The scratch function is erased.
   FailureOr<gpu::GPUFuncOp> buildTiledKernel(OpBuilder &b, Operation *op,
                                              const KernelSpec &spec,
                                              const AttnTileSizes &sizes) {
@@ -249,15 +304,19 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
           /*writable=*/true);
     func::ReturnOp::create(body, loc);
 
-    AttnTilePassOptions tiling;
-    tiling.blockQ = sizes.blockQ;
-    tiling.blockKV = sizes.blockKV;
-    tiling.stages = sizes.stages;
-    tiling.warps = sizes.warps;
-    tiling.smemBudget = kMaxSharedMemory;
-    tiling.target = spec.target == TileTarget::Sm90a ? "sm_90a" : "sm_80";
+    AttnTileConfig config;
+    config.sizes = sizes;
+    config.memorySpace = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::AddressSpace::Workgroup);
+    if (spec.isBackward()) {
+      config.gradNest = gradNestOf(spec.kind);
+      config.rowDot = params.lookup("row_dot");
+    }
+    IRRewriter rewriter(b.getContext());
+    rewriter.setInsertionPoint(rebuilt);
+    if (failed(tileAttnOp(rewriter, rebuilt, config)))
+      return failure();
     OpPassManager pipeline(func::FuncOp::getOperationName());
-    pipeline.addPass(createAttnTilePass(tiling));
     pipeline.addPass(createCanonicalizerPass());
     pipeline.addPass(createCSEPass());
     if (failed(runPipeline(pipeline, source)))
@@ -267,10 +326,12 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
                             spec.producer, spec.persistent);
     if (failed(bytes))
       return failure();
-    if (*bytes != sizes.workgroupBytes)
+    // The schedule counts the larger of the backward's two tiled nests.
+    if (spec.isBackward() ? *bytes > spec.sharedBytes
+                          : *bytes != spec.sharedBytes)
       return op->emitOpError("GPU kernel uses ")
              << *bytes << " bytes of shared memory, the schedule says "
-             << sizes.workgroupBytes;
+             << spec.sharedBytes;
     return kernel;
   }
 
@@ -355,49 +416,65 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     SymbolTable symbols(kernels);
     for (Operation *op : ops) {
       AttnTileSizes sizes;
-      FailureOr<KernelSpec> spec = specFor(op, *target, warps, mTiles, blockKV,
-                                           report, persistent, sizes);
-      if (failed(spec))
+      FailureOr<SmallVector<KernelSpec>> specs = specsFor(
+          op, *target, warps, mTiles, blockKV, report, persistent, sizes);
+      if (failed(specs))
         return signalPassFailure();
-      std::string name = spec->name();
-      StringAttr line = b.getStringAttr(spec->manifestLine());
-      if (Operation *symbol = symbols.lookup(name)) {
-        // A kernel of an earlier run (or another op) carries the manifest
-        // line it was generated with; anything else of that name is not
-        // this op's kernel.
-        Attribute other = symbol->getAttr("attn.manifest");
-        if (other != line) {
-          InFlightDiagnostic diag = op->emitOpError("needs the kernel @")
-                                    << kKernelModule << "::@" << name
-                                    << ", but gpu.module @" << kKernelModule
-                                    << " already holds ";
-          if (other)
-            diag << "a kernel of that name with another schedule (" << other
-                 << "): generate both with the same options";
-          else
-            diag << "a '" << symbol->getName()
-                 << "' of that name that attn-to-gpu did not generate: "
-                    "rename it";
+      SmallVector<Attribute> refs;
+      for (const KernelSpec &spec : *specs) {
+        FailureOr<SymbolRefAttr> ref =
+            addKernel(b, op, spec, sizes, kernels, symbols, manifest);
+        if (failed(ref))
           return signalPassFailure();
-        }
-        if (!llvm::is_contained(manifest, line))
-          manifest.push_back(line);
-      } else {
-        b.setInsertionPointToEnd(kernels.getBody());
-        FailureOr<gpu::GPUFuncOp> kernel =
-            buildTiledKernel(b, op, *spec, sizes);
-        if (failed(kernel))
-          return signalPassFailure();
-        symbols.insert(*kernel);
-        manifest.push_back(line);
-        ++numKernels;
+        refs.push_back(*ref);
       }
+      // The backward's kernels, in launch order.
       op->setAttr("attn.kernel",
-                  SymbolRefAttr::get(b.getStringAttr(kKernelModule),
-                                     {FlatSymbolRefAttr::get(b.getContext(),
-                                                             name)}));
+                  refs.size() == 1 ? refs[0] : b.getArrayAttr(refs));
     }
     module->setAttr("attn.manifest", b.getArrayAttr(manifest));
+  }
+
+  /// The kernel of `spec` in `kernels`: generated, or one of an earlier
+  /// run with the same manifest line; `manifest` gains its line.
+  FailureOr<SymbolRefAttr>
+  addKernel(OpBuilder &b, Operation *op, const KernelSpec &spec,
+            const AttnTileSizes &sizes, gpu::GPUModuleOp kernels,
+            SymbolTable &symbols, SmallVector<Attribute> &manifest) {
+    std::string name = spec.name();
+    StringAttr line = b.getStringAttr(spec.manifestLine());
+    if (Operation *symbol = symbols.lookup(name)) {
+      // A kernel of an earlier run (or another op) carries the manifest
+      // line it was generated with; anything else of that name is not
+      // this op's kernel.
+      Attribute other = symbol->getAttr("attn.manifest");
+      if (other != line) {
+        InFlightDiagnostic diag = op->emitOpError("needs the kernel @")
+                                  << kKernelModule << "::@" << name
+                                  << ", but gpu.module @" << kKernelModule
+                                  << " already holds ";
+        if (other)
+          diag << "a kernel of that name with another schedule (" << other
+               << "): generate both with the same options";
+        else
+          diag << "a '" << symbol->getName()
+               << "' of that name that attn-to-gpu did not generate: "
+                  "rename it";
+        return failure();
+      }
+      if (!llvm::is_contained(manifest, line))
+        manifest.push_back(line);
+    } else {
+      b.setInsertionPointToEnd(kernels.getBody());
+      FailureOr<gpu::GPUFuncOp> kernel = buildTiledKernel(b, op, spec, sizes);
+      if (failed(kernel))
+        return failure();
+      symbols.insert(*kernel);
+      manifest.push_back(line);
+      ++numKernels;
+    }
+    return SymbolRefAttr::get(b.getStringAttr(kKernelModule),
+                              {FlatSymbolRefAttr::get(b.getContext(), name)});
   }
 };
 

@@ -61,9 +61,27 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
 }
 
 std::string KernelSpec::name() const {
-  std::string name = kind == KernelKind::Forward         ? "attn_fwd"
-                     : kind == KernelKind::DecodePartial ? "attn_dec"
-                                                         : "attn_comb";
+  std::string name;
+  switch (kind) {
+  case KernelKind::Forward:
+    name = "attn_fwd";
+    break;
+  case KernelKind::DecodePartial:
+    name = "attn_dec";
+    break;
+  case KernelKind::DecodeCombine:
+    name = "attn_comb";
+    break;
+  case KernelKind::BackwardDot:
+    name = "attn_bwd_dot";
+    break;
+  case KernelKind::BackwardKeyValue:
+    name = "attn_bwd_kv";
+    break;
+  case KernelKind::BackwardQuery:
+    name = "attn_bwd_q";
+    break;
+  }
   for (const Facet &f : facets(*this))
     name += f.namePart;
   return name;
@@ -105,7 +123,7 @@ std::string KernelSpec::manifestLine() const {
   os << "kernel " << name() << " kind=" << kindName().str();
   for (const Facet &f : facets(*this))
     os << " " << f.key << "=" << f.value;
-  if (kind == KernelKind::Forward)
+  if (kind == KernelKind::Forward || isBackward())
     os << " block_q=" << rows();
   else
     os << " rows=" << rows();
@@ -159,6 +177,20 @@ std::string KernelSpec::unsupportedReason() const {
            std::to_string(warps) +
            " warps, block-q = " + std::to_string(blockQ) +
            ", block-kv = " + std::to_string(blockKV);
+  if (isBackward()) {
+    // Each nest's register tiles give every warp one or two 16-row MMA
+    // tiles: query rows (dot, dQ) or keys (dK/dV).
+    auto fits = [&](int64_t rows) {
+      return rows % (16 * warps) == 0 && rows / (16 * warps) <= 2;
+    };
+    if (!fits(blockQ) || !fits(blockKV))
+      return "the backward kernels give every warp one or two 16-row tiles "
+             "of queries and of keys: block-q and block-kv must be 16 x "
+             "warps or twice that (" +
+             std::to_string(16 * warps) + " or " + std::to_string(32 * warps) +
+             "), got " + std::to_string(blockQ) + " and " +
+             std::to_string(blockKV);
+  }
   if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
     return "decode kernels split each K/V tile between the warps: block-kv "
            "must be a multiple of 16 x warps (" +
@@ -182,11 +214,12 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
       StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
 }
 
-/// The element type of memref parameter `name`: the statistics and the
-/// split-KV partial results are f32, a boolean mask is i1 (a byte per
-/// element in memory), the rest has the operands' type.
+/// The element type of memref parameter `name`: the statistics (LSE, the
+/// backward's D) and the split-KV partial results are f32, a boolean mask is i1
+/// (a byte per element in memory), the rest has the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
-  if (name == "lse" || name == "partial_o" || name == "partial_lse")
+  if (name == "lse" || name == "row_dot" || name == "partial_o" ||
+      name == "partial_lse")
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
@@ -196,9 +229,9 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
 /// The static innermost size of memref parameter `name`, the head dim it
 /// holds (dynamic for the statistics and the mask).
 int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
-  if (name == "q" || name == "k")
+  if (llvm::is_contained({"q", "k", "dq", "dk"}, name))
     return spec.headDim;
-  if (name == "v" || name == "o" || name == "partial_o")
+  if (llvm::is_contained({"v", "o", "dout", "dv", "partial_o"}, name))
     return spec.valueDim;
   return ShapedType::kDynamic;
 }

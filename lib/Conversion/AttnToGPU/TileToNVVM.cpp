@@ -308,7 +308,17 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
 
   // A memory lhs that the loop does not write and one m-tile per warp: read
   // into registers once, before the loop (sm_80; wgmma reads it from
-  // shared memory).
+  // shared memory), while those fragments and the register tiles the loop
+  // carries (one element per thread each, split between the warps) take
+  // at most kHoistBudget registers a thread; past it an lhs is read from
+  // shared memory at every use. The forward up to D = 128 hoists its Q
+  // (O 64 + Q 32); the backward's dK/dV loop at D = 128 carries 128 and
+  // would spill with K (32) and V (32) held too.
+  constexpr int64_t kHoistBudget = 96;
+  int64_t heldRegs = 0;
+  for (Value carried : op.getRegionIterArgs())
+    if (auto type = dyn_cast<RankedTensorType>(carried.getType()))
+      heldRegs += type.getNumElements() / (32 * warps);
   bool waited = false;
   WalkResult hoist = op.getBody()->walk([&](TileMatmulOp mm) {
     Value lhs = mm.getLhs();
@@ -322,6 +332,11 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       return WalkResult::interrupt();
     if (out->mTiles != 1 || it->second.shape.size() != 2)
       return WalkResult::advance();
+    // Four 32-bit registers per 16 x 16 block of the warp's 16 rows.
+    int64_t regs = it->second.shape[1] / Mma::kK * 4;
+    if (heldRegs + regs > kHoistBudget)
+      return WalkResult::advance();
+    heldRegs += regs;
     if (!waited && pipelined) {
       if (tma)
         awaitTopLevelLoads();

@@ -24,7 +24,7 @@ using namespace mlir::attn;
 /// otherwise.
 static SmallVector<Value> takeDestinations(RewriterBase &rewriter,
                                            Operation *op) {
-  if (!isa<AttentionOp, AttentionPartialOp, CombineOp>(op) ||
+  if (!isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op) ||
       op->getNumResults() == 0)
     return {};
   SmallVector<bufferization::MaterializeInDestinationOp> uses;
@@ -51,12 +51,15 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
   if (config.destinations.empty())
     config.destinations = takeDestinations(rewriter, op);
   if (!config.destinations.empty() &&
-      (!isa<AttentionOp, AttentionPartialOp, CombineOp>(op) ||
-       config.destinations.size() != op->getNumResults() ||
-       !op->use_empty()))
-    return op->emitOpError("attn-tile: destination buffers are for forward, "
-                           "split-KV and combine ops with unused results, "
-                           "one per result");
+      (config.destinations.size() != op->getNumResults() || !op->use_empty()))
+    return op->emitOpError("attn-tile: destination buffers are for ops with "
+                           "unused results, one per result");
+  if (config.gradNest &&
+      (!isa<AttentionGradOp>(op) || config.destinations.empty() ||
+       !config.rowDot || !config.deterministic))
+    return op->emitOpError("attn-tile: a single gradient nest is for "
+                           "deterministic attention_grad ops with destination "
+                           "buffers and a D buffer");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);

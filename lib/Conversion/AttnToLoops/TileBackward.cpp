@@ -190,11 +190,13 @@ private:
 /// form: per query tile a map whose region reads dO and O element by element
 /// (f32 products), a row sum, and a store of the tile's rows.
 static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
-                         Value rowDot, int64_t blockQ) {
+                         const AttnTileConfig &config, Value rowDot) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   Type f32 = b.getF32Type();
+  int64_t blockQ = config.sizes.blockQ;
   RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
+  setSchedule(b, config);
   Value products = tileMap(
       b, loc, RankedTensorType::get({blockQ, p.dims.valueDim}, f32),
       ValueRange(),
@@ -242,8 +244,9 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
   int64_t stages = config.sizes.stages;
   Type f32 = b.getF32Type();
   SmallVector<Value> ivs = beginForall(
-      b, loc, {p.batch, ix.c(d.kvHeads), ix.ceilDiv(p.keySeq, ix.c(bc))},
+      b, loc, {p.batch, p.kvHeads, ix.ceilDiv(p.keySeq, ix.c(bc))},
       {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
+  setSchedule(b, config);
   Value batch = ivs[0], kvHead = ivs[1];
   Value j0 = ix.mul(ivs[2], ix.c(bc));
   Value cols = ix.min(ix.c(bc), ix.sub(p.keySeq, j0));
@@ -369,6 +372,7 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   int64_t stages = config.sizes.stages;
   Type f32 = b.getF32Type();
   RowTile rows = beginQueryTileForall(b, loc, p, br);
+  setSchedule(b, config);
   auto [iLo, iHi] = rows.queryRange(ix, p);
   auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
   Value kvHead = ix.div(rows.head, p.group);
@@ -453,10 +457,13 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
 /// Non-deterministic mode: dQ from the f32 accumulator, per query tile a
 /// map that loads it and converts, and a store.
 static void storeAccumulatedQueryGrads(OpBuilder &b, Location loc,
-                                       const Problem &p, int64_t blockQ,
+                                       const Problem &p,
+                                       const AttnTileConfig &config,
                                        Value dqAcc, Value gradQuery) {
   OpBuilder::InsertionGuard guard(b);
+  int64_t blockQ = config.sizes.blockQ;
   RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
+  setSchedule(b, config);
   Value dQ = tileMap(
       b, loc, RankedTensorType::get({blockQ, p.dims.headDim}, p.elementType),
       ValueRange(),
@@ -481,7 +488,7 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   GradProblem g;
-  g.p = getProblem(b, loc, op);
+  g.p = getProblem(b, loc, op, ProblemForm::Kernel);
   g.output = toReadOnlyBuffer(b, loc, op.getOutput());
   g.gradOutput = toReadOnlyBuffer(b, loc, op.getGradOutput());
   g.lse = toReadOnlyBuffer(b, loc, op.getLse());
@@ -495,25 +502,39 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
       std::swap(sizes[1], sizes[2]);
     return sizes;
   };
-  Value hq = ix.c(d.queryHeads), hkv = ix.c(d.kvHeads);
-  Value gradQuery = allocResult(b, loc, op.getGradQuery().getType(),
-                                stored(hq, p.querySeq, d.headDim));
-  Value gradKey = allocResult(b, loc, op.getGradKey().getType(),
-                              stored(hkv, p.keySeq, d.headDim));
-  Value gradValue = allocResult(b, loc, op.getGradValue().getType(),
-                                stored(hkv, p.keySeq, d.valueDim));
+  Value hq = p.queryHeads, hkv = p.kvHeads;
+  Value gradQuery, gradKey, gradValue;
+  if (config.destinations.empty()) {
+    gradQuery = allocResult(b, loc, op.getGradQuery().getType(),
+                            stored(hq, p.querySeq, d.headDim));
+    gradKey = allocResult(b, loc, op.getGradKey().getType(),
+                          stored(hkv, p.keySeq, d.headDim));
+    gradValue = allocResult(b, loc, op.getGradValue().getType(),
+                            stored(hkv, p.keySeq, d.valueDim));
+  } else {
+    gradQuery = config.destinations[0];
+    gradKey = config.destinations[1];
+    gradValue = config.destinations[2];
+  }
 
   Type f32 = b.getF32Type();
-  Value rowDot = allocResult(
-      b, loc,
-      RankedTensorType::get({d.batch, d.queryHeads, d.querySeq}, f32),
-      {p.batch, hq, p.querySeq});
-  buildRowDots(b, loc, g, rowDot, config.sizes.blockQ);
+  Value rowDot = config.rowDot;
+  if (!rowDot)
+    rowDot = allocResult(
+        b, loc, RankedTensorType::get({d.batch, d.queryHeads, d.querySeq}, f32),
+        {p.batch, hq, p.querySeq});
+  auto writes = [&](GradNest nest) {
+    return !config.gradNest || *config.gradNest == nest;
+  };
+  if (writes(GradNest::RowDot))
+    buildRowDots(b, loc, g, config, rowDot);
 
   if (config.deterministic) {
-    buildKeyValueGrads(b, loc, g, config, rowDot, gradKey, gradValue,
-                       /*dqAcc=*/nullptr);
-    buildQueryGrads(b, loc, g, config, rowDot, gradQuery);
+    if (writes(GradNest::KeyValue))
+      buildKeyValueGrads(b, loc, g, config, rowDot, gradKey, gradValue,
+                         /*dqAcc=*/nullptr);
+    if (writes(GradNest::Query))
+      buildQueryGrads(b, loc, g, config, rowDot, gradQuery);
   } else {
     Value dqAcc = allocResult(
         b, loc,
@@ -522,10 +543,13 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
         {p.batch, hq, p.querySeq, ix.c(d.headDim)});
     fill(b, loc, dqAcc, 0.0);
     buildKeyValueGrads(b, loc, g, config, rowDot, gradKey, gradValue, dqAcc);
-    storeAccumulatedQueryGrads(b, loc, p, config.sizes.blockQ, dqAcc,
-                               gradQuery);
+    storeAccumulatedQueryGrads(b, loc, p, config, dqAcc, gradQuery);
   }
 
+  if (!config.destinations.empty()) {
+    rewriter.eraseOp(op);
+    return success();
+  }
   rewriter.replaceOp(
       op, {toTensorResult(b, loc, op.getGradQuery().getType(), gradQuery),
            toTensorResult(b, loc, op.getGradKey().getType(), gradKey),

@@ -101,13 +101,21 @@ struct Bytes {
 /// bytes (ldmatrix then reads no bank twice), or for sm_90a unpadded
 /// swizzled rows with every tile 1024-byte aligned (the swizzle repeats
 /// every 8 rows of 128 bytes; the K and V rings are one tile each).
-/// Gradients (CPU only so far): Q, dO, K and V tiles.
+/// Gradients: the larger of the dK/dV nest's (K and V tiles, `stages` Q
+/// and dO tiles) and the dQ nest's (Q and dO tiles, `stages` K and V
+/// tiles), rows padded as the forward's (sm_80's mapping).
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
   Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
-  if (s.kind == TileShape::Kind::Gradient)
-    return (Bytes(blockQ) * (d + dv) + Bytes(blockKV) * (d + dv)) * e;
+  if (s.kind == TileShape::Kind::Gradient) {
+    Bytes row = d + dv + Bytes(2 * 16 / s.elementBytes);
+    Bytes keyValue = (Bytes(blockKV) + Bytes(stages) * blockQ) * row * e;
+    Bytes query = (Bytes(blockQ) + Bytes(stages) * blockKV) * row * e;
+    if (!keyValue.v || !query.v)
+      return Bytes(std::optional<int64_t>());
+    return *keyValue.v > *query.v ? keyValue : query;
+  }
   if (target == TileTarget::Sm90a) {
     auto tile = [&](Bytes rows, Bytes cols) {
       return (rows * cols * e).alignTo(1024);
@@ -230,10 +238,15 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       bkv = 64;
     break;
   case TileShape::Kind::Gradient:
-    // FlashAttention-2's backward tiles; a tile never needs to exceed the
-    // (power-of-two-rounded) rows or keys of a static shape.
+    // 64 x 64 tiles on 4 warps: each nest's register tiles have 16 rows
+    // per warp (queries in the dQ nest, keys in the dK/dV nest), which
+    // keeps dK, dV, S^T and dP^T in registers up to D = 64. A tile never
+    // needs to exceed the (power-of-two-rounded) rows or keys of a static
+    // shape.
     t.warps = request.warps ? request.warps : 4;
-    t.stages = 1;
+    // Two stages of the streamed tiles (Q and dO, or K and V): the GPU
+    // kernels keep one in flight while they work on the other.
+    t.stages = request.stages ? request.stages : 2;
     if (!bq) {
       bq = 64;
       if (s.rows)
@@ -241,7 +254,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
                                             llvm::PowerOf2Ceil(*s.rows)));
     }
     if (!bkv) {
-      bkv = s.headDim <= 64 ? 128 : 64;
+      bkv = 64;
       if (s.keys)
         bkv = std::min(bkv, std::max<int64_t>(kMinBlock,
                                               llvm::PowerOf2Ceil(*s.keys)));
@@ -266,16 +279,14 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   if (bytes.exceeds(request.smemBudget)) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();
-    diag << "tiles of block-q = " << bq << " and block-kv = " << bkv;
-    if (!gradient)
-      diag << " in " << t.stages << " stages";
-    diag << " need ";
+    diag << "tiles of block-q = " << bq << " and block-kv = " << bkv << " in "
+         << t.stages << " stages need ";
     if (bytes.v)
       diag << *bytes.v;
     else
       diag << "more than 2^63";
     diag << " bytes of workgroup memory ("
-         << (gradient ? "Q, dO, K, V tiles"
+         << (gradient ? "Q, dO, K, V tiles, rows padded by 16 bytes"
              : hopper ? "Q, K, V tiles in swizzled rows"
                       : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "

@@ -554,8 +554,8 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           %[[J0:.+]] = arith.muli %[[KT]], %[[C64]]
 // CHECK:           %[[KTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
 // CHECK:           %[[VTILE:.+]] = memref.alloc() : memref<64x16xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<1x32x32xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<1x32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<2x32x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<2x32x16xf32, #gpu.address_space<workgroup>>
 // CHECK:           attn.tile.load %{{.+}} into %[[KTILE]]
 // CHECK:           attn.tile.load %{{.+}} into %[[VTILE]]
 // CHECK:           %[[FIRSTQ:.+]] = arith.subi %[[J0]], %[[C52]]
@@ -580,14 +580,14 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           attn.tile.store %{{.+}} into %[[DK]]
 // CHECK:           attn.tile.store %{{.+}} into %[[DV]]
 // dQ is in the tile form: Q and dO tiles, the K/V ring of the forward
-// (one stage here), LSE and D per row read into row tiles (loads in a
+// (two stages), LSE and D per row read into row tiles (loads in a
 // tile.map), and per key/value tile S = Q K^T, P, dP = dO V^T, dS and
 // dQ += dS K on register tiles.
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
 // CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
 // CHECK:           %[[DOTILE:.+]] = memref.alloc() : memref<32x16xf32, #gpu.address_space<workgroup>>
-// CHECK:           %[[KRING:.+]] = memref.alloc() : memref<1x64x32xf32, #gpu.address_space<workgroup>>
-// CHECK:           memref.alloc() : memref<1x64x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[KRING:.+]] = memref.alloc() : memref<2x64x32xf32, #gpu.address_space<workgroup>>
+// CHECK:           memref.alloc() : memref<2x64x16xf32, #gpu.address_space<workgroup>>
 // CHECK:           attn.tile.load %{{.+}} into %[[QTILE]]
 // CHECK:           attn.tile.load %{{.+}} into %[[DOTILE]]
 // CHECK:           %[[LSE2:.+]] = attn.tile.map -> tensor<32xf32> {

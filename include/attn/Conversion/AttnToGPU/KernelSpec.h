@@ -22,7 +22,14 @@ class GPUFuncOp;
 } // namespace gpu
 namespace attn {
 
-enum class KernelKind { Forward, DecodePartial, DecodeCombine };
+enum class KernelKind {
+  Forward,
+  DecodePartial,
+  DecodeCombine,
+  BackwardDot,
+  BackwardKeyValue,
+  BackwardQuery
+};
 
 /// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
 constexpr int64_t kMaxSharedMemory = 227 * 1024;
@@ -64,9 +71,10 @@ struct KernelSpec {
   // The schedule: attn-tile's #attn.schedule.
   /// Warps per CTA.
   int64_t warps = 4;
-  /// Query rows per CTA (forward, decode partial). Forward splits them
-  /// between the warps; decode's warps share them (the query heads of one
-  /// KV head) and split each K/V tile instead.
+  /// Query rows per CTA (forward, decode partial, backward dot and dQ).
+  /// Forward splits them between the warps; decode's warps share them (the
+  /// query heads of one KV head) and split each K/V tile instead. The
+  /// backward's dK/dV kernel splits its `blockKV` keys between the warps.
   int64_t blockQ = 0;
   /// Keys per K/V tile.
   int64_t blockKV = 64;
@@ -85,6 +93,13 @@ struct KernelSpec {
   /// (manifest `grid=persistent`, docs/KernelABI.md).
   bool persistent = false;
 
+  /// One of the backward's three kernels (one per loop nest of
+  /// attn.attention_grad's tile form; the same parameters).
+  bool isBackward() const {
+    return kind == KernelKind::BackwardDot ||
+           kind == KernelKind::BackwardKeyValue ||
+           kind == KernelKind::BackwardQuery;
+  }
   /// The warps of the schedule and the producer warpgroup.
   int64_t threads() const { return warps * 32 + (producer ? 128 : 0); }
   /// Whether the kernel copies its tiles by TMA (the sm_90a forward and
@@ -96,7 +111,7 @@ struct KernelSpec {
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
   std::string name() const;
-  /// "forward", "decode_partial" or "decode_combine".
+  /// The manifest's `kind=`: "forward", "decode_partial", "backward_kv"...
   StringRef kindName() const;
   /// The kernel's parameters, in order, from attn_kernel_abi.def.
   SmallVector<KernelParam> params() const;

@@ -93,20 +93,30 @@ FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
                                              const AttnTileRequest &request);
 
 /// Everything the tiled lowering of one op needs besides the op.
+/// The loop nests of attn.attention_grad's tile form, each a GPU kernel:
+/// D = rowsum(dO O), dK and dV per key/value tile, dQ per query tile.
+enum class GradNest { RowDot, KeyValue, Query };
+
 struct AttnTileConfig {
   AttnTileSizes sizes;
   /// Memory space of the Q/K/V/dO tile buffers; null for the default one.
   Attribute memorySpace;
   /// Gradients: dQ from its own loop nest rather than atomic adds.
   bool deterministic = true;
-  /// Destination-passing form (forward, split-KV and combine ops): the
-  /// buffers the results are written to, one per result and in the same
+  /// Destination-passing form (forward, split-KV, combine and gradient ops):
+  /// the buffers the results are written to, one per result and in the same
   /// order, instead of fresh allocations; the op's results must then be
   /// unused, and the op is erased. When empty, an op whose every result is
   /// used once, by a `bufferization.materialize_in_destination` into a
   /// memref, writes into those memrefs (the uses are erased): how a GPU
   /// kernel's output parameters reach attn-tile.
   SmallVector<Value> destinations;
+  /// Gradients: the one nest to write (a GPU kernel's), all when unset. A
+  /// single nest needs `destinations`, `rowDot` and the deterministic mode.
+  std::optional<GradNest> gradNest;
+  /// Gradients: the `[B, Hq, Sq]` f32 buffer of D = rowsum(dO O) (a GPU
+  /// kernel's workspace), instead of an allocation.
+  Value rowDot;
 };
 
 /// Replaces an attn op (attention, attention_partial, combine or

@@ -1,0 +1,67 @@
+// RUN: attn-opt %s -split-input-file -attn-to-gpu -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s -split-input-file -attn-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s --check-prefix=SM90A
+// RUN: not attn-opt %s -split-input-file -attn-to-gpu="block-kv=32" 2>&1 | FileCheck %s --check-prefix=NARROW
+
+// attn.attention_grad becomes three kernels, one per loop nest of its tile
+// form, in launch order: D = rowsum(dO O) (no shared memory), dK/dV per
+// key/value tile (grid x walks the key tiles, y the key/value heads),
+// dQ per query tile. They take the same parameters; D lives in `row_dot`.
+// Both tiled nests stream their operands through two cp.async stages and
+// multiply on mma.sync; the dQ is deterministic (no atomics). On sm_90a
+// they keep sm_80's mapping (no TMA, no wgmma) so far.
+
+// CHECK: module attributes {attn.manifest = [
+// CHECK-SAME: "kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=0 params=q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,row_dot:memref3,scale_log2:f32,window:i64"
+// CHECK-SAME: "kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=55296 params=
+// CHECK-SAME: "kernel attn_bwd_q_f16_d64_dv64_top_left kind=backward_q dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=55296 params=
+// CHECK-LABEL: func @gradient
+// CHECK: attn.attention_grad {{.*}}attn.kernel = [@attn_kernels::@attn_bwd_dot_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_kv_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_q_f16_d64_dv64_top_left]
+// CHECK: gpu.func @attn_bwd_dot_f16_d64_dv64_top_left(
+// CHECK-SAME: %{{.*}}: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %{{.*}}: f32, %{{.*}}: i64) kernel
+// CHECK-NOT: gpu.dynamic_shared_memory
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+// CHECK: gpu.func @attn_bwd_kv_f16_d64_dv64_top_left(
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.return
+// CHECK: gpu.func @attn_bwd_q_f16_d64_dv64_top_left(
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: llvm.atomicrmw
+// CHECK: gpu.return
+// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv
+// SM90A-NOT: tma=
+// SM90A-NOT: nvvm.wgmma
+// SM90A-NOT: cp.async.bulk
+// NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of queries and of keys: block-q and block-kv must be 16 x warps or twice that (64 or 128), got 64 and 32
+func.func @gradient(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x70x64xf16>, %v: tensor<1x2x70x64xf16>, %o: tensor<1x4x100x64xf16>, %do: tensor<1x4x100x64xf16>, %lse: tensor<1x4x100xf32>) -> (tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}
+      : tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100xf32>
+      -> tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>
+  return %dq, %dk, %dv : tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>
+}
+
+// -----
+
+// A mask operand: the kernels take it after row_dot.
+// CHECK: kernel attn_bwd_kv_bf16_d64_dv64_none_boolmask kind=backward_kv dtype=bf16 head_dim=64 value_dim=64 causal=none mask=bool {{.*}} params={{.*}},row_dot:memref3,mask:memref4,scale_log2:f32,window:i64"
+// CHECK-LABEL: func @masked
+func.func @masked(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>, %o: tensor<1x2x64x64xbf16>, %do: tensor<1x2x64x64xbf16>, %lse: tensor<1x2x64xf32>, %m: tensor<64x64xi1>) -> tensor<1x2x64x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse mask(%m : tensor<64x64xi1>)
+      : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>
+  return %dq : tensor<1x2x64x64xbf16>
+}
+
+// -----
+
+func.func @gradient_f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>, %o: tensor<1x2x64x64xf32>, %do: tensor<1x2x64x64xf32>, %lse: tensor<1x2x64xf32>) -> tensor<1x2x64x64xf32> {
+  // expected-error @+1 {{'attn.attention_grad' op cannot be lowered to a GPU kernel: the GPU kernels take f16 or bf16 operands (tensor cores); got f32}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>
+  return %dq : tensor<1x2x64x64xf32>
+}
