@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""attn's backward against PyTorch SDPA's FlashAttention-2 and cuDNN
+backward, same process, same tensors.
+
+    python3 bench/bench_backward.py --manifest DIR/attn.manifest \\
+        [--lib build-rt/lib/libattn_runtime.so] [--shapes D:S:causal,...] \\
+        [--json OUT/bench_backward.json]
+
+Grid (BENCHMARKS.md's forward grid): bf16, B * S = 16384 tokens, hidden
+2048 (H = 2048 / D), D in {64, 128}, S in {1k, 2k, 4k, 8k, 16k}, causal
+(top-left, PyTorch's is_causal) and not. Each implementation gets the same
+Q, K, V, O, LSE and dO: attn's backward takes O and LSE from attn's own
+forward; a peer's backward is `torch.autograd.grad` through its own
+forward's graph (retained), so only the backward is timed. attn's dQ, dK,
+dV are checked against the first peer's before timing (relative L2 error).
+Timing: bench_attention.py's Timer (CUDA graphs of back-to-back calls, or
+CUDA events where a call cannot be captured; the entry says which).
+
+FLOPs: 2.5 times the forward's, 10 B H S^2 D (half with causal), as
+FlashAttention's papers count the backward (5 matmuls against 2).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attention as ba  # noqa: E402
+import attn_runtime  # noqa: E402  (bench_attention put python/ on the path)
+
+GRID = [(d, s, c) for d in (64, 128) for s in (1024, 2048, 4096, 8192, 16384)
+        for c in (False, True)]
+
+
+def attn_backward_call(module, q, k, v, dout, causal):
+    """attn's backward on preallocated outputs and workspace; O and LSE
+    from attn's forward."""
+    kind = "top_left" if causal else "none"
+    o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
+    grads = [torch.empty_like(t) for t in (q, k, v)]
+    workspace = module.backward_workspace(q)
+
+    def call():
+        return module.backward(q, k, v, o, dout, lse, *grads, causal=kind,
+                               workspace=workspace)
+    return call
+
+
+def peer_backward_call(name, q, k, v, dout, causal):
+    """A peer's backward: autograd through its forward's retained graph."""
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    with ba.sdpa_kernel(ba.backend_of(name)):
+        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+
+    def call():
+        return torch.autograd.grad(out, leaves, dout, retain_graph=True)
+    return call
+
+
+def bench(module, timer, grid):
+    rows = []
+    for d, s, causal in grid:
+        b, h = 16384 // s, 2048 // d
+        q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
+                                     dtype=torch.bfloat16) for _ in range(4))
+        flops = 10.0 * b * h * s * s * d / (2 if causal else 1)
+        results, grads = {}, {}
+        for name in ["attn"] + ba.PEERS:
+            entry = {}
+            try:
+                if name == "attn":
+                    kind = "top_left" if causal else "none"
+                    if not module.has_kernel("backward_q", "bf16", d, d, kind):
+                        raise RuntimeError("no backward kernels for bf16 "
+                                           "d%d causal=%s" % (d, kind))
+                    call = attn_backward_call(module, q, k, v, dout, causal)
+                else:
+                    call = peer_backward_call(name, q, k, v, dout, causal)
+                grads[name] = [g.clone() for g in call()]
+                torch.cuda.synchronize()
+                ms = timer.graph_ms([call]) if timer.graphs else None
+                if ms is None:
+                    ms = timer.median_ms([call])
+                    entry["timing"] = "events"
+                entry["ms"] = ms
+                entry["tflops"] = flops / (ms * 1e-3) / 1e12
+            except Exception as e:  # noqa: BLE001 - reported per implementation
+                entry["error"] = "%s: %s" % (type(e).__name__,
+                                             str(e).strip().split("\n")[0][:200])
+            results[name] = entry
+        reference = next((p for p in ba.PEERS if p in grads), None)
+        if "attn" in grads and reference:
+            errs = [ba.rel_error(a, r) for a, r in zip(grads["attn"],
+                                                       grads[reference])]
+            ok = max(errs) <= ba.CHECK_TOLERANCE
+            results["attn"]["check"] = "%s vs %s: dq %.1e dk %.1e dv %.1e" % (
+                "ok" if ok else "MISMATCH", reference, *errs)
+            results["attn"]["check_ok"] = ok
+        row = dict(d=d, s=s, causal=causal, b=b, h=h, flops=flops,
+                   results=results, ratio=ba.ratio(results, "tflops"))
+        rows.append(row)
+        cells = []
+        for name in ["attn"] + ba.PEERS:
+            e = results[name]
+            cells.append("%8.1f" % e["tflops"] if e.get("tflops") else
+                         "%8s" % "-")
+        print("D=%-4d S=%-6d %-7s %s  ratio %s  %s" % (
+            d, s, "causal" if causal else "", " ".join(cells),
+            "%.2f" % row["ratio"] if row["ratio"] else "-",
+            results["attn"].get("check") or results["attn"].get("error", "")),
+            flush=True)
+        for name in ba.PEERS:
+            if results[name].get("error"):
+                print("    %s: %s" % (name, results[name]["error"]))
+        del q, k, v, dout, grads
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--lib", default=None)
+    parser.add_argument("--shapes", default=None,
+                        help="D:S:causal(0/1),... instead of the grid")
+    parser.add_argument("--target-ms", type=float, default=200)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA device visible to torch")
+        return 1
+    torch.manual_seed(0)
+    props = torch.cuda.get_device_properties(0)
+    timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
+    module = attn_runtime.Module(args.manifest, lib=args.lib)
+    grid = GRID
+    if args.shapes:
+        grid = [tuple(int(x) for x in s.split(":"))
+                for s in args.shapes.split(",")]
+        grid = [(d, s, bool(c)) for d, s, c in grid]
+    print("backward on %s (torch %s), bf16, TFLOP/s = 10 B H S^2 D / t "
+          "(half causal); ratio = attn / fastest peer" % (props.name,
+                                                        torch.__version__))
+    print("%-25s %8s %8s %8s" % ("shape", "attn", "flash", "cudnn"))
+    rows = bench(module, timer, grid)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=props.name, torch=torch.__version__,
+                           rows=rows), f, indent=1, default=str)
+    return 1 if any(not r["results"]["attn"].get("check_ok", True)
+                    for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

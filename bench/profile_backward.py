@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""One attn backward call (bf16, B * S = 16384, H = 2048 / D) for a
+profiler: `ncu --kernel-name regex:attn_bwd python3 bench/profile_backward.py
+--manifest M --d 64 --s 4096 [--causal]`."""
+
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "python"))
+import attn_runtime  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--lib", default=None)
+    parser.add_argument("--d", type=int, default=64)
+    parser.add_argument("--s", type=int, default=4096)
+    parser.add_argument("--causal", action="store_true")
+    args = parser.parse_args()
+    module = attn_runtime.Module(args.manifest, lib=args.lib)
+    b, h, s, d = 16384 // args.s, 2048 // args.d, args.s, args.d
+    q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
+                                 dtype=torch.bfloat16) for _ in range(4))
+    kind = "top_left" if args.causal else "none"
+    o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
+    module.backward(q, k, v, o, dout, lse, causal=kind)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
