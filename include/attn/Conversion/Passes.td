@@ -45,15 +45,16 @@ def AttnTilePass : Pass<"attn-tile"> {
     - `attn.combine`: `scf.forall` over tiles of output rows (B x Hq x Sq)
       by columns, one online pass over the splits merging them by their
       LSE, the inputs read by maps that load.
-    - `attn.attention_grad`: an `scf.forall` over query rows computing
+    - `attn.attention_grad`: an `scf.forall` over query tiles computing
       D = rowsum(dO * O); an `scf.forall` over (batch, key/value head,
-      key/value tile) whose loops over the query heads of the group and
-      the query tiles recompute S and P = exp(S - LSE) and accumulate the
-      tile's dK and dV on chip; and, with `deterministic` (the default), an
-      `scf.forall` over (batch, head, query tile) that recomputes P and dS
-      for dQ, so every sum has a fixed order. Without it, the second loop
-      nest adds dQ into an f32 buffer with `memref.atomic_rmw`. (Gradients
-      are still written as linalg on buffers, not in the tile form.)
+      key/value tile) whose loop streams the Q and dO tiles of the group's
+      query heads past the K and V tiles, recomputes S^T and
+      P^T = exp(S^T - LSE) and accumulates the tile's dK and dV on chip;
+      and, with `deterministic` (the default), an `scf.forall` over
+      (batch, head, query tile) that recomputes P and dS for dQ, so every
+      sum has a fixed order. Without it, the second nest adds dQ into an
+      f32 buffer (a `transpose_lhs` product and an accumulating
+      `attn.tile.store`) and a last nest converts it.
 
     No buffer of `Sq x Sk` elements exists in the output.
 
@@ -144,13 +145,15 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
   let description = [{
     For every `attn.attention`, `attn.attention_partial` and `attn.combine`
     op, emits the kernel that computes it (forward, split-KV partial and
-    combine) as a `gpu.func` in `gpu.module @attn_kernels`, deduplicated by
-    specialisation (element type, head dims, causal kind). Each op gets an
-    `attn.kernel` attribute naming its kernel, and the module gets
-    `attn.manifest`, the manifest lines of docs/KernelABI.md that the runtime
-    reads. Ops the kernels do not cover (f32 operands, a mask operand on
-    decode, head dims that are not multiples of 16, attn.attention_grad)
-    are errors that say so. The generated names are never changed to make
+    combine), and for every `attn.attention_grad` three (D, dK/dV, dQ, one
+    per loop nest of its tile form), as `gpu.func`s in
+    `gpu.module @attn_kernels`, deduplicated by specialisation (element
+    type, head dims, causal kind, mask kind). Each op gets an `attn.kernel`
+    attribute naming its kernel (a gradient op: its three, in launch
+    order), and the module gets `attn.manifest`, the manifest lines of
+    docs/KernelABI.md that the runtime reads. Ops the kernels do not cover
+    (f32 operands, a mask operand on decode, head dims that are not
+    multiples of 16) are errors that say so. The generated names are never changed to make
     room: a symbol `@attn_kernels` that is not a gpu.module, or one in it
     that takes a kernel's name without being that kernel (a gpu.func with
     the same `attn.manifest` line, from an earlier run, is reused), is an

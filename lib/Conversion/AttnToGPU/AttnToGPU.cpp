@@ -208,8 +208,9 @@ GradNest gradNestOf(KernelKind kind) {
 }
 
 /// The attn op a kernel runs, rebuilt on the kernel's parameters at `b`'s
-/// insertion point: its operands are the `q`, `k`, `v` (and `mask`), or
-/// `partial_o` and `partial_lse`, parameters, its attributes the ones the
+/// insertion point: its operands are the `q`, `k`, `v` (a backward's `o`,
+/// `dout`, `lse`; and `mask`), or `partial_o` and `partial_lse`,
+/// parameters, its attributes the ones the
 /// kernel is specialised for (causal kind; the scale and window come from
 /// launch parameters, the layout from the strides). Returns the op and
 /// the parameters its results are written to. Its head counts are the

@@ -1,0 +1,137 @@
+"""attn's attention as torch.library custom ops.
+
+    attn::sdpa_forward(q, k, v, mask?, causal, scale?) -> (out, lse)
+    attn::sdpa_backward(dout, q, k, v, out, lse, mask?, causal, scale?)
+        -> (dq, dk, dv)
+
+q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] in any strides
+(a copy only where the kernels cannot read them in place); mask None or a
+tensor that broadcasts to [B, Hq, Sq, Sk] (bool: True keeps a key;
+floating, of q's dtype: added to the scores); causal 'none', 'top_left' or
+'bottom_right'; scale None = 1/sqrt(D). out is [B, Hq, Sq, Dv] laid out as
+[B, Sq, Hq, Dv] in memory (as SDPA's flash backend does: the
+out.transpose(1, 2) that models take next is free), lse [B, Hq, Sq] f32.
+The gradients come in their inputs' layouts where the last dim is innermost.
+
+Each op has a fake implementation that allocates exactly as the real one,
+so torch.compile traces through them without a graph break, and the forward
+has an autograd formula: the backward op, no gradient for the mask (the
+caller refuses masks that require one) and none through lse. The ops
+validate nothing that attn.scaled_dot_product_attention checks first; the
+runtime refuses the rest with an attn_runtime.AttnError.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+
+from .kernels import default_provider
+from .spec import KernelSpec
+
+if not hasattr(torch.library, "custom_op"):
+    raise ImportError("attn's PyTorch ops need torch >= 2.4 "
+                      "(torch.library.custom_op); this is torch %s"
+                      % torch.__version__)
+
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+_ALIGNMENT = 16  # bytes: of data pointers and strides (docs/Runtime.md)
+
+
+def _spec(q, v, mask, causal, backward):
+    if mask is None:
+        mask_kind = "none"
+    else:
+        mask_kind = "bool" if mask.dtype == torch.bool else "add"
+    return KernelSpec(DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
+                      mask_kind, backward)
+
+
+def _module(q, v, mask, causal, backward):
+    return default_provider().module(_spec(q, v, mask, causal, backward),
+                                     q.device)
+
+
+def _readable(t):
+    """t, or a contiguous copy where the kernels cannot read it in place:
+    they take any strides with the last one 1, and 16-byte aligned data
+    pointers and strides (of dims of size > 1)."""
+    step = _ALIGNMENT // t.element_size()
+    aligned = all(s % step == 0 for s, n in zip(t.stride()[:-1],
+                                                t.shape[:-1]) if n > 1)
+    if t.stride(-1) == 1 and aligned and t.data_ptr() % _ALIGNMENT == 0:
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _outputs(q, v):
+    """out and lse, for the real op and the fake one alike."""
+    b, hq, sq, _ = q.shape
+    out = q.new_empty((b, sq, hq, v.shape[-1])).transpose(1, 2)
+    lse = q.new_empty((b, hq, sq), dtype=torch.float32)
+    return out, lse
+
+
+def _grad_like(t):
+    """A gradient in t's layout when its last dim is innermost (so that
+    autograd's views of it stay free), else contiguous."""
+    g = torch.empty_like(t)
+    if g.stride(-1) == 1:
+        return g
+    return t.new_empty(t.shape)
+
+
+@torch.library.custom_op("attn::sdpa_forward", mutates_args=(),
+                         device_types="cuda")
+def sdpa_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                 mask: Optional[torch.Tensor], causal: str,
+                 scale: Optional[float]) -> Tuple[torch.Tensor, torch.Tensor]:
+    module = _module(q, v, mask, causal, backward=False)
+    out, lse = _outputs(q, v)
+    q, k, v = (_readable(t) for t in (q, k, v))
+    module.forward(q, k, v, causal=causal, scale=scale, mask=mask, out=out,
+                   lse=lse)
+    return out, lse
+
+
+@sdpa_forward.register_fake
+def _(q, k, v, mask, causal, scale):
+    return _outputs(q, v)
+
+
+@torch.library.custom_op("attn::sdpa_backward", mutates_args=(),
+                         device_types="cuda")
+def sdpa_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                  v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                  mask: Optional[torch.Tensor], causal: str,
+                  scale: Optional[float]
+                  ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    module = _module(q, v, mask, causal, backward=True)
+    dq, dk, dv = (_grad_like(t) for t in (q, k, v))
+    q, k, v, out, dout = (_readable(t) for t in (q, k, v, out, dout))
+    module.backward(q, k, v, out, dout, lse, dq, dk, dv, causal=causal,
+                    scale=scale, mask=mask)
+    return dq, dk, dv
+
+
+@sdpa_backward.register_fake
+def _(dout, q, k, v, out, lse, mask, causal, scale):
+    return tuple(_grad_like(t) for t in (q, k, v))
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, mask, causal, scale = inputs
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse, mask)
+    ctx.causal = causal
+    ctx.scale = scale
+    ctx.mark_non_differentiable(lse)
+
+
+def _backward(ctx, dout, _):
+    q, k, v, out, lse, mask = ctx.saved_tensors
+    dq, dk, dv = torch.ops.attn.sdpa_backward(dout, q, k, v, out, lse, mask,
+                                              ctx.causal, ctx.scale)
+    return dq, dk, dv, None, None, None
+
+
+sdpa_forward.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,107 @@
+"""What a kernel is specialised for, and the MLIR that asks attn-compile
+for it.
+
+attn's GPU kernels read batch, head counts and sequence lengths at run time;
+what they are compiled for is the element type, the head dims D and Dv, the
+causal kind and the mask kind. A KernelSpec names one such specialisation,
+for inference (the forward kernel) or for training (the forward and the
+backward's three kernels). No torch here: the kernel provider and the tests
+use it without a GPU.
+"""
+
+import dataclasses
+
+__all__ = ["BACKWARD_KINDS", "CAUSAL_KINDS", "DTYPES", "KernelSpec",
+           "MASK_KINDS"]
+
+DTYPES = ("bf16", "f16")
+CAUSAL_KINDS = ("none", "top_left", "bottom_right")
+MASK_KINDS = ("none", "add", "bool")
+BACKWARD_KINDS = ("backward_dot", "backward_kv", "backward_q")
+
+# The ops need a static head count; the kernels read the real ones at run
+# time, so any count serves. 16 is examples/gpu's, which the GPU tests run.
+_HEADS = 16
+
+_FORWARD = """\
+// attn kernels for {spec}
+func.func @forward(%q: {qk}, %k: {qk}, %v: {vo}{mask_arg}) -> ({vo}, {lse}) {{
+  %o, %lse = attn.attention %q, %k, %v{mask_use}{attrs} : {qk}, {qk}, {vo} -> {vo}, {lse}
+  return %o, %lse : {vo}, {lse}
+}}
+"""
+_BACKWARD = """\
+func.func @backward(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo}, %do: {vo}, %lse: {lse}{mask_arg}) -> ({qk}, {qk}, {vo}) {{
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse{mask_use}{attrs} : {qk}, {qk}, {vo}, {vo}, {vo}, {lse} -> {qk}, {qk}, {vo}
+  return %dq, %dk, %dv : {qk}, {qk}, {vo}
+}}
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """dtype 'bf16' or 'f16'; head_dim D of q and k, value_dim Dv of v;
+    causal 'none', 'top_left' (PyTorch's is_causal) or 'bottom_right';
+    mask 'none', 'add' (a floating mask of the dtype) or 'bool'; backward:
+    the backward's kernels too (training)."""
+
+    dtype: str
+    head_dim: int
+    value_dim: int
+    causal: str = "none"
+    mask: str = "none"
+    backward: bool = False
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError("attn's kernels take %s, not %r"
+                             % (" and ".join(DTYPES), self.dtype))
+        for name in ("head_dim", "value_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError("%s must be a positive int, not %r"
+                                 % (name, value))
+        if self.causal not in CAUSAL_KINDS:
+            raise ValueError("causal must be one of %s, not %r"
+                             % (", ".join(CAUSAL_KINDS), self.causal))
+        if self.mask not in MASK_KINDS:
+            raise ValueError("mask must be one of %s, not %r"
+                             % (", ".join(MASK_KINDS), self.mask))
+
+    @property
+    def kinds(self):
+        """The manifest kinds a module must have for this spec."""
+        return ("forward",) + (BACKWARD_KINDS if self.backward else ())
+
+    @property
+    def key(self):
+        """A file name: bf16_d64_dv64_top_left_mask-bool_train."""
+        return "%s_d%d_dv%d_%s_mask-%s_%s" % (
+            self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
+            "train" if self.backward else "fwd")
+
+    def describe(self):
+        """As the runtime's messages name a kernel: bf16 d64/64
+        causal=top_left mask=bool, and which kinds."""
+        return "%s d%d/%d causal=%s mask=%s (%s)" % (
+            self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
+            ", ".join(self.kinds))
+
+    def mlir(self):
+        """A module with the attn ops whose kernels this spec needs:
+        attn.attention (@forward) and, for training, attn.attention_grad
+        (@backward), in examples/gpu's form."""
+        qk = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.head_dim, self.dtype)
+        vo = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.value_dim, self.dtype)
+        lse = "tensor<?x%dx?xf32>" % _HEADS
+        mask_arg = mask_use = ""
+        if self.mask != "none":
+            element = self.dtype if self.mask == "add" else "i1"
+            mask_type = "tensor<?x%dx?x?x%s>" % (_HEADS, element)
+            mask_arg = ", %m: " + mask_type
+            mask_use = " mask(%m : " + mask_type + ")"
+        attrs = ("" if self.causal == "none" else
+                 " {causal = #attn.causal<%s>}" % self.causal)
+        text = _FORWARD + (_BACKWARD if self.backward else "")
+        return text.format(spec=self.describe(), qk=qk, vo=vo, lse=lse,
+                           mask_arg=mask_arg, mask_use=mask_use, attrs=attrs)
