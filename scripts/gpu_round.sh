@@ -19,13 +19,16 @@
 # (cmake -DATTN_BUILD_COMPILER=OFF into build-rt/), ptxas -v on the PTX of
 # every section of the manifest (registers, spills), the runtime's no-GPU
 # checks, attn_example once per kernel of the section this GPU runs,
-# test/GPU/gpu_tests.py, bench/bench_attention.py.
+# test/GPU/gpu_tests.py, test/GPU/torch_tests.py, bench/bench_attention.py
+# and, when the manifest has backward kernels, bench/bench_backward.py.
 # Writes to $OUT (default ./gpu-out): round.log, gpu_tests.log,
-# gpu_tests.json, bench.log, bench.json, bench.png. Ends with a summary;
+# gpu_tests.json, torch_tests.log, bench.log, bench.json, bench.png,
+# bench_backward.log/json. Ends with a summary;
 # exits non-zero when the build, an example or a GPU test failed.
 #
-# Time limits (seconds, environment): TESTS_TIMEOUT (300), BENCH_TIMEOUT
-# (200 quick, 420 full), EXAMPLE_TIMEOUT (120 each).
+# Time limits (seconds, environment): TESTS_TIMEOUT (300), TORCH_TIMEOUT
+# (300), BENCH_TIMEOUT (200 quick, 420 full, each benchmark),
+# EXAMPLE_TIMEOUT (120 each).
 #
 # sanitize: test/GPU/gpu_tests.py once per compute-sanitizer tool in
 # SANITIZE_TOOLS (default "memcheck racecheck synccheck"), only attn's
@@ -43,7 +46,7 @@ export PYTHONUNBUFFERED=1
 PYTHON=${PYTHON:-python3}
 
 if [ $# -lt 1 ]; then
-  sed -n '2,25p' "$0"
+  sed -n '2,27p' "$0"
   exit 2
 fi
 KERNELS=$1
@@ -216,6 +219,20 @@ if [ "$MODE" = quick ] || [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   fi
   summary+=("gpu tests: ${last:-no summary line} (exit $rc)")
   [ "$rc" -eq 0 ] || status=1
+
+  # The PyTorch front door on the same kernels (cases whose kernels the
+  # manifest lacks are skipped).
+  if [ "$KERNELS" != reference ]; then
+    log "test/GPU/torch_tests.py"
+    timeout -k 10 "${TORCH_TIMEOUT:-300}" "$PYTHON" test/GPU/torch_tests.py \
+      --kernels "$(dirname "$MANIFEST")" --lib "$LIB" 2>&1 |
+      tee "$OUT/torch_tests.log"
+    rc=${PIPESTATUS[0]}
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/torch_tests.log" |
+           tail -1)
+    summary+=("torch tests: ${last:-no summary line} (exit $rc)")
+    [ "$rc" -eq 0 ] || status=1
+  fi
 fi
 
 # --- compute-sanitizer --------------------------------------------------------
@@ -285,6 +302,17 @@ if [ "$MODE" != tests ] && [ "$MODE" != sanitize ]; then
   summary+=("bench: ${line:-no summary} (exit $rc)")
   mean=$(grep -E 'geometric mean' "$OUT/bench.log" | tail -1)
   [ -n "$mean" ] && summary+=("bench: $mean")
+
+  # The backward, when the manifest has its kernels.
+  if grep -q 'kind=backward_q' "$MANIFEST"; then
+    shapes=()
+    [ ${#quick[@]} -gt 0 ] && shapes=(--shapes 64:4096:0,128:4096:0,128:16384:0,128:16384:1)
+    log "bench/bench_backward.py ${shapes[*]}"
+    timeout -k 10 "$limit" "$PYTHON" bench/bench_backward.py \
+      --manifest "$MANIFEST" --lib "$LIB" "${shapes[@]}" \
+      --json "$OUT/bench_backward.json" 2>&1 | tee "$OUT/bench_backward.log"
+    summary+=("bench backward: exit ${PIPESTATUS[0]} (bench_backward.log)")
+  fi
 fi
 
 log "summary"
