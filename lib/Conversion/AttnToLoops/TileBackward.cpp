@@ -41,9 +41,9 @@ struct GradProblem {
 };
 } // namespace
 
-/// Row `r`'s entry of the `[B, Hq, Sq]` f32 statistic `buffer` (LSE or D)
-/// times `factor`, or `pad` on a row past the tile's: a scalar for a
-/// tile.map's region.
+/// The entry of query row `r` of `rows` in the `[B, Hq, Sq]` f32 statistic
+/// `buffer` (LSE or D) times `factor`, or `pad` for a row past the tile's:
+/// a scalar for a tile.map's region (r is a row of S, a column of S^T).
 static Value rowStat(OpBuilder &b, Location loc, const Problem &p,
                      const RowTile &rows, Value buffer, Value r, double pad,
                      double factor) {
@@ -94,7 +94,8 @@ static Value additiveMaskScale(OpBuilder &b, Location loc, const Problem &p) {
   return arith::DivFOp::create(b, loc, constF32(b, loc, kLog2e), p.scaleLog2);
 }
 
-/// `acc` times `scale` in `type`'s element type.
+/// The f32 tile `acc` times `scale` (none when null), converted to
+/// `elementType`.
 static Value scaledTile(OpBuilder &b, Location loc, Value acc, Value scale,
                         Type elementType) {
   auto accType = cast<RankedTensorType>(acc.getType());
