@@ -4,7 +4,7 @@ backward, same process, same tensors.
 
     python3 bench/bench_backward.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--shapes D:S:causal,...] \\
-        [--json OUT/bench_backward.json]
+        [--with-forward] [--json OUT/bench_backward.json]
 
 Grid (BENCHMARKS.md's forward grid): bf16, B * S = 16384 tokens, hidden
 2048 (H = 2048 / D), D in {64, 128}, S in {1k, 2k, 4k, 8k, 16k}, causal
@@ -18,6 +18,9 @@ CUDA events where a call cannot be captured; the entry says which).
 
 FLOPs: 2.5 times the forward's, 10 B H S^2 D (half with causal), as
 FlashAttention's papers count the backward (5 matmuls against 2).
+--with-forward times a forward and a backward together (attn: its forward
+then its backward; a peer: its forward and autograd through it), 14 B H
+S^2 D.
 """
 
 import argparse
@@ -36,38 +39,48 @@ GRID = [(d, s, c) for d in (64, 128) for s in (1024, 2048, 4096, 8192, 16384)
         for c in (False, True)]
 
 
-def attn_backward_call(module, q, k, v, dout, causal):
-    """attn's backward on preallocated outputs and workspace; O and LSE
-    from attn's forward."""
+def attn_backward_call(module, q, k, v, dout, causal, with_forward):
+    """attn's backward on preallocated outputs and workspace, O and LSE
+    from attn's forward (run once, or in every call with_forward)."""
     kind = "top_left" if causal else "none"
     o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
     grads = [torch.empty_like(t) for t in (q, k, v)]
     workspace = module.backward_workspace(q)
 
     def call():
+        if with_forward:
+            module.forward(q, k, v, causal=kind, out=o, lse=lse)
         return module.backward(q, k, v, o, dout, lse, *grads, causal=kind,
                                workspace=workspace)
     return call
 
 
-def peer_backward_call(name, q, k, v, dout, causal):
-    """A peer's backward: autograd through its forward's retained graph."""
+def peer_backward_call(name, q, k, v, dout, causal, with_forward):
+    """A peer's backward: autograd through its forward's graph (retained,
+    or built anew in every call with_forward)."""
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    with ba.sdpa_kernel(ba.backend_of(name)):
-        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+
+    def forward():
+        with ba.sdpa_kernel(ba.backend_of(name)):
+            return F.scaled_dot_product_attention(*leaves, is_causal=causal)
+    out = forward()
 
     def call():
+        if with_forward:
+            return torch.autograd.grad(forward(), leaves, dout)
         return torch.autograd.grad(out, leaves, dout, retain_graph=True)
     return call
 
 
-def bench(module, timer, grid):
+def bench(module, timer, grid, with_forward):
     rows = []
     for d, s, causal in grid:
         b, h = 16384 // s, 2048 // d
         q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
                                      dtype=torch.bfloat16) for _ in range(4))
-        flops = 10.0 * b * h * s * s * d / (2 if causal else 1)
+        # The backward's 5 products, and the forward's 2 with_forward.
+        flops = (14.0 if with_forward else 10.0) * b * h * s * s * d / (
+            2 if causal else 1)
         results, grads = {}, {}
         for name in ["attn"] + ba.PEERS:
             entry = {}
@@ -77,9 +90,11 @@ def bench(module, timer, grid):
                     if not module.has_kernel("backward_q", "bf16", d, d, kind):
                         raise RuntimeError("no backward kernels for bf16 "
                                            "d%d causal=%s" % (d, kind))
-                    call = attn_backward_call(module, q, k, v, dout, causal)
+                    call = attn_backward_call(module, q, k, v, dout, causal,
+                                              with_forward)
                 else:
-                    call = peer_backward_call(name, q, k, v, dout, causal)
+                    call = peer_backward_call(name, q, k, v, dout, causal,
+                                              with_forward)
                 grads[name] = [g.clone() for g in call()]
                 torch.cuda.synchronize()
                 ms = timer.graph_ms([call]) if timer.graphs else None
@@ -116,6 +131,10 @@ def bench(module, timer, grid):
         for name in ba.PEERS:
             if results[name].get("error"):
                 print("    %s: %s" % (name, results[name]["error"]))
+        events = [n for n in results if results[n].get("timing") == "events"]
+        if events:
+            print("    timed with events (not capturable): %s"
+                  % ", ".join(events))
         del q, k, v, dout, grads
         torch.cuda.empty_cache()
     return rows
@@ -127,6 +146,9 @@ def main():
     parser.add_argument("--lib", default=None)
     parser.add_argument("--shapes", default=None,
                         help="D:S:causal(0/1),... instead of the grid")
+    parser.add_argument("--with-forward", action="store_true",
+                        help="time forward + backward together (FLOPs: "
+                             "14 B H S^2 D, half causal)")
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -142,11 +164,12 @@ def main():
         grid = [tuple(int(x) for x in s.split(":"))
                 for s in args.shapes.split(",")]
         grid = [(d, s, bool(c)) for d, s, c in grid]
-    print("backward on %s (torch %s), bf16, TFLOP/s = 10 B H S^2 D / t "
-          "(half causal); ratio = attn / fastest peer" % (props.name,
-                                                        torch.__version__))
+    print("%s on %s (torch %s), bf16, TFLOP/s = %d B H S^2 D / t "
+          "(half causal); ratio = attn / fastest peer" % (
+              "forward + backward" if args.with_forward else "backward",
+              props.name, torch.__version__, 14 if args.with_forward else 10))
     print("%-25s %8s %8s %8s" % ("shape", "attn", "flash", "cudnn"))
-    rows = bench(module, timer, grid)
+    rows = bench(module, timer, grid, args.with_forward)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=props.name, torch=torch.__version__,
