@@ -46,7 +46,15 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.persistent = persistent;
   request.smemBudget = kMaxSharedMemory;
   request.target = spec.target;
-  if (mTiles && spec.kind == KernelKind::Forward) {
+  if (spec.isBackward()) {
+    // One kernel serves every shape: the tiles are the warps' 16-row MMA
+    // tiles (m-tiles of them), never shrunk to a static shape's rows or
+    // keys as the CPU's are.
+    request.warps = warps ? warps : 4;
+    request.blockQ = 16 * request.warps * (mTiles ? mTiles : 1);
+    if (!request.blockKV)
+      request.blockKV = 16 * request.warps;
+  } else if (mTiles && spec.kind == KernelKind::Forward) {
     // The query tile follows from the warps the model picks.
     FailureOr<AttnTileSizes> first = chooseAttnTileSizes(op, request);
     if (failed(first))

@@ -58,6 +58,19 @@ func.func @masked(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: te
 
 // -----
 
+// Static shapes smaller than a tile keep the kernel's tiles (one kernel
+// serves every shape; the CPU's tiling would shrink them to 16).
+// CHECK: kernel attn_bwd_kv_f16_d16_dv16_none kind=backward_kv dtype=f16 head_dim=16 value_dim=16 causal=none block_q=64 block_kv=64 threads=128 smem=18432
+// CHECK-LABEL: func @small
+func.func @small(%q: tensor<2x9x4x16xf16>, %k: tensor<2x5x4x16xf16>, %v: tensor<2x5x4x16xf16>, %o: tensor<2x9x4x16xf16>, %do: tensor<2x9x4x16xf16>, %lse: tensor<2x4x9xf32>) -> tensor<2x9x4x16xf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {layout = #attn.layout<bshd>}
+      : tensor<2x9x4x16xf16>, tensor<2x5x4x16xf16>, tensor<2x5x4x16xf16>, tensor<2x9x4x16xf16>, tensor<2x9x4x16xf16>, tensor<2x4x9xf32>
+      -> tensor<2x9x4x16xf16>, tensor<2x5x4x16xf16>, tensor<2x5x4x16xf16>
+  return %dq : tensor<2x9x4x16xf16>
+}
+
+// -----
+
 func.func @gradient_f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>, %o: tensor<1x2x64x64xf32>, %do: tensor<1x2x64x64xf32>, %lse: tensor<1x2x64xf32>) -> tensor<1x2x64x64xf32> {
   // expected-error @+1 {{'attn.attention_grad' op cannot be lowered to a GPU kernel: the GPU kernels take f16 or bf16 operands (tensor cores); got f32}}
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
