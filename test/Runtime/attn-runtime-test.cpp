@@ -1913,8 +1913,8 @@ int runLaunchMulti(const std::string &manifest) {
 }
 
 /// The C API fuzzed with random descriptors through the fake driver: each
-/// call starts from a valid forward or decode call and gets a few random
-/// mutations (null or misaligned pointers, ranks, negative, zero or huge
+/// call starts from a valid forward, decode or backward call and gets a few
+/// random mutations (null or misaligned pointers, ranks, negative, zero or huge
 /// sizes and strides, bad enums, outputs overlapping inputs, odd options,
 /// split counts and workspaces). Every call must return a status, with a
 /// message when it is not ATTN_OK; a crash or a sanitizer report fails.
@@ -1990,7 +1990,34 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   for (int64_t n = 0; n < cases; ++n) {
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     attn_status status;
-    if (pick(2)) {
+    int64_t kind = pick(3);
+    if (kind == 2) {
+      BackwardArgs a(pick(2) ? ATTN_BF16 : ATTN_F16, pick(2) ? 128 : 64,
+                     pick(2));
+      attn_tensor *targets[] = {&a.q,   &a.k,  &a.v,  &a.o, &a.dout,
+                                &a.lse, &a.dq, &a.dk, &a.dv};
+      for (int64_t m = 1 + pick(3); m > 0; --m) {
+        switch (pick(6)) {
+        case 0:
+          mutateOptions(a.options, mask);
+          break;
+        case 1:
+          a.withLse = pick(4) != 0;
+          break;
+        case 2:
+          a.workspaceBytes = anySize();
+          break;
+        case 3:
+          a.workspace = pick(2) ? 0 : kWorkspace + 1 + pick(15);
+          break;
+        default:
+          mutateTensor(*targets[pick(std::size(targets))]);
+          break;
+        }
+      }
+      (void)attn_backward_workspace_size(&a.q);
+      status = a.call(module, nullptr);
+    } else if (kind == 1) {
       ForwardArgs a;
       attn_tensor *targets[] = {&a.q, &a.k, &a.v, &a.o, &a.lse};
       for (int64_t m = 1 + pick(3); m > 0; --m) {
