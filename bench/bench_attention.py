@@ -162,6 +162,16 @@ class Timer:
                                  for s, e in zip(starts, ends))
 
 
+def cuda_device():
+    """The CUDA device's properties, with torch's RNG seeded; None (and
+    why, printed) when torch sees no device."""
+    if not torch.cuda.is_available():
+        print("no CUDA device visible to torch")
+        return None
+    torch.manual_seed(0)
+    return torch.cuda.get_device_properties(0)
+
+
 def copy_bandwidth(timer):
     """Device-to-device copy bandwidth in GB/s (bytes read + written)."""
     n = 1 << 30
@@ -540,11 +550,9 @@ def main():
                              "shape (default 300, 150 with --quick)")
     args = parser.parse_args()
 
-    if not torch.cuda.is_available():
-        print("no CUDA device visible to torch")
+    props = cuda_device()
+    if props is None:
         return 1
-    torch.manual_seed(0)
-    props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 0) or (50 << 20)
     target = args.target_ms or (150 if args.quick else 300)
     timer = Timer(target, warmup=5, min_iters=10, max_iters=500)

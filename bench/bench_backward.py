@@ -152,11 +152,9 @@ def main():
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device visible to torch")
+    props = ba.cuda_device()
+    if props is None:
         return 1
-    torch.manual_seed(0)
-    props = torch.cuda.get_device_properties(0)
     timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
     module = attn_runtime.Module(args.manifest, lib=args.lib)
     grid = GRID

@@ -371,7 +371,9 @@ class Module:
             return k
         return None
 
-    def _prepare(self, q, k, v, causal, window, scale, layout):
+    def _prepare(self, q, k, v, causal, window, scale, layout, mask=None):
+        """The descriptors of q, k, v and the options (with the mask's
+        descriptor, which the options keep alive through their pointer)."""
         if layout not in ("bhsd", "bshd"):
             raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
                              % (layout,))
@@ -385,6 +387,8 @@ class Module:
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
+        if mask is not None:
+            options.mask = ctypes.pointer(_describe_mask(mask, q, k, layout))
         return descs, options
 
     def _outputs(self, q, v, layout, out, lse, return_lse):
@@ -420,11 +424,7 @@ class Module:
         [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout)
-        md = None
-        if mask is not None:
-            md = _describe_mask(mask, q, k, layout)
-            options.mask = ctypes.pointer(md)
+                                              layout, mask)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_forward(
@@ -521,11 +521,7 @@ class Module:
         call (ATTN_ERROR_NO_KERNEL otherwise)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout)
-        md = None
-        if mask is not None:
-            md = _describe_mask(mask, q, k, layout)
-            options.mask = ctypes.pointer(md)
+                                              layout, mask)
         grads = []
         for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):
             if given is None:

@@ -26,7 +26,7 @@ constexpr AbiEntry kAbi[] = {
 };
 
 constexpr KernelKind kKinds[] = {
-#define ATTN_KERNEL_KIND(ENUM, KIND) KernelKind::ENUM,
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX) KernelKind::ENUM,
 #include "attn-runtime/attn_kernel_abi.def"
 };
 
@@ -102,7 +102,7 @@ const TmaBox *KernelSpec::tmaBox(std::string_view tensor) const {
 
 const char *kernelKindName(KernelKind kind) {
   switch (kind) {
-#define ATTN_KERNEL_KIND(ENUM, KIND)                                           \
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX)                                   \
   case KernelKind::ENUM:                                                       \
     return #KIND;
 #include "attn-runtime/attn_kernel_abi.def"

@@ -31,13 +31,10 @@ constexpr int kManifestVersion = 1;
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
 constexpr int64_t kMaxBlock = 1024;
 
+/// The kernel kinds of attn_kernel_abi.def.
 enum class KernelKind {
-  Forward,
-  DecodePartial,
-  DecodeCombine,
-  BackwardDot,
-  BackwardKeyValue,
-  BackwardQuery
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX) ENUM,
+#include "attn-runtime/attn_kernel_abi.def"
 };
 
 /// "forward", "decode_partial", "decode_combine", "backward_dot",

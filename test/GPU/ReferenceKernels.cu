@@ -136,6 +136,20 @@ __device__ void loadQuery(const View<T, 4> &q, int64_t b, int64_t h, int64_t i,
   }
 }
 
+/// Writes a lane's elements of a row held as in loadQuery, times `scale`,
+/// to the first `n` elements at `out`.
+template <typename T>
+__device__ void storeRow(T *out, const float (&x)[kMaxPerLane], int64_t n,
+                         float scale) {
+  int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < n)
+      out[e] = fromFloat<T>(x[t] * scale);
+  }
+}
+
 template <typename T, int C, int M = NoMask, typename TM = uint8_t>
 __device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
                         View<T, 4> o, View<float, 3> lse, float scaleLog2,
@@ -368,14 +382,7 @@ __device__ void backwardQuery(const Grads<T, TM> &g) {
         acc[t] += ds * toFloat(kj[e]);
     }
   }
-  float scale = g.scaleLog2 * kLn2;
-  T *out = rowOf(g.dq, b, h, i);
-#pragma unroll
-  for (int t = 0; t < kMaxPerLane; ++t) {
-    int64_t e = lane + 32 * t;
-    if (e < d)
-      out[e] = fromFloat<T>(acc[t] * scale);
-  }
+  storeRow(rowOf(g.dq, b, h, i), acc, d, g.scaleLog2 * kLn2);
 }
 
 /// backward_kv: dV_j = sum P_ij dO_i and dK_j = scale sum dS_ij Q_i over
@@ -383,7 +390,7 @@ __device__ void backwardQuery(const Grads<T, TM> &g) {
 /// key per warp, rows in order.
 template <typename T, int C, int M, typename TM>
 __device__ void backwardKeyValue(const Grads<T, TM> &g) {
-  int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  int warps = blockDim.x / 32;
   int64_t j = int64_t(blockIdx.x) * warps + threadIdx.x / 32;
   int64_t kh = blockIdx.y, b = blockIdx.z;
   int64_t sq = g.q.sizes[2], sk = g.k.sizes[2], d = g.q.sizes[3];
@@ -415,16 +422,8 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
       }
     }
   }
-  float scale = g.scaleLog2 * kLn2;
-  T *dkOut = rowOf(g.dk, b, kh, j), *dvOut = rowOf(g.dv, b, kh, j);
-#pragma unroll
-  for (int t = 0; t < kMaxPerLane; ++t) {
-    int64_t e = lane + 32 * t;
-    if (e < d)
-      dkOut[e] = fromFloat<T>(dkj[t] * scale);
-    if (e < dv)
-      dvOut[e] = fromFloat<T>(dvj[t]);
-  }
+  storeRow(rowOf(g.dk, b, kh, j), dkj, d, g.scaleLog2 * kLn2);
+  storeRow(rowOf(g.dv, b, kh, j), dvj, dv, 1.0f);
 }
 
 } // namespace

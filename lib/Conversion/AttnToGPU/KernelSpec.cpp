@@ -63,24 +63,11 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
 std::string KernelSpec::name() const {
   std::string name;
   switch (kind) {
-  case KernelKind::Forward:
-    name = "attn_fwd";
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX)                                   \
+  case KernelKind::ENUM:                                                       \
+    name = #PREFIX;                                                            \
     break;
-  case KernelKind::DecodePartial:
-    name = "attn_dec";
-    break;
-  case KernelKind::DecodeCombine:
-    name = "attn_comb";
-    break;
-  case KernelKind::BackwardDot:
-    name = "attn_bwd_dot";
-    break;
-  case KernelKind::BackwardKeyValue:
-    name = "attn_bwd_kv";
-    break;
-  case KernelKind::BackwardQuery:
-    name = "attn_bwd_q";
-    break;
+#include "attn-runtime/attn_kernel_abi.def"
   }
   for (const Facet &f : facets(*this))
     name += f.namePart;
@@ -89,7 +76,7 @@ std::string KernelSpec::name() const {
 
 StringRef KernelSpec::kindName() const {
   switch (kind) {
-#define ATTN_KERNEL_KIND(ENUM, KIND)                                           \
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX)                                   \
   case KernelKind::ENUM:                                                       \
     return #KIND;
 #include "attn-runtime/attn_kernel_abi.def"

@@ -154,10 +154,7 @@ struct QueryRing {
   /// Loads step `n`'s tiles into its stage when `n < numTiles`.
   void load(OpBuilder &b, Location loc, Value n) const {
     OpBuilder::InsertionGuard guard(b);
-    IndexMath outer{b, loc};
-    auto inRange = scf::IfOp::create(
-        b, loc, outer.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
-    b.setInsertionPointToStart(inRange.thenBlock());
+    beginIfLess(b, loc, n, numTiles);
     IndexMath ix{b, loc};
     const Problem &p = g->p;
     RowTile rows = rowsOf(ix, n);

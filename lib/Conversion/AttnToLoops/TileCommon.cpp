@@ -154,6 +154,13 @@ void tile::fill(OpBuilder &b, Location loc, Value buffer, double v) {
   linalg::FillOp::create(b, loc, ValueRange{cst}, ValueRange{buffer});
 }
 
+void tile::beginIfLess(OpBuilder &b, Location loc, Value x, Value bound) {
+  IndexMath ix{b, loc};
+  auto op = scf::IfOp::create(
+      b, loc, ix.cmp(arith::CmpIPredicate::slt, x, bound), false);
+  b.setInsertionPointToStart(op.thenBlock());
+}
+
 Value tile::beginFor(OpBuilder &b, Location loc, Value lb, Value ub,
                      Value step) {
   auto loop = scf::ForOp::create(b, loc, lb, ub, step);
@@ -528,10 +535,7 @@ Value tile::KeyValueRing::valueStage(OpBuilder &b, Location loc,
 
 void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
   OpBuilder::InsertionGuard guard(b);
-  IndexMath outer{b, loc};
-  auto inRange = scf::IfOp::create(
-      b, loc, outer.cmp(arith::CmpIPredicate::slt, n, numTiles), false);
-  b.setInsertionPointToStart(inRange.thenBlock());
+  beginIfLess(b, loc, n, numTiles);
   IndexMath ix{b, loc};
   const Problem &p = *problem;
   Value j0 = firstKey(ix, n);

@@ -104,6 +104,11 @@ Value tileRow(OpBuilder &b, Location loc, Value tile, Value row);
 
 void fill(OpBuilder &b, Location loc, Value buffer, double v);
 
+/// An scf.if (x < bound) with no results and no else block; leaves the
+/// insertion point in its then block (a ring's load of a step that may not
+/// exist).
+void beginIfLess(OpBuilder &b, Location loc, Value x, Value bound);
+
 /// An scf.for with no results; returns its induction variable and leaves
 /// the insertion point in its body.
 Value beginFor(OpBuilder &b, Location loc, Value lb, Value ub, Value step);

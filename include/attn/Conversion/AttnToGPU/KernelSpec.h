@@ -22,13 +22,10 @@ class GPUFuncOp;
 } // namespace gpu
 namespace attn {
 
+/// The kernel kinds of attn_kernel_abi.def.
 enum class KernelKind {
-  Forward,
-  DecodePartial,
-  DecodeCombine,
-  BackwardDot,
-  BackwardKeyValue,
-  BackwardQuery
+#define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX) ENUM,
+#include "attn-runtime/attn_kernel_abi.def"
 };
 
 /// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
