@@ -52,6 +52,22 @@ __device__ float warpSum(float x) {
   return x;
 }
 
+/// x . y for x held by the warp (x[t] is element lane + 32 t) and y a row
+/// of n elements in memory.
+template <typename T>
+__device__ float dotLanes(const float (&x)[kMaxPerLane], const T *y,
+                          int64_t n) {
+  int lane = threadIdx.x % 32;
+  float partial = 0;
+#pragma unroll
+  for (int t = 0; t < kMaxPerLane; ++t) {
+    int64_t e = lane + 32 * t;
+    if (e < n)
+      partial += x[t] * toFloat(y[e]);
+  }
+  return warpSum(partial);
+}
+
 enum Causal { None = 0, TopLeft = 1, BottomRight = 2 };
 
 /// The forward mask operand (docs/KernelABI.md, "Masks given as tensors"):
@@ -82,14 +98,7 @@ __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
     }
     const T *kj = k.data + b * k.strides[0] + kh * k.strides[1] +
                   j * k.strides[2];
-    float partial = 0;
-#pragma unroll
-    for (int t = 0; t < kMaxPerLane; ++t) {
-      int64_t i = lane + 32 * t;
-      if (i < d)
-        partial += q[t] * toFloat(kj[i]);
-    }
-    float s = warpSum(partial) * scaleLog2 + bias;
+    float s = dotLanes(q, kj, d) * scaleLog2 + bias;
     if (M != NoMask && s == -INFINITY)
       continue; // hidden; keeps m = -inf - -inf out of the update
     float mNew = fmaxf(m, s);
@@ -284,22 +293,6 @@ __device__ T *rowOf(const View<T, 4> &t, int64_t b, int64_t h, int64_t i) {
 template <typename T>
 __device__ float &at(const View<T, 3> &t, int64_t b, int64_t h, int64_t i) {
   return t.data[b * t.strides[0] + h * t.strides[1] + i * t.strides[2]];
-}
-
-/// x . y for x held by the warp (x[t] is element lane + 32 t) and y a row
-/// of n elements in memory.
-template <typename T>
-__device__ float dotLanes(const float (&x)[kMaxPerLane], const T *y,
-                          int64_t n) {
-  int lane = threadIdx.x % 32;
-  float partial = 0;
-#pragma unroll
-  for (int t = 0; t < kMaxPerLane; ++t) {
-    int64_t e = lane + 32 * t;
-    if (e < n)
-      partial += x[t] * toFloat(y[e]);
-  }
-  return warpSum(partial);
 }
 
 /// The arguments of the backward kernels (docs/KernelABI.md), as views.
