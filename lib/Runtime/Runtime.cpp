@@ -225,13 +225,26 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
       return cudaFailure(*driver, "cuModuleGetFunction(" + k.name + ")", r);
     if (attn_status s = checkParams(*driver, k, function))
       return s;
-    if (k.smem > optin)
+    int maxThreads = 0, regs = 0, local = 0, staticSmem = 0;
+    driver->cuFuncGetAttribute(
+        &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function);
+    driver->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, function);
+    driver->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                               function);
+    driver->cuFuncGetAttribute(&staticSmem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                               function);
+    // The kernels' dynamic shared memory comes after their static shared
+    // memory (the one byte of the symbol it is addressed through), and a
+    // block asks for more than 48 KiB of the two together only with the
+    // attribute set.
+    if (k.smem + staticSmem > optin)
       return failf(ATTN_ERROR_MANIFEST,
-                   "kernel '%s' (manifest line %d) asks for smem=%lld bytes, "
-                   "the device allows %d per block",
+                   "kernel '%s' (manifest line %d) asks for smem=%lld bytes "
+                   "(and has %d of static shared memory), the device allows "
+                   "%d per block",
                    k.name.c_str(), k.line, static_cast<long long>(k.smem),
-                   optin);
-    if (k.smem > 48 * 1024) {
+                   staticSmem, optin);
+    if (k.smem + staticSmem > 48 * 1024) {
       if (CUresult r = driver->cuFuncSetAttribute(
               function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               static_cast<int>(k.smem)))
@@ -241,14 +254,6 @@ attn_status loadModule(const char *manifestPath, attn_module &m) {
                                std::to_string(k.smem) + ")",
                            r);
     }
-    int maxThreads = 0, regs = 0, local = 0, staticSmem = 0;
-    driver->cuFuncGetAttribute(
-        &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function);
-    driver->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, function);
-    driver->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-                               function);
-    driver->cuFuncGetAttribute(&staticSmem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                               function);
     if (m.verbose)
       std::fprintf(stderr,
                    "attn-runtime: %s on %s (sm_%d, %d SMs): regs=%d "

@@ -191,6 +191,8 @@ CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
   (void)function;
   *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
                ? envInt("FAKE_CUDA_MAX_THREADS", 1024)
+           : attribute == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+               ? envInt("FAKE_CUDA_STATIC_SMEM", 0)
                : 0;
   return CUDA_SUCCESS;
 }

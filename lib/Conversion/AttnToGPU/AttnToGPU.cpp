@@ -126,10 +126,9 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     AttentionDims dims =
         getAttentionDims(g.getLayout(), g.getQuery().getType(),
                          g.getKey().getType(), g.getValue().getType());
-    // The first of the three; specsFor adds the other two. They run
-    // sm_80's mapping (mma.sync, cp.async) on every chip so far.
+    // The first of the three; specsFor adds the other two.
     spec.kind = KernelKind::BackwardDot;
-    spec.target = TileTarget::Sm80;
+    spec.target = target;
     spec.elementType = g.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;

@@ -164,6 +164,14 @@ std::string KernelSpec::unsupportedReason() const {
            std::to_string(warps) +
            " warps, block-q = " + std::to_string(blockQ) +
            ", block-kv = " + std::to_string(blockKV);
+  if (isBackward() && target == TileTarget::Sm90a &&
+      (warps % 4 || blockQ != 16 * warps || blockKV != 16 * warps))
+    return "the sm_90a backward kernels run warpgroups of 4 warps with 16 "
+           "rows per warp, queries in one nest and keys in the other: "
+           "block-q = block-kv = 16 x warps (m-tiles = 1); got " +
+           std::to_string(warps) +
+           " warps, block-q = " + std::to_string(blockQ) +
+           ", block-kv = " + std::to_string(blockKV);
   if (isBackward()) {
     // Each nest's register tiles give every warp one or two 16-row MMA
     // tiles: query rows (dot, dQ) or keys (dK/dV).

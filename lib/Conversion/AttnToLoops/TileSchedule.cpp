@@ -103,11 +103,27 @@ struct Bytes {
 /// every 8 rows of 128 bytes; the K and V rings are one tile each).
 /// Gradients: the larger of the dK/dV nest's (K and V tiles, `stages` Q
 /// and dO tiles) and the dQ nest's (Q and dO tiles, `stages` K and V
-/// tiles), rows padded as the forward's (sm_80's mapping).
+/// tiles), rows padded or swizzled as the forward's.
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
   Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
+  if (s.kind == TileShape::Kind::Gradient && target == TileTarget::Sm90a) {
+    // Swizzled, unpadded, 1024-byte aligned tiles (as the forward's below);
+    // a ring is one tile of its stages' rows. The copies are cp.async, so
+    // there are no mbarriers.
+    auto tile = [&](Bytes rows, Bytes cols) {
+      return (rows * cols * e).alignTo(1024);
+    };
+    auto nest = [&](int64_t held, int64_t streamed) {
+      Bytes ring = Bytes(stages) * streamed;
+      return tile(held, d) + tile(held, dv) + tile(ring, d) + tile(ring, dv);
+    };
+    Bytes keyValue = nest(blockKV, blockQ), query = nest(blockQ, blockKV);
+    if (!keyValue.v || !query.v)
+      return Bytes(std::optional<int64_t>());
+    return *keyValue.v > *query.v ? keyValue : query;
+  }
   if (s.kind == TileShape::Kind::Gradient) {
     Bytes row = d + dv + Bytes(2 * 16 / s.elementBytes);
     Bytes keyValue = (Bytes(blockKV) + Bytes(stages) * blockQ) * row * e;

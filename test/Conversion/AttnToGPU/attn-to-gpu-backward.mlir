@@ -8,7 +8,8 @@
 // dQ per query tile. They take the same parameters; D lives in `row_dot`.
 // Both tiled nests stream their operands through two cp.async stages and
 // multiply on mma.sync; the dQ is deterministic (no atomics). On sm_90a
-// they keep sm_80's mapping (no TMA, no wgmma) so far.
+// the products are wgmma on warpgroups from swizzled, unpadded tiles
+// (smaller: 49152 bytes), still copied by cp.async (no TMA so far).
 
 // CHECK: module attributes {attn.manifest = [
 // CHECK-SAME: "kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=0 params=q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,row_dot:memref3,scale_log2:f32,window:i64"
@@ -32,10 +33,19 @@
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: llvm.atomicrmw
 // CHECK: gpu.return
-// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv
+// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv {{.*}} threads=128 smem=49152 params=
 // SM90A-NOT: tma=
-// SM90A-NOT: nvvm.wgmma
+// SM90A: gpu.func @attn_bwd_kv_f16_d64_dv64_top_left(
 // SM90A-NOT: cp.async.bulk
+// SM90A-NOT: nvvm.mma.sync
+// SM90A: nvvm.cp.async.shared.global
+// SM90A: nvvm.wgmma.mma_async
+// SM90A: llvm.inline_asm {{.*}}wgmma.mma_async
+// SM90A: gpu.func @attn_bwd_q_f16_d64_dv64_top_left(
+// SM90A-NOT: nvvm.mma.sync
+// SM90A: nvvm.wgmma.mma_async
+// SM90A-NOT: llvm.atomicrmw
+// SM90A: gpu.return
 // NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of queries and of keys: block-q and block-kv must be 16 x warps or twice that (64 or 128), got 64 and 32
 func.func @gradient(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x70x64xf16>, %v: tensor<1x2x70x64xf16>, %o: tensor<1x4x100x64xf16>, %do: tensor<1x4x100x64xf16>, %lse: tensor<1x4x100xf32>) -> (tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}

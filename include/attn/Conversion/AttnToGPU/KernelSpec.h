@@ -103,7 +103,8 @@ struct KernelSpec {
   /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
   /// gives its kind.
   bool usesTma() const {
-    return target == TileTarget::Sm90a && kind != KernelKind::DecodeCombine;
+    return target == TileTarget::Sm90a &&
+           (kind == KernelKind::Forward || kind == KernelKind::DecodePartial);
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
