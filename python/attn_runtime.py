@@ -496,8 +496,9 @@ class Module:
 
     def backward_workspace(self, q, *, layout="bhsd"):
         """A workspace for backward() with this q (a uint8 tensor on the
-        current stream: D = rowsum(dO * O), f32 [B, Hq, Sq]), to allocate
-        once and pass as `workspace=`."""
+        current stream: one 16-byte record of f32 row statistics per query
+        row, {LSE log2(e), D = rowsum(dO * O), 0, 0}, B * Hq * Sq * 16
+        bytes), to allocate once and pass as `workspace=`."""
         import torch
         qd = _describe(q, "q", layout)
         size = self._lib.attn_backward_workspace_size(ctypes.byref(qd))

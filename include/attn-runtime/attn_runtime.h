@@ -163,10 +163,12 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * that sees no key contributes nothing (its dq row is 0). lse is required
  * (f32 [B, Hq, Sq], as attn_forward wrote it for the same options).
  * `workspace` is device memory, 256-byte aligned, of at least
- * attn_backward_workspace_size(q) bytes (D = rowsum(dO * O), f32
- * [B, Hq, Sq]). Launches three kernels on `stream`, in this order:
- * backward_dot (D), backward_kv (dk, dv), backward_q (dq); the module needs
- * all three for the call's dtype, head dims, causal and mask kind, else
+ * attn_backward_workspace_size(q) = B * Hq * Sq * 16 bytes: one 16-byte
+ * record of f32 row statistics per query row, {LSE log2(e) (+inf where
+ * LSE = -inf), D = rowsum(dO * O), 0, 0}. Launches three kernels on
+ * `stream`, in this order: backward_dot (the records), backward_kv
+ * (dk, dv), backward_q (dq); the module needs all three for the call's
+ * dtype, head dims, causal and mask kind, else
  * ATTN_ERROR_NO_KERNEL naming the kinds missing (ATTN_ERROR_DTYPE, as for
  * attn_forward, when its backward kernels all have other dtypes).
  * attn_backward_workspace_size returns -1, with attn_last_error() set, on a

@@ -777,28 +777,32 @@ attn_status checkWorkspace(const char *api, const void *workspace,
   return ATTN_OK;
 }
 
-/// The backward's workspace: D = rowsum(dO * O), one f32 per query row.
+/// The f32 fields of a backward row statistics record: {LSE log2(e) (+inf
+/// where LSE = -inf), D = rowsum(dO * O), 0, 0}, 16 bytes.
+constexpr int64_t kRowStatsFields = 4;
+
+/// The backward's workspace: one row statistics record per query row.
 /// False when that is more than kMaxWorkspaceBytes.
 bool backwardBytesFor(int64_t batch, int64_t heads, int64_t seq,
                       int64_t &bytes) {
   int64_t rows = 0;
-  return queryRows(batch, heads, seq, rows) && mul(rows, 4, bytes) &&
-         bytes <= kMaxWorkspaceBytes;
+  return queryRows(batch, heads, seq, rows) &&
+         mul(rows, kRowStatsFields * 4, bytes) && bytes <= kMaxWorkspaceBytes;
 }
 
-/// "the f32 row sums of 2 x 8 x 77 query rows": what the backward's
-/// workspace holds, for messages.
-std::string backwardRowSums(int64_t batch, int64_t heads, int64_t seq) {
-  return "the f32 row sums of " + std::to_string(batch) + " x " +
+/// "the 16-byte row statistics of 2 x 8 x 77 query rows": what the
+/// backward's workspace holds, for messages.
+std::string backwardRowStats(int64_t batch, int64_t heads, int64_t seq) {
+  return "the 16-byte row statistics of " + std::to_string(batch) + " x " +
          std::to_string(heads) + " x " + std::to_string(seq) + " query rows";
 }
 
 /// The arguments of every backward kernel, in attn_kernel_abi.def's order:
-/// the tensors as the caller gave them, row_dot over the workspace
-/// (contiguous [B, Hq, Sq] f32), the mask when the kernels take one, then
+/// the tensors as the caller gave them, row_stats over the workspace
+/// (contiguous [B, Hq, Sq, 4] f32), the mask when the kernels take one, then
 /// scale_log2 and window.
 std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
-                                   const attn_tensor *mask, uint64_t rowDot,
+                                   const attn_tensor *mask, uint64_t rowStats,
                                    const Problem &p) {
   std::vector<uint64_t> args;
   for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
@@ -806,7 +810,7 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
   pushTensor(args, *t.lse);
   for (const attn_tensor *x : {t.dq, t.dk, t.dv})
     pushTensor(args, *x);
-  pushContiguous(args, rowDot, {p.batch, p.headsQ, p.seqQ});
+  pushContiguous(args, rowStats, {p.batch, p.headsQ, p.seqQ, kRowStatsFields});
   if (p.mask != MaskKind::None)
     pushMask(args, *mask, p);
   pushF32(args, p.scaleLog2);
@@ -1035,7 +1039,7 @@ int64_t backwardWorkspaceBytes(const attn_tensor *q) {
   int64_t bytes = 0;
   if (!backwardBytesFor(q->shape[0], q->shape[1], q->shape[2], bytes)) {
     failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
-          backwardRowSums(q->shape[0], q->shape[1], q->shape[2]).c_str());
+          backwardRowStats(q->shape[0], q->shape[1], q->shape[2]).c_str());
     return -1;
   }
   return bytes;
@@ -1075,15 +1079,15 @@ attn_status planBackward(const ManifestSection &section,
                   p.headsQ, p.batch))
     return s;
 
-  std::string rowSums = backwardRowSums(p.batch, p.headsQ, p.seqQ);
+  std::string rowStats = backwardRowStats(p.batch, p.headsQ, p.seqQ);
   int64_t needed = 0;
   if (!backwardBytesFor(p.batch, p.headsQ, p.seqQ, needed))
     return failf(ATTN_ERROR_SHAPE,
                  "%s: %s need more than 2^50 bytes of workspace", api,
-                 rowSums.c_str());
+                 rowStats.c_str());
   if (attn_status s =
           checkWorkspace(api, workspace, workspaceBytes, needed,
-                         rowSums + " need", "attn_backward_workspace_size"))
+                         rowStats + " need", "attn_backward_workspace_size"))
     return s;
   plan.workspaceBytes = needed;
   std::vector<uint64_t> args =

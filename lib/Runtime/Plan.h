@@ -96,12 +96,12 @@ struct BackwardTensors {
 };
 
 /// The backward's launches, in the order they run on the stream:
-/// backward_dot writes D = rowsum(dO * O) into the workspace, then
-/// backward_kv (dK, dV) and backward_q (dQ) read it. All three take the
-/// same arguments.
+/// backward_dot writes a 16-byte record per query row into the workspace
+/// ({LSE log2(e), D = rowsum(dO * O), 0, 0}), then backward_kv (dK, dV) and
+/// backward_q (dQ) read them. All three take the same arguments.
 struct BackwardPlan {
   Launch dot, keyValue, query;
-  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq f32
+  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq * 16
 };
 
 /// The parameter sizes in bytes, in order, that the ABI gives `kernel`: 8
@@ -126,7 +126,7 @@ ATTN_RUNTIME_API attn_status planDecode(
     const void *workspace, int64_t workspaceBytes, DecodePlan &plan);
 
 /// Checks a backward call (options->mask included) and plans its three
-/// launches with kernels of `section`, D in `workspace`.
+/// launches with kernels of `section`, the row statistics in `workspace`.
 ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           const BackwardTensors &tensors,
                                           const attn_options *options,
@@ -134,7 +134,7 @@ ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           int64_t workspaceBytes,
                                           BackwardPlan &plan);
 
-/// The backward's workspace bytes for `q` (B * Hq * Sq * 4); -1 (with the
+/// The backward's workspace bytes for `q` (B * Hq * Sq * 16); -1 (with the
 /// last error set) on bad arguments.
 ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const attn_tensor *q);
 

@@ -295,12 +295,24 @@ __device__ float &at(const View<T, 3> &t, int64_t b, int64_t h, int64_t i) {
   return t.data[b * t.strides[0] + h * t.strides[1] + i * t.strides[2]];
 }
 
+/// The fields of the backward's row statistics records (row_stats, f32
+/// [B, Hq, Sq, 4], docs/KernelABI.md): {LSE log2(e) (+inf where LSE =
+/// -inf), D = rowsum(dO * O), 0, 0}.
+enum RowStat { StatLse2 = 0, StatDot = 1, StatFields = 4 };
+
+/// Field `f` of query row i's record.
+__device__ float &stat(const View<float, 4> &t, int64_t b, int64_t h, int64_t i,
+                       int f) {
+  return t.data[b * t.strides[0] + h * t.strides[1] + i * t.strides[2] +
+                f * t.strides[3]];
+}
+
 /// The arguments of the backward kernels (docs/KernelABI.md), as views.
 template <typename T, typename TM> struct Grads {
   View<T, 4> q, k, v, o, dout;
   View<float, 3> lse;
   View<T, 4> dq, dk, dv;
-  View<float, 3> rowDot;
+  View<float, 4> rowStats;
   View<TM, 4> mask;
   float scaleLog2;
   int64_t window;
@@ -327,7 +339,8 @@ __device__ float score2(const Grads<T, TM> &g, const float (&qi)[kMaxPerLane],
   return dotLanes(qi, rowOf(g.k, b, kh, j), g.q.sizes[3]) * g.scaleLog2 + bias;
 }
 
-/// backward_dot: D_i = rowsum(dO_i * O_i), one query row per warp.
+/// backward_dot: query row i's record, {LSE_i log2(e) (+inf where LSE_i =
+/// -inf), D_i = rowsum(dO_i * O_i), 0, 0}, one query row per warp.
 template <typename T, int C, int M, typename TM>
 __device__ void backwardDot(const Grads<T, TM> &g) {
   int warps = blockDim.x / 32;
@@ -338,12 +351,20 @@ __device__ void backwardDot(const Grads<T, TM> &g) {
   float oi[kMaxPerLane];
   loadQuery(g.o, b, h, i, oi);
   float sum = dotLanes(oi, rowOf(g.dout, b, h, i), g.o.sizes[3]);
-  if (threadIdx.x % 32 == 0)
-    at(g.rowDot, b, h, i) = sum;
+  if (threadIdx.x % 32 == 0) {
+    // +inf for a row that sees no key: exp2(s - +inf) = 0 for every score.
+    float lse = at(g.lse, b, h, i);
+    float lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;
+    float record[StatFields] = {lse2, sum, 0, 0};
+    for (int f = 0; f < StatFields; ++f)
+      stat(g.rowStats, b, h, i, f) = record[f];
+  }
 }
 
 /// backward_q: dQ_i = scale sum_j dS_ij K_j, dS_ij = P_ij (dO_i . V_j - D_i),
-/// P_ij = exp(s_ij - LSE_i), one query row per warp, keys in order.
+/// P_ij = exp(s_ij - LSE_i) (exp2 of the base-2 score minus the record's
+/// LSE_i log2(e)), D_i from the record, one query row per warp, keys in
+/// order.
 template <typename T, int C, int M, typename TM>
 __device__ void backwardQuery(const Grads<T, TM> &g) {
   int warps = blockDim.x / 32, lane = threadIdx.x % 32;
@@ -357,11 +378,12 @@ __device__ void backwardQuery(const Grads<T, TM> &g) {
   float qi[kMaxPerLane], doi[kMaxPerLane], acc[kMaxPerLane] = {};
   loadQuery(g.q, b, h, i, qi);
   loadQuery(g.dout, b, h, i, doi);
-  float lse2 = at(g.lse, b, h, i) * kLog2e, di = at(g.rowDot, b, h, i);
+  float lse2 = stat(g.rowStats, b, h, i, StatLse2);
+  float di = stat(g.rowStats, b, h, i, StatDot);
   int64_t lo, hi;
   visibleKeys<C>(i, sq, sk, g.window, lo, hi);
-  // A row that sees no key (LSE = -inf) has no gradient.
-  for (int64_t j = lo; lse2 > -INFINITY && j < hi; ++j) {
+  // A row that sees no key (LSE = -inf, its record +inf) has no gradient.
+  for (int64_t j = lo; lse2 < INFINITY && j < hi; ++j) {
     float s = score2<T, M, TM>(g, qi, b, h, kh, i, j);
     if (s == -INFINITY)
       continue;
@@ -379,8 +401,8 @@ __device__ void backwardQuery(const Grads<T, TM> &g) {
 }
 
 /// backward_kv: dV_j = sum P_ij dO_i and dK_j = scale sum dS_ij Q_i over
-/// the rows i of every query head of KV head kh's group that see key j, one
-/// key per warp, rows in order.
+/// the rows i of every query head of KV head kh's group that see key j, P_ij
+/// and D_i as backward_q has them, one key per warp, rows in order.
 template <typename T, int C, int M, typename TM>
 __device__ void backwardKeyValue(const Grads<T, TM> &g) {
   int warps = blockDim.x / 32;
@@ -396,8 +418,8 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
     for (int64_t i = 0; i < sq; ++i) {
       int64_t lo, hi;
       visibleKeys<C>(i, sq, sk, g.window, lo, hi);
-      float lse2 = at(g.lse, b, h, i) * kLog2e;
-      if (j < lo || j >= hi || lse2 == -INFINITY)
+      float lse2 = stat(g.rowStats, b, h, i, StatLse2);
+      if (j < lo || j >= hi || lse2 == INFINITY)
         continue;
       float qi[kMaxPerLane], doi[kMaxPerLane];
       loadQuery(g.q, b, h, i, qi);
@@ -406,8 +428,8 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
         continue;
       float p = exp2f(s - lse2);
       loadQuery(g.dout, b, h, i, doi);
-      float ds =
-          p * (dotLanes(doi, rowOf(g.v, b, kh, j), dv) - at(g.rowDot, b, h, i));
+      float ds = p * (dotLanes(doi, rowOf(g.v, b, kh, j), dv) -
+                      stat(g.rowStats, b, h, i, StatDot));
 #pragma unroll
       for (int t = 0; t < kMaxPerLane; ++t) {
         dvj[t] += p * doi[t];
@@ -493,17 +515,17 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
   }
 
 // The backward kernels: the same parameters for the three kinds, the mask
-// after row_dot in masked ones. FN is backwardDot, backwardKeyValue or
+// after row_stats in masked ones. FN is backwardDot, backwardKeyValue or
 // backwardQuery.
 #define ATTN_BACKWARD_MEMREFS(T)                                               \
   ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),                  \
       ATTN_MEMREF4(T, o), ATTN_MEMREF4(T, dout), ATTN_MEMREF3(float, lse),     \
       ATTN_MEMREF4(T, dq), ATTN_MEMREF4(T, dk), ATTN_MEMREF4(T, dv),           \
-      ATTN_MEMREF3(float, rowDot)
+      ATTN_MEMREF4(float, rowStats)
 #define ATTN_BACKWARD_VIEWS(T)                                                 \
   ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v), ATTN_VIEW4(T, o),      \
       ATTN_VIEW4(T, dout), ATTN_VIEW3(float, lse), ATTN_VIEW4(T, dq),          \
-      ATTN_VIEW4(T, dk), ATTN_VIEW4(T, dv), ATTN_VIEW3(float, rowDot)
+      ATTN_VIEW4(T, dk), ATTN_VIEW4(T, dv), ATTN_VIEW4(float, rowStats)
 #define ATTN_BACKWARD(T, NAME, FN, C)                                          \
   extern "C" __global__ void NAME(ATTN_BACKWARD_MEMREFS(T), float scaleLog2,   \
                                   int64_t window) {                            \

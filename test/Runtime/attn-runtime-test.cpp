@@ -333,7 +333,7 @@ int runManifest() {
   // persistent grid; their parameters are the backward's.
   const std::string bwdParams =
       "q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,"
-      "dq:memref4,dk:memref4,dv:memref4,row_dot:memref3";
+      "dq:memref4,dk:memref4,dv:memref4,row_stats:memref4";
   const std::string bwd = "kernel b kind=backward_kv dtype=bf16 head_dim=64 "
                           "value_dim=64 causal=none block_q=64 block_kv=64 "
                           "threads=128 smem=36864";
@@ -373,11 +373,17 @@ int runManifest() {
             h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
                 "value_dim=64 block_q=64 block_kv=64 threads=128 smem=0\n");
   parseCase("backward-params-forward", h + bwd + " params=" + fwdParams + "\n");
-  parseCase("backward-params-no-row-dot",
+  parseCase("backward-params-no-row-stats",
             h + bwd +
                 " params=q:memref4,k:memref4,v:memref4,o:memref4,"
                 "dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,"
                 "scale_log2:f32,window:i64\n");
+  // The ABI before row_stats: D alone, f32 [B, Hq, Sq].
+  parseCase("backward-params-row-dot",
+            h + bwd +
+                " params=q:memref4,k:memref4,v:memref4,o:memref4,"
+                "dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,"
+                "row_dot:memref3,scale_log2:f32,window:i64\n");
   parseCase("backward-params-unmasked-mask",
             h + bwd + " mask=bool params=" + bwdParams +
                 ",scale_log2:f32,window:i64\n");
@@ -1446,7 +1452,7 @@ void printBackward(const char *name, const BackwardPlan &p) {
   at = printMemref("lse", args, at, 3);
   for (const char *t : {"dq", "dk", "dv"})
     at = printMemref(t, args, at, 4);
-  at = printMemref("row_dot", args, at, 3);
+  at = printMemref("row_stats", args, at, 4);
   if (p.dot.kernel->mask != MaskKind::None)
     at = printMemref("mask", args, at, 4);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
@@ -1494,7 +1500,7 @@ int runBackward() {
     a.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
     a.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
     a.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
-    a.workspaceBytes = 16;
+    a.workspaceBytes = 64;
     backwardCase(m, "mqa-one-row", a);
     BackwardPlan p;
     if (a.plan(m, p) == ATTN_OK)
@@ -1502,7 +1508,7 @@ int runBackward() {
         printLaunchHeader("mqa-one-row", *l);
   }
   {
-    // An additive [Sq, Sk] mask as PyTorch expands it: after row_dot.
+    // An additive [Sq, Sk] mask as PyTorch expands it: after row_stats.
     BackwardArgs a;
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     mask.strides[0] = mask.strides[1] = 0;
@@ -1517,7 +1523,7 @@ int runBackward() {
     backwardCase(m, "inputs-broadcast", a);
   }
 
-  // The workspace: D = rowsum(dO * O), f32 [B, Hq, Sq].
+  // The workspace: a 16-byte record per query row, f32 [B, Hq, Sq, 4].
   {
     BackwardArgs a;
     std::printf("workspace-size: %lld\n",
@@ -1537,6 +1543,20 @@ int runBackward() {
     bytes = attn_backward_workspace_size(&a.q);
     std::printf("workspace-size huge: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
+    // 2 x 8 x 2^42 records are 2^50 bytes, the most the runtime plans; one
+    // more row is past it, and 2^59 rows overflow int64 (2^63 bytes).
+    a.q.shape[2] = int64_t(1) << 42;
+    std::printf("workspace-size 2^50: %lld\n",
+                static_cast<long long>(attn_backward_workspace_size(&a.q)));
+    a.q.shape[2] += 1;
+    bytes = attn_backward_workspace_size(&a.q);
+    std::printf("workspace-size 2^50+16: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    a.q.shape[0] = a.q.shape[1] = 1;
+    a.q.shape[2] = int64_t(1) << 59;
+    bytes = attn_backward_workspace_size(&a.q);
+    std::printf("workspace-size overflow: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
   }
   BackwardArgs a;
   a.workspace = 0;
@@ -1545,12 +1565,12 @@ int runBackward() {
   a.workspace = kWorkspace + 128;
   backwardCase(m, "workspace-align", a);
   a = BackwardArgs();
-  a.workspaceBytes = 2 * 8 * 77 * 4 - 1;
+  a.workspaceBytes = 2 * 8 * 77 * 16 - 1;
   backwardCase(m, "workspace-small", a);
   a.workspaceBytes += 1;
   backwardCase(m, "workspace-exact", a);
-  // 2 x 4096 x 2^36 query rows: the tensors and grids fit, their row sums
-  // (2^51 bytes) are past the runtime's 2^50.
+  // 2 x 4096 x 2^36 query rows: the tensors and grids fit, their row
+  // statistics (2^53 bytes) are past the runtime's 2^50.
   a = BackwardArgs();
   for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
     *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 36, 128,

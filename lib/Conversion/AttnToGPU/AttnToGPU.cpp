@@ -210,7 +210,7 @@ GradNest gradNestOf(KernelKind kind) {
   case KernelKind::BackwardQuery:
     return GradNest::Query;
   default:
-    return GradNest::RowDot;
+    return GradNest::RowStats;
   }
 }
 
@@ -288,9 +288,9 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   /// The kernel of `spec` from attn-tile's tile form: the op rebuilt on the
   /// kernel's parameters in a scratch function, its results materialized in
   /// the output parameters, tiled by attn-tile with the schedule `sizes`
-  /// (a backward kernel: its one nest, D in the `row_dot` parameter), then
-  /// canonicalize and CSE, and the tile form mapped onto the CTA
-  /// (TileToNVVM.cpp). The scratch function is erased.
+  /// (a backward kernel: its one nest, the row statistics in the
+  /// `row_stats` parameter), then canonicalize and CSE, and the tile form
+  /// mapped onto the CTA (TileToNVVM.cpp). The scratch function is erased.
   FailureOr<gpu::GPUFuncOp> buildTiledKernel(OpBuilder &b, Operation *op,
                                              const KernelSpec &spec,
                                              const AttnTileSizes &sizes) {
@@ -318,7 +318,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
         b.getContext(), gpu::AddressSpace::Workgroup);
     if (spec.isBackward()) {
       config.gradNest = gradNestOf(spec.kind);
-      config.rowDot = params.lookup("row_dot");
+      config.rowStats = params.lookup("row_stats");
     }
     IRRewriter rewriter(b.getContext());
     rewriter.setInsertionPoint(rebuilt);

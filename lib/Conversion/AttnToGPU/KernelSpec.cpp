@@ -210,10 +210,11 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 }
 
 /// The element type of memref parameter `name`: the statistics (LSE, the
-/// backward's D) and the split-KV partial results are f32, a boolean mask is i1
-/// (a byte per element in memory), the rest has the operands' type.
+/// backward's row statistics) and the split-KV partial results are f32, a
+/// boolean mask is i1 (a byte per element in memory), the rest has the
+/// operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
-  if (name == "lse" || name == "row_dot" || name == "partial_o" ||
+  if (name == "lse" || name == "row_stats" || name == "partial_o" ||
       name == "partial_lse")
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
@@ -221,13 +222,16 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   return spec.elementType;
 }
 
-/// The static innermost size of memref parameter `name`, the head dim it
-/// holds (dynamic for the statistics and the mask).
+/// The static innermost size of memref parameter `name`: the head dim it
+/// holds, a row statistics record's 4 fields (dynamic for the other
+/// statistics and the mask).
 int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
   if (llvm::is_contained({"q", "k", "dq", "dk"}, name))
     return spec.headDim;
   if (llvm::is_contained({"v", "o", "dout", "dv", "partial_o"}, name))
     return spec.valueDim;
+  if (name == "row_stats")
+    return 4;
   return ShapedType::kDynamic;
 }
 

@@ -551,10 +551,19 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
   int64_t rows = 1;
   for (int64_t d : type.getShape().drop_back())
     rows *= d;
+  int64_t rowBytes = type.getShape().back() * eb;
+  if (hopper && rowBytes == 16) {
+    // One 16-byte chunk a row (the backward's row statistics): no product
+    // reads it through a descriptor, so its rows are neither swizzled nor
+    // padded.
+    t.pitch = type.getShape().back();
+    tileBytes += llvm::alignTo(rows * rowBytes, 1024);
+    shared[op.getResult()] = t;
+    return success();
+  }
   if (hopper) {
     // Swizzled rows: the widest pattern (128, 64 or 32 bytes) that divides
     // the row, the pattern's 8-row period whole in every tile.
-    int64_t rowBytes = type.getShape().back() * eb;
     t.swizzle = swizzleBytes(rowBytes);
     t.pitch = type.getShape().back();
     t.blockRows = type.getShape().drop_back().back();
@@ -639,10 +648,6 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
 }
 
 LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
-  Global *g = globals.lookup(op->getOperand(0));
-  if (!g)
-    return op->emitOpError("loads from a buffer that is not a kernel "
-                           "parameter");
   SmallVector<Value> idx;
   for (Value i : op->getOperands().drop_front()) {
     Value v = scalars.lookupOrNull(i);
@@ -650,13 +655,29 @@ LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
       return op->emitOpError("has an index the GPU lowering did not map");
     idx.push_back(v);
   }
+  Value result = op->getResult(0);
+  Type t = result.getType();
+  if (auto it = shared.find(op->getOperand(0)); it != shared.end()) {
+    // An element of a rank-2 memory tile (a ring stage of the backward's
+    // row statistics), after the copies into it were waited for.
+    const SharedTile &tile = it->second;
+    if (idx.size() != 2 || tile.swizzle || !t.isF32())
+      return op->emitOpError("reads a shared-memory tile the GPU lowering "
+                             "maps only as rank-2 unswizzled f32 rows");
+    scalars.map(result, LLVM::LoadOp::create(
+                            b, e.loc, t,
+                            sharedAt(tileOffset(tile, idx[0], idx[1])), 4));
+    return success();
+  }
+  Global *g = globals.lookup(op->getOperand(0));
+  if (!g)
+    return op->emitOpError("loads from a buffer that is neither a kernel "
+                           "parameter nor a shared-memory tile");
   Value col = idx.pop_back_val();
   // A broadcast mask passes stride 0: scale the column by its stride.
   Value off = globalOffset(*g, idx, e.c32(0));
   off = e.add(off, e.mul(e.toI64(col), g->strides.back()));
   Value ptr = e.gep(g->ptr, g->elementType, off);
-  Value result = op->getResult(0);
-  Type t = result.getType();
   if (t.isInteger(1)) {
     // Boolean memrefs hold a byte per element.
     Value byte = LLVM::LoadOp::create(b, e.loc, b.getI8Type(), ptr, 1);

@@ -56,10 +56,10 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "unused results, one per result");
   if (config.gradNest &&
       (!isa<AttentionGradOp>(op) || config.destinations.empty() ||
-       !config.rowDot || !config.deterministic))
+       !config.rowStats || !config.deterministic))
     return op->emitOpError("attn-tile: a single gradient nest is for "
                            "deterministic attention_grad ops with destination "
-                           "buffers and a D buffer");
+                           "buffers and a row statistics buffer");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);

@@ -3,7 +3,8 @@
 // FlashAttention-2's backward pass by recomputation, from Q, K, V, O, dO and
 // LSE only:
 //
-//   1. D = rowsum(dO * O), one pass over the query rows.
+//   1. One pass over the query rows writes a 16-byte record of statistics
+//      per row: LSE log2(e) and D = rowsum(dO * O).
 //   2. For each key/value tile (and every query head of its group), a loop
 //      over the query tiles that see it recomputes S, P = exp(S - LSE),
 //      dP = dO V^T and dS = P * (dP - D), and accumulates
@@ -17,8 +18,11 @@
 // them: step 2 with the scores transposed (keys as the tiles' rows), step
 // 3 on the forward's K/V ring.
 //
-// Padding query rows read LSE = -inf, so their P and dS are 0 and they
-// add nothing to dK and dV; padding rows of a loaded tile are zero.
+// A row with LSE = -inf (fully masked) has LSE log2(e) = +inf in its
+// record, so that its P = exp2(S scale log2(e) - LSE log2(e)) is exactly 0
+// with no select per score; padding query rows read +inf too in step 3;
+// in step 2 they are zero-filled rows of the ring (Q, dO and the records):
+// their P^T is finite and multiplies zero rows of dO, their dS^T is 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,38 +42,38 @@ namespace {
 struct GradProblem {
   Problem p;
   Value output, gradOutput, lse;
+  /// The `[B, Hq, Sq, 4]` f32 row statistics (RecordField).
+  Value rowStats;
 };
 } // namespace
 
-/// The entry of query row `r` of `rows` in the `[B, Hq, Sq]` f32 statistic
-/// `buffer` (LSE or D) times `factor`, or `pad` for a row past the tile's:
-/// a scalar for a tile.map's region (r is a row of S, a column of S^T).
+/// The fields of a row's record in the `[B, Hq, Sq, 4]` f32 row statistics
+/// (step 1 writes them, steps 2 and 3 read them; a GPU kernel copies a
+/// record as one 16-byte chunk): LSE log2(e), +inf where LSE = -inf; D; two
+/// zeros.
+enum RecordField : int64_t { kLseLog2 = 0, kRowDot = 1, kRecordSize = 4 };
+
+/// Field `field` of the record of query row `r` of `rows` in `rowStats`,
+/// or `pad` for a row past the tile's: a scalar for a tile.map's region.
 static Value rowStat(OpBuilder &b, Location loc, const Problem &p,
-                     const RowTile &rows, Value buffer, Value r, double pad,
-                     double factor) {
+                     const RowTile &rows, Value rowStats, Value r,
+                     RecordField field, double pad) {
   IndexMath ix{b, loc};
   auto [head, pos] = rows.coords(ix, p, r);
-  Value v =
-      memref::LoadOp::create(b, loc, buffer, ValueRange{rows.batch, head, pos});
-  if (factor != 1.0)
-    v = arith::MulFOp::create(b, loc, v, constF32(b, loc, factor));
+  Value v = memref::LoadOp::create(
+      b, loc, rowStats, ValueRange{rows.batch, head, pos, ix.c(field)});
   return arith::SelectOp::create(
       b, loc, ix.cmp(arith::CmpIPredicate::slt, r, rows.rows), v,
       constF32(b, loc, pad));
 }
 
-/// P = exp2(S scale log2(e) - LSE log2(e)) of the unscaled score `s` and
-/// `lseLog2` = LSE log2(e); 0 on a row with LSE = -inf (fully masked, or
-/// padding), where the formula would give NaN.
+/// P = exp2(S scale log2(e) - LSE log2(e)) of the unscaled score `s` and a
+/// record's `lseLog2` (+inf: P = 0).
 static Value probability(OpBuilder &b, Location loc, const Problem &p, Value s,
                          Value lseLog2) {
-  Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lseLog2,
-                                     negInf(b, loc));
-  Value arg = math::FmaOp::create(
-      b, loc, s, p.scaleLog2,
-      arith::NegFOp::create(b, loc, safeMax(b, loc, lseLog2)));
-  return arith::SelectOp::create(b, loc, dead, constF32(b, loc, 0.0),
-                                 math::Exp2Op::create(b, loc, arg));
+  Value arg = math::FmaOp::create(b, loc, s, p.scaleLog2,
+                                  arith::NegFOp::create(b, loc, lseLog2));
+  return math::Exp2Op::create(b, loc, arg);
 }
 
 /// dS = P (dP - D), in the operands' element type (the A operand of the
@@ -109,13 +113,14 @@ static Value scaledTile(OpBuilder &b, Location loc, Value acc, Value scale,
 }
 
 namespace {
-/// The Q and dO tiles the dK/dV loop streams past one key/value tile: the
-/// query tiles of positions `[iBegin, iEnd)` of every query head of the
-/// group of `kvHead`, head after head. Step `n` goes to stage
+/// The Q and dO tiles the dK/dV loop streams past one key/value tile, and
+/// the records of their rows: the query tiles of positions
+/// `[iBegin, iEnd)` of every query head of the group of `kvHead`, head
+/// after head. Step `n` goes to stage
 /// `n mod stages` of a ring of each (the key/value ring's scheme, with the
 /// roles of queries and keys swapped).
 struct QueryRing {
-  Value queries, gradOutputs;
+  Value queries, gradOutputs, records;
   Value batch, kvHead, iBegin, iEnd;
   /// Query tiles per head, and steps in all.
   Value tilesPerHead, numTiles;
@@ -129,6 +134,8 @@ struct QueryRing {
                         config.memorySpace);
     gradOutputs = allocTile(b, loc, {stages, blockQ, p.dims.valueDim},
                             p.elementType, config.memorySpace);
+    records = allocTile(b, loc, {stages, blockQ, kRecordSize}, b.getF32Type(),
+                        config.memorySpace);
   }
 
   void stream(OpBuilder &b, Location loc, Value batchIv, Value kvHeadIv,
@@ -168,6 +175,12 @@ struct QueryRing {
              queryRow);
     tileLoad(b, loc, g->gradOutput, ringStage(b, loc, gradOutputs, stage),
              rows.rows, queryRow);
+    tileLoad(b, loc, g->rowStats, ringStage(b, loc, records, stage), rows.rows,
+             [&](OpBuilder &b, Location loc, Value r) {
+               IndexMath ix{b, loc};
+               return SmallVector<Value>{rows.batch, rows.head,
+                                         ix.add(rows.rowBegin, r)};
+             });
   }
 
   Value queryStage(OpBuilder &b, Location loc, Value n) const {
@@ -178,17 +191,22 @@ struct QueryRing {
     IndexMath ix{b, loc};
     return ringStage(b, loc, gradOutputs, ix.rem(n, ix.c(stages)));
   }
+  Value recordStage(OpBuilder &b, Location loc, Value n) const {
+    IndexMath ix{b, loc};
+    return ringStage(b, loc, records, ix.rem(n, ix.c(stages)));
+  }
 
 private:
   const GradProblem *g;
 };
 } // namespace
 
-/// Step 1: D = rowsum(dO * O) into `rowDot` ([B, Hq, Sq] f32), in the tile
+/// Step 1: the row statistics (RecordField) into `g.rowStats`, in the tile
 /// form: per query tile a map whose region reads dO and O element by element
-/// (f32 products), a row sum, and a store of the tile's rows.
-static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
-                         const AttnTileConfig &config, Value rowDot) {
+/// (f32 products) and a row sum for D, LSE log2(e) per row, and a store of
+/// each field of the tile's rows.
+static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
+                          const AttnTileConfig &config) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   Type f32 = b.getF32Type();
@@ -209,15 +227,32 @@ static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
         return Value(
             arith::MulFOp::create(b, loc, toF32(b, loc, dO), toF32(b, loc, o)));
       });
-  Value sums =
-      tileReduce(b, loc, TileReduceKind::Add, products,
-                 splat(b, loc, RankedTensorType::get({blockQ}, f32), 0.0));
-  tileStore(b, loc, sums, rowDot, rows.rows,
-            [&](OpBuilder &b, Location loc, Value r) {
-              IndexMath ix{b, loc};
-              return SmallVector<Value>{rows.batch, rows.head,
-                                        ix.add(rows.rowBegin, r)};
-            });
+  auto rowType = RankedTensorType::get({blockQ}, f32);
+  Value sums = tileReduce(b, loc, TileReduceKind::Add, products,
+                          splat(b, loc, rowType, 0.0));
+  Value lseLog2 = tileMap(
+      b, loc, rowType, ValueRange(),
+      [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+        IndexMath ix{b, loc};
+        auto [head, pos] = rows.coords(ix, p, idx[0]);
+        Value lse = memref::LoadOp::create(b, loc, g.lse,
+                                           ValueRange{rows.batch, head, pos});
+        Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           lse, negInf(b, loc));
+        return Value(arith::SelectOp::create(
+            b, loc, dead, constF32(b, loc, INFINITY),
+            arith::MulFOp::create(b, loc, lse, constF32(b, loc, kLog2e))));
+      });
+  Value zeros = splat(b, loc, rowType, 0.0);
+  Value fields[kRecordSize] = {lseLog2, sums, zeros, zeros};
+  for (auto [field, value] : llvm::enumerate(fields))
+    tileStore(b, loc, value, g.rowStats, rows.rows,
+              [&](OpBuilder &b, Location loc, Value r) {
+                IndexMath ix{b, loc};
+                return SmallVector<Value>{rows.batch, rows.head,
+                                          ix.add(rows.rowBegin, r),
+                                          ix.c(field)};
+              });
 }
 
 /// Step 2: dK and dV per key/value tile (forall over batch, key/value head,
@@ -230,10 +265,9 @@ static void buildRowDots(OpBuilder &b, Location loc, const GradProblem &g,
 /// `dqAcc` is the `[B, Hq, Sq, D]` f32 dQ accumulator of the
 /// non-deterministic mode, or null: there each step stages dS^T in memory
 /// and adds (dS^T)^T K to it.
-static void buildKeyValueGrads(OpBuilder &b, Location loc,
-                               const GradProblem &g,
-                               const AttnTileConfig &config, Value rowDot,
-                               Value gradKey, Value gradValue, Value dqAcc) {
+static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
+                               const AttnTileConfig &config, Value gradKey,
+                               Value gradValue, Value dqAcc) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   const AttentionDims &d = p.dims;
@@ -286,6 +320,15 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
     RowTile rows = ring.rowsOf(ix, n);
     Value qStage = ring.queryStage(b, loc, n);
     Value doStage = ring.gradOutputStage(b, loc, n);
+    Value recStage = ring.recordStage(b, loc, n);
+    // A field of query (column) c's record, from the ring.
+    auto recordField = [&](OpBuilder &b, Location loc, Value c,
+                           RecordField field) {
+      IndexMath ix{b, loc};
+      return memref::LoadOp::create(b, loc, recStage,
+                                    ValueRange{c, ix.c(field)})
+          .getResult();
+    };
     Value sT = TileMatmulOp::create(b, loc, scoreType, kTile, qStage,
                                     splat(b, loc, scoreType, 0.0),
                                     /*transpose_rhs=*/b.getUnitAttr())
@@ -295,9 +338,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
     Value probsT =
         tileMap(b, loc, scoreType, {sT},
                 [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
-                  Value lse = rowStat(b, loc, p, rows, g.lse, idx[1], -INFINITY,
-                                      kLog2e);
-                  return probability(b, loc, p, x[0], lse);
+                  return probability(b, loc, p, x[0],
+                                     recordField(b, loc, idx[1], kLseLog2));
                 });
     Value dPT = TileMatmulOp::create(b, loc, scoreType, vTile, doStage,
                                      splat(b, loc, scoreType, 0.0),
@@ -307,9 +349,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
     Value dST =
         tileMap(b, loc, operandType, {probsT, dPT},
                 [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
-                  Value dRow =
-                      rowStat(b, loc, p, rows, rowDot, idx[1], 0.0, 1.0);
-                  return scoreGrad(b, loc, p, x[0], x[1], dRow);
+                  return scoreGrad(b, loc, p, x[0], x[1],
+                                   recordField(b, loc, idx[1], kRowDot));
                 });
     Value pT = scaledTile(b, loc, probsT, Value(), p.elementType);
     Value dV = TileMatmulOp::create(b, loc, dvType, pT, doStage,
@@ -360,8 +401,7 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc,
 /// dQ += dS K (dS the product's A operand); dQ is scaled once, after the
 /// loop.
 static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
-                            const AttnTileConfig &config, Value rowDot,
-                            Value gradQuery) {
+                            const AttnTileConfig &config, Value gradQuery) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   const AttentionDims &d = p.dims;
@@ -393,15 +433,15 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
 
   // LSE (in log2 units) and D of each row, read once.
   auto rowType = RankedTensorType::get({br}, f32);
-  auto rowTile = [&](Value buffer, double pad, double factor) {
+  auto rowTile = [&](RecordField field, double pad) {
     return tileMap(b, loc, rowType, ValueRange(),
                    [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
-                     return rowStat(b, loc, p, rows, buffer, idx[0], pad,
-                                    factor);
+                     return rowStat(b, loc, p, rows, g.rowStats, idx[0], field,
+                                    pad);
                    });
   };
-  Value lseLog2 = rowTile(g.lse, -INFINITY, kLog2e);
-  Value dRow = rowTile(rowDot, 0.0, 1.0);
+  Value lseLog2 = rowTile(kLseLog2, INFINITY);
+  Value dRow = rowTile(kRowDot, 0.0);
   Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({br, bc}, f32);
@@ -516,23 +556,25 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   }
 
   Type f32 = b.getF32Type();
-  Value rowDot = config.rowDot;
-  if (!rowDot)
-    rowDot = allocResult(
-        b, loc, RankedTensorType::get({d.batch, d.queryHeads, d.querySeq}, f32),
-        {p.batch, hq, p.querySeq});
+  g.rowStats = config.rowStats;
+  if (!g.rowStats)
+    g.rowStats =
+        allocResult(b, loc,
+                    RankedTensorType::get(
+                        {d.batch, d.queryHeads, d.querySeq, kRecordSize}, f32),
+                    {p.batch, hq, p.querySeq, ix.c(kRecordSize)});
   auto writes = [&](GradNest nest) {
     return !config.gradNest || *config.gradNest == nest;
   };
-  if (writes(GradNest::RowDot))
-    buildRowDots(b, loc, g, config, rowDot);
+  if (writes(GradNest::RowStats))
+    buildRowStats(b, loc, g, config);
 
   if (config.deterministic) {
     if (writes(GradNest::KeyValue))
-      buildKeyValueGrads(b, loc, g, config, rowDot, gradKey, gradValue,
+      buildKeyValueGrads(b, loc, g, config, gradKey, gradValue,
                          /*dqAcc=*/nullptr);
     if (writes(GradNest::Query))
-      buildQueryGrads(b, loc, g, config, rowDot, gradQuery);
+      buildQueryGrads(b, loc, g, config, gradQuery);
   } else {
     Value dqAcc = allocResult(
         b, loc,
@@ -540,7 +582,7 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
             {d.batch, d.queryHeads, d.querySeq, d.headDim}, f32),
         {p.batch, hq, p.querySeq, ix.c(d.headDim)});
     fill(b, loc, dqAcc, 0.0);
-    buildKeyValueGrads(b, loc, g, config, rowDot, gradKey, gradValue, dqAcc);
+    buildKeyValueGrads(b, loc, g, config, gradKey, gradValue, dqAcc);
     storeAccumulatedQueryGrads(b, loc, p, config, dqAcc, gradQuery);
   }
 

@@ -187,8 +187,8 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
   double e = s.elementBytes;
   double heads = double(s.batch) * s.hq, groups = double(s.batch) * s.hkv;
   Cost c;
-  // D = rowsum(dO * O).
-  c.bytes += heads * s.sq * (2 * s.dv * e + 4);
+  // The row statistics: dO, O and LSE read, a 16-byte record written.
+  c.bytes += heads * s.sq * (2 * s.dv * e + 4 + 16);
   // dK, dV: one pass per key/value tile over the query tiles that see it.
   Cost perGroup;
   for (int64_t j0 = 0; j0 < s.sk; j0 += t.blockKV) {
@@ -196,7 +196,7 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
     perGroup.bytes += 2 * cols * (s.d + s.dv) * e;
     auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + int64_t(cols) - 1);
     Span queries = spanOf(iBegin, iEnd, t.blockQ);
-    double step = queries.keys * ((s.d + s.dv) * e + 8 + cols * s.maskBytes);
+    double step = queries.keys * ((s.d + s.dv) * e + 16 + cols * s.maskBytes);
     if (!deterministic)
       step += 2.0 * queries.keys * s.d * 4;
     perGroup.bytes += s.group() * step;
@@ -216,7 +216,7 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
   Cost perHead;
   for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
     double rows = std::min(t.blockQ, s.sq - q0);
-    perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 8;
+    perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 16;
     auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
     Span keys = spanOf(jBegin, jEnd, t.blockKV);
     perHead.bytes +=

@@ -102,8 +102,9 @@ struct Bytes {
 /// swizzled rows with every tile 1024-byte aligned (the swizzle repeats
 /// every 8 rows of 128 bytes; the K and V rings are one tile each).
 /// Gradients: the larger of the dK/dV nest's (K and V tiles, `stages` Q
-/// and dO tiles) and the dQ nest's (Q and dO tiles, `stages` K and V
-/// tiles), rows padded or swizzled as the forward's.
+/// and dO tiles and the 16-byte records of their rows) and the dQ nest's
+/// (Q and dO tiles, `stages` K and V tiles), rows padded or swizzled as the
+/// forward's (records: padded, or unswizzled on sm_90a).
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
@@ -119,14 +120,18 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       Bytes ring = Bytes(stages) * streamed;
       return tile(held, d) + tile(held, dv) + tile(ring, d) + tile(ring, dv);
     };
-    Bytes keyValue = nest(blockKV, blockQ), query = nest(blockQ, blockKV);
+    Bytes records = (Bytes(stages) * blockQ * 16).alignTo(1024);
+    Bytes keyValue = nest(blockKV, blockQ) + records,
+          query = nest(blockQ, blockKV);
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
     return *keyValue.v > *query.v ? keyValue : query;
   }
   if (s.kind == TileShape::Kind::Gradient) {
     Bytes row = d + dv + Bytes(2 * 16 / s.elementBytes);
-    Bytes keyValue = (Bytes(blockKV) + Bytes(stages) * blockQ) * row * e;
+    Bytes records = Bytes(stages) * blockQ * (16 + 16);
+    Bytes keyValue =
+        (Bytes(blockKV) + Bytes(stages) * blockQ) * row * e + records;
     Bytes query = (Bytes(blockQ) + Bytes(stages) * blockKV) * row * e;
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
@@ -302,7 +307,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       diag << "more than 2^63";
     diag << " bytes of workgroup memory ("
-         << (gradient ? "Q, dO, K, V tiles, rows padded by 16 bytes"
+         << (gradient ? "Q, dO, K, V tiles and 16-byte row records, rows "
+                        "padded by 16 bytes"
              : hopper ? "Q, K, V tiles in swizzled rows"
                       : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "

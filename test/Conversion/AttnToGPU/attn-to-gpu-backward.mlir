@@ -3,18 +3,19 @@
 // RUN: not attn-opt %s -split-input-file -attn-to-gpu="block-kv=32" 2>&1 | FileCheck %s --check-prefix=NARROW
 
 // attn.attention_grad becomes three kernels, one per loop nest of its tile
-// form, in launch order: D = rowsum(dO O) (no shared memory), dK/dV per
+// form, in launch order: the row statistics (no shared memory), dK/dV per
 // key/value tile (grid x walks the key tiles, y the key/value heads),
-// dQ per query tile. They take the same parameters; D lives in `row_dot`.
+// dQ per query tile. They take the same parameters; the row statistics
+// (LSE log2(e) and D, a 16-byte record per query row) live in `row_stats`.
 // Both tiled nests stream their operands through two cp.async stages and
 // multiply on mma.sync; the dQ is deterministic (no atomics). On sm_90a
 // the products are wgmma on warpgroups from swizzled, unpadded tiles
-// (smaller: 49152 bytes), still copied by cp.async (no TMA so far).
+// (smaller: 51200 bytes), still copied by cp.async (no TMA so far).
 
 // CHECK: module attributes {attn.manifest = [
-// CHECK-SAME: "kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=0 params=q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,row_dot:memref3,scale_log2:f32,window:i64"
-// CHECK-SAME: "kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=55296 params=
-// CHECK-SAME: "kernel attn_bwd_q_f16_d64_dv64_top_left kind=backward_q dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=55296 params=
+// CHECK-SAME: "kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=0 params=q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,row_stats:memref4,scale_log2:f32,window:i64"
+// CHECK-SAME: "kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=59392 params=
+// CHECK-SAME: "kernel attn_bwd_q_f16_d64_dv64_top_left kind=backward_q dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=59392 params=
 // CHECK-LABEL: func @gradient
 // CHECK: attn.attention_grad {{.*}}attn.kernel = [@attn_kernels::@attn_bwd_dot_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_kv_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_q_f16_d64_dv64_top_left]
 // CHECK: gpu.func @attn_bwd_dot_f16_d64_dv64_top_left(
@@ -33,7 +34,7 @@
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: llvm.atomicrmw
 // CHECK: gpu.return
-// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv {{.*}} threads=128 smem=49152 params=
+// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv {{.*}} threads=128 smem=51200 params=
 // SM90A-NOT: tma=
 // SM90A: gpu.func @attn_bwd_kv_f16_d64_dv64_top_left(
 // SM90A-NOT: cp.async.bulk
@@ -56,8 +57,8 @@ func.func @gradient(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x70x64xf16>, %v: t
 
 // -----
 
-// A mask operand: the kernels take it after row_dot.
-// CHECK: kernel attn_bwd_kv_bf16_d64_dv64_none_boolmask kind=backward_kv dtype=bf16 head_dim=64 value_dim=64 causal=none mask=bool {{.*}} params={{.*}},row_dot:memref3,mask:memref4,scale_log2:f32,window:i64"
+// A mask operand: the kernels take it after row_stats.
+// CHECK: kernel attn_bwd_kv_bf16_d64_dv64_none_boolmask kind=backward_kv dtype=bf16 head_dim=64 value_dim=64 causal=none mask=bool {{.*}} params={{.*}},row_stats:memref4,mask:memref4,scale_log2:f32,window:i64"
 // CHECK-LABEL: func @masked
 func.func @masked(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>, %o: tensor<1x2x64x64xbf16>, %do: tensor<1x2x64x64xbf16>, %lse: tensor<1x2x64xf32>, %m: tensor<64x64xi1>) -> tensor<1x2x64x64xbf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse mask(%m : tensor<64x64xi1>)
@@ -70,7 +71,7 @@ func.func @masked(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: te
 
 // Static shapes smaller than a tile keep the kernel's tiles (one kernel
 // serves every shape; the CPU's tiling would shrink them to 16).
-// CHECK: kernel attn_bwd_kv_f16_d16_dv16_none kind=backward_kv dtype=f16 head_dim=16 value_dim=16 causal=none block_q=64 block_kv=64 threads=128 smem=18432
+// CHECK: kernel attn_bwd_kv_f16_d16_dv16_none kind=backward_kv dtype=f16 head_dim=16 value_dim=16 causal=none block_q=64 block_kv=64 threads=128 smem=22528
 // CHECK-LABEL: func @small
 func.func @small(%q: tensor<2x9x4x16xf16>, %k: tensor<2x5x4x16xf16>, %v: tensor<2x5x4x16xf16>, %o: tensor<2x9x4x16xf16>, %do: tensor<2x9x4x16xf16>, %lse: tensor<2x4x9xf32>) -> tensor<2x9x4x16xf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {layout = #attn.layout<bshd>}

@@ -46,9 +46,9 @@ func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: te
 // (128 + 2 x 128) x (128 + 128 + 8) x 4 = 405504 bytes; automatic tiles
 // halve both sides down to 16 x 16, still (16 + 32) x 264 x 4 = 50688.
 
-// AUTO: error: tiles of block-q = 16 and block-kv = 16 in 2 stages need 50688 bytes of workgroup memory (Q, dO, K, V tiles, rows padded by 16 bytes, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
+// AUTO: error: tiles of block-q = 16 and block-kv = 16 in 2 stages need 51712 bytes of workgroup memory (Q, dO, K, V tiles and 16-byte row records, rows padded by 16 bytes, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
 func.func @grad(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v: tensor<1x2x64x128xf32>, %o: tensor<1x2x64x128xf32>, %do: tensor<1x2x64x128xf32>, %lse: tensor<1x2x64xf32>) -> (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>) {
-  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 2 stages need 405504 bytes of workgroup memory (Q, dO, K, V tiles, rows padded by 16 bytes, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
+  // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 2 stages need 413696 bytes of workgroup memory (Q, dO, K, V tiles and 16-byte row records, rows padded by 16 bytes, D = 128, Dv = 128, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
       : tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64xf32>
       -> tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>

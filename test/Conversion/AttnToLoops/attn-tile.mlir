@@ -527,35 +527,47 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 
 // -----
 
-// Gradients: D = rowsum(dO * O) over query tiles (a map that loads, a row
-// sum); then per key/value tile (forall over batch, key/value head, key
-// tile) K and V tiles and a Q/dO ring streaming the query tiles that see
-// the tile (from max(0, j0 - 52) under bottom-right causal) of both query
-// heads of the group: transposed scores S^T = K Q^T, P^T with LSE read per
-// column, dP^T = V dO^T, dS^T with D read per column, dV += P^T dO and
-// dK += dS^T Q on register tiles; then per query tile a loop over the
-// key/value tiles it sees for dQ.
+// Gradients: a record of statistics per query row over query tiles: D =
+// rowsum(dO * O) (a map that loads, a row sum) and LSE log2(e) (+inf where
+// LSE = -inf), stored field by field with two zeros; then per key/value
+// tile (forall over batch, key/value head, key tile) K and V tiles and a
+// Q/dO/record ring streaming the query tiles that see the tile (from
+// max(0, j0 - 52) under bottom-right causal) of both query heads of the
+// group: transposed scores S^T = K Q^T, P^T with LSE log2(e) read per
+// column from the records' stage, dP^T = V dO^T, dS^T with D read
+// likewise, dV += P^T dO and dK += dS^T Q on register tiles; then per
+// query tile a loop over the key/value tiles it sees for dQ.
 
 // CHECK-LABEL: func.func @grad(
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[C52:.+]] = arith.constant 52 : index
 // CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG:     %[[C77:.+]] = arith.constant 77 : index
 // CHECK:         %[[DQ:.+]] = memref.alloc() : memref<2x4x77x32xf32>
 // CHECK:         %[[DK:.+]] = memref.alloc() : memref<2x2x129x32xf32>
 // CHECK:         %[[DV:.+]] = memref.alloc() : memref<2x2x129x16xf32>
-// CHECK:         %[[D:.+]] = memref.alloc() : memref<2x4x77xf32>
+// CHECK:         %[[D:.+]] = memref.alloc() : memref<2x4x77x4xf32>
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 4, 3) {
 // CHECK:           %[[PROD:.+]] = attn.tile.map -> tensor<32x16xf32> {
 // CHECK:           %[[ROWDOT:.+]] = attn.tile.reduce <add> %[[PROD]]
+// CHECK:           %[[LSEREC:.+]] = attn.tile.map -> tensor<32xf32> {
+// CHECK:             arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK:           attn.tile.store %[[LSEREC]] into %[[D]]
+// CHECK:             attn.tile.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[C0]]
 // CHECK:           attn.tile.store %[[ROWDOT]] into %[[D]]
+// CHECK:             attn.tile.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[C1]]
+// CHECK:           attn.tile.store %{{.+}} into %[[D]]
+// CHECK:           attn.tile.store %{{.+}} into %[[D]]
+// CHECK:             attn.tile.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[C3]]
 // CHECK:         scf.forall (%[[B:.+]], %[[KVH:.+]], %[[KT:.+]]) in (2, 2, 3) {
 // CHECK:           %[[J0:.+]] = arith.muli %[[KT]], %[[C64]]
 // CHECK:           %[[KTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
 // CHECK:           %[[VTILE:.+]] = memref.alloc() : memref<64x16xf32, #gpu.address_space<workgroup>>
 // CHECK:           memref.alloc() : memref<2x32x32xf32, #gpu.address_space<workgroup>>
 // CHECK:           memref.alloc() : memref<2x32x16xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[RECRING:.+]] = memref.alloc() : memref<2x32x4xf32, #gpu.address_space<workgroup>>
 // CHECK:           attn.tile.load %{{.+}} into %[[KTILE]]
 // CHECK:           attn.tile.load %{{.+}} into %[[VTILE]]
 // CHECK:           %[[FIRSTQ:.+]] = arith.subi %[[J0]], %[[C52]]
@@ -564,15 +576,16 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           %{{.+}}:2 = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C1]] iter_args(%[[DKACC:.+]] = %{{.+}}, %[[DVACC:.+]] = %{{.+}}) -> (tensor<64x32xf32>, tensor<64x16xf32>) {
 // CHECK:             attn.tile.load
 // CHECK:             attn.tile.load
+// CHECK:             attn.tile.load %[[D]] into
 // CHECK:             %[[ST:.+]] = attn.tile.matmul %[[KTILE]], %[[QSTAGE:[^,]+]], %{{.+}} {transpose_rhs} : {{.+}}, tensor<64x32xf32>
 // CHECK:             scf.if
 // CHECK:               attn.tile.map ins(%[[ST]] :
 // CHECK:             %[[PT:.+]] = attn.tile.map ins(%{{.+}} : tensor<64x32xf32>)
-// CHECK:               tensor.extract %{{.+}}[%[[B]], %{{.+}}, %{{.+}}] : tensor<2x4x77xf32>
+// CHECK:               memref.load %[[RECSTAGE:.+]][%{{.+}}, %[[C0]]] : memref<32x4xf32, strided<[4, 1], offset: ?>, #gpu.address_space<workgroup>>
 // CHECK:               math.exp2
 // CHECK:             %[[DPT:.+]] = attn.tile.matmul %[[VTILE]], %[[DOSTAGE:[^,]+]], %{{.+}} {transpose_rhs}
 // CHECK:             %[[DST:.+]] = attn.tile.map ins(%[[PT]], %[[DPT]] :
-// CHECK:               memref.load %[[D]]
+// CHECK:               memref.load %[[RECSTAGE]][%{{.+}}, %[[C1]]]
 // CHECK:             %[[PTE:.+]] = attn.tile.map ins(%[[PT]] :
 // CHECK:             %[[NEWDV:.+]] = attn.tile.matmul %[[PTE]], %[[DOSTAGE]], %[[DVACC]] :
 // CHECK:             %[[NEWDK:.+]] = attn.tile.matmul %[[DST]], %[[QSTAGE]], %[[DKACC]] :
@@ -580,8 +593,8 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           attn.tile.store %{{.+}} into %[[DK]]
 // CHECK:           attn.tile.store %{{.+}} into %[[DV]]
 // dQ is in the tile form: Q and dO tiles, the K/V ring of the forward
-// (two stages), LSE and D per row read into row tiles (loads in a
-// tile.map), and per key/value tile S = Q K^T, P, dP = dO V^T, dS and
+// (two stages), LSE log2(e) and D per row read from the records into row
+// tiles (loads in a tile.map), and per key/value tile S = Q K^T, P, dP = dO V^T, dS and
 // dQ += dS K on register tiles.
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (2, 4, 3) {
 // CHECK:           %[[QTILE:.+]] = memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
@@ -591,9 +604,9 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK:           attn.tile.load %{{.+}} into %[[QTILE]]
 // CHECK:           attn.tile.load %{{.+}} into %[[DOTILE]]
 // CHECK:           %[[LSE2:.+]] = attn.tile.map -> tensor<32xf32> {
-// CHECK:             tensor.extract
+// CHECK:             memref.load %[[D]][%[[B]], %[[H]], %{{.+}}, %[[C0]]]
 // CHECK:           %[[DROW:.+]] = attn.tile.map -> tensor<32xf32> {
-// CHECK:             memref.load %[[D]][%[[B]], %[[H]], %{{.+}}]
+// CHECK:             memref.load %[[D]][%[[B]], %[[H]], %{{.+}}, %[[C1]]]
 // CHECK:           %[[DQACC:.+]] = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C1]] iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<32x32xf32>) {
 // CHECK:             attn.tile.load
 // CHECK:             attn.tile.load
@@ -610,7 +623,7 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK-NOT:     memref.atomic_rmw
 
 // ATOMIC-LABEL: func.func @grad(
-// ATOMIC:         memref.alloc() : memref<2x4x77xf32>
+// ATOMIC:         memref.alloc() : memref<2x4x77x4xf32>
 // ATOMIC:         scf.forall
 // ATOMIC:         %[[DQACC:.+]] = memref.alloc() : memref<2x4x77x32xf32>
 // ATOMIC:         linalg.fill ins(%{{.+}} : f32) outs(%[[DQACC]] :

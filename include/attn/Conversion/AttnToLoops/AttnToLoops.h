@@ -92,11 +92,12 @@ struct AttnTileRequest {
 FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
                                              const AttnTileRequest &request);
 
-/// Everything the tiled lowering of one op needs besides the op.
 /// The loop nests of attn.attention_grad's tile form, each a GPU kernel:
-/// D = rowsum(dO O), dK and dV per key/value tile, dQ per query tile.
-enum class GradNest { RowDot, KeyValue, Query };
+/// the row statistics (LSE log2(e) and D = rowsum(dO O)), dK and dV per
+/// key/value tile, dQ per query tile.
+enum class GradNest { RowStats, KeyValue, Query };
 
+/// Everything the tiled lowering of one op needs besides the op.
 struct AttnTileConfig {
   AttnTileSizes sizes;
   /// Memory space of the Q/K/V/dO tile buffers; null for the default one.
@@ -112,11 +113,13 @@ struct AttnTileConfig {
   /// kernel's output parameters reach attn-tile.
   SmallVector<Value> destinations;
   /// Gradients: the one nest to write (a GPU kernel's), all when unset. A
-  /// single nest needs `destinations`, `rowDot` and the deterministic mode.
+  /// single nest needs `destinations`, `rowStats` and the deterministic mode.
   std::optional<GradNest> gradNest;
-  /// Gradients: the `[B, Hq, Sq]` f32 buffer of D = rowsum(dO O) (a GPU
-  /// kernel's workspace), instead of an allocation.
-  Value rowDot;
+  /// Gradients: the `[B, Hq, Sq, 4]` f32 buffer of the row statistics
+  /// (a record per query row: LSE log2(e), +inf where LSE = -inf; D =
+  /// rowsum(dO O); 0; 0), a GPU kernel's workspace, instead of an
+  /// allocation.
+  Value rowStats;
 };
 
 /// Replaces an attn op (attention, attention_partial, combine or
