@@ -12,7 +12,9 @@ Masked forward cases (mask=add / mask=bool kernels) draw a mask of one of
 the shapes [B, Hq, Sq, Sk], [1, 1, Sq, Sk], [Sq, Sk], [B, 1, 1, Sk] (and a
 [Sq, Sk] slice of a wider tensor): additive masks are N(0, 1) with about a
 tenth -inf, boolean masks keep about 80% of the keys, and where the mask has
-an Sq dim some rows hide every key (O = 0, LSE = -inf there).
+an Sq dim some rows hide every key (O = 0, LSE = -inf there). One backward
+case per dtype and head dim adds 100 to an additive mask (scores whose exp
+overflows f32 unless the LSE cancels them) with a ragged Sq.
 
     python3 test/GPU/gpu_tests.py --manifest DIR/attn.manifest \\
         --lib build-rt/lib/libattn_runtime.so --out OUT/gpu_tests.json
@@ -257,11 +259,11 @@ def compare_grads(grads, refs, visible, hkv, dtype):
 
 def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
          layout="bhsd", lse=True, scale=None, splits=None, dv=None,
-         mask="none", mask_shape=None, twice=False):
+         mask="none", mask_shape=None, twice=False, mask_bias=None):
     return dict(kind=kind, dtype=dtype, b=b, hq=hq, hkv=hkv, sq=sq, sk=sk,
                 d=d, dv=d if dv is None else dv, causal=causal, window=window,
                 layout=layout, lse=lse, scale=scale, splits=splits, mask=mask,
-                mask_shape=mask_shape, twice=twice)
+                mask_shape=mask_shape, twice=twice, mask_bias=mask_bias)
 
 
 def case_name(c):
@@ -275,6 +277,8 @@ def case_name(c):
         name += " w=%d" % c["window"]
     if c.get("mask", "none") != "none":
         name += " mask=%s%s" % (c["mask"], c["mask_shape"])
+    if c.get("mask_bias"):
+        name += " bias=%+g" % c["mask_bias"]
     name += " " + c["layout"]
     if c["scale"] is not None:
         name += " scale=%g" % c["scale"]
@@ -398,6 +402,9 @@ def make_mask(c, gen):
             m &= ~hide
     else:
         m = torch.randn(shape, generator=gen, device=device)
+        if c.get("mask_bias"):
+            # Large positive entries: exp overflows unless LSE cancels it.
+            m = m + c["mask_bias"]
         m = m.masked_fill(u < 0.1, float("-inf"))
         if hide is not None:
             m = m.masked_fill(hide, float("-inf"))
@@ -516,6 +523,11 @@ def backward_cases(quick):
                                      causal, window=window, layout=layout,
                                      mask=kind, mask_shape=shape,
                                      twice=j == len(BACKWARD_MASK_CASES) - 1))
+            # Padding query rows of a tile (77 = 64 + 13) beside scores that
+            # exp would overflow without the LSE.
+            mine.append(case("backward", dtype, 2, 4, 4, 77, 1000, d,
+                             mask="add", mask_shape="[B,Hq,Sq,Sk]",
+                             mask_bias=100.0))
             if quick and not (dtype == "bf16" and d == 128):
                 mine = mine[::3]
             cases += mine

@@ -21,8 +21,9 @@
 // A row with LSE = -inf (fully masked) has LSE log2(e) = +inf in its
 // record, so that its P = exp2(S scale log2(e) - LSE log2(e)) is exactly 0
 // with no select per score; padding query rows read +inf too in step 3;
-// in step 2 they are zero-filled rows of the ring (Q, dO and the records):
-// their P^T is finite and multiplies zero rows of dO, their dS^T is 0.
+// in step 2 their rows of the ring (Q, dO and the records) are zero-filled:
+// their scores are 0 (with an additive mask their LSE log2(e) is taken as
+// +inf), so their P^T is finite against dO's zero rows and dS^T is 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -338,8 +339,19 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
     Value probsT =
         tileMap(b, loc, scoreType, {sT},
                 [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
-                  return probability(b, loc, p, x[0],
-                                     recordField(b, loc, idx[1], kLseLog2));
+                  Value lse = recordField(b, loc, idx[1], kLseLog2);
+                  // A padding query's record is zero-filled and its score
+                  // is 0 plus, with an additive mask, the tile's last
+                  // row's mask, which could overflow P to inf against dO's
+                  // zero row: +inf keeps its P at 0 there.
+                  if (maskScale) {
+                    IndexMath ix{b, loc};
+                    lse = arith::SelectOp::create(
+                        b, loc,
+                        ix.cmp(arith::CmpIPredicate::slt, idx[1], rows.rows),
+                        lse, constF32(b, loc, INFINITY));
+                  }
+                  return probability(b, loc, p, x[0], lse);
                 });
     Value dPT = TileMatmulOp::create(b, loc, scoreType, vTile, doStage,
                                      splat(b, loc, scoreType, 0.0),
