@@ -2006,6 +2006,32 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
       break;
     }
   };
+  // One to three mutations of a call that takes a workspace (backward,
+  // decode): its options, its own argument (`own`), the workspace's size
+  // or address, or one of its tensors.
+  auto mutateWorkspaceCall = [&](attn_options &options, attn_tensor &mask,
+                                 uint64_t &workspace, int64_t &workspaceBytes,
+                                 auto &targets, auto own) {
+    for (int64_t m = 1 + pick(3); m > 0; --m) {
+      switch (pick(6)) {
+      case 0:
+        mutateOptions(options, mask);
+        break;
+      case 1:
+        own();
+        break;
+      case 2:
+        workspaceBytes = anySize();
+        break;
+      case 3:
+        workspace = pick(2) ? 0 : kWorkspace + 1 + pick(15);
+        break;
+      default:
+        mutateTensor(*targets[pick(std::size(targets))]);
+        break;
+      }
+    }
+  };
   int64_t served = 0, rejected = 0;
   for (int64_t n = 0; n < cases; ++n) {
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
@@ -2016,25 +2042,8 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
                      pick(2));
       attn_tensor *targets[] = {&a.q,   &a.k,  &a.v,  &a.o, &a.dout,
                                 &a.lse, &a.dq, &a.dk, &a.dv};
-      for (int64_t m = 1 + pick(3); m > 0; --m) {
-        switch (pick(6)) {
-        case 0:
-          mutateOptions(a.options, mask);
-          break;
-        case 1:
-          a.withLse = pick(4) != 0;
-          break;
-        case 2:
-          a.workspaceBytes = anySize();
-          break;
-        case 3:
-          a.workspace = pick(2) ? 0 : kWorkspace + 1 + pick(15);
-          break;
-        default:
-          mutateTensor(*targets[pick(std::size(targets))]);
-          break;
-        }
-      }
+      mutateWorkspaceCall(a.options, mask, a.workspace, a.workspaceBytes,
+                          targets, [&] { a.withLse = pick(4) != 0; });
       (void)attn_backward_workspace_size(&a.q);
       status = a.call(module, nullptr);
     } else if (kind == 1) {
@@ -2053,25 +2062,8 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
     } else {
       DecodeArgs a(1 + pick(8), pick(2) ? 8 : 32, 1 + pick(70000));
       attn_tensor *targets[] = {&a.q, &a.k, &a.v, &a.o, &a.lse};
-      for (int64_t m = 1 + pick(3); m > 0; --m) {
-        switch (pick(6)) {
-        case 0:
-          mutateOptions(a.options, mask);
-          break;
-        case 1:
-          a.splits = anySize();
-          break;
-        case 2:
-          a.workspaceBytes = anySize();
-          break;
-        case 3:
-          a.workspace = pick(2) ? 0 : kWorkspace + 1 + pick(15);
-          break;
-        default:
-          mutateTensor(*targets[pick(5)]);
-          break;
-        }
-      }
+      mutateWorkspaceCall(a.options, mask, a.workspace, a.workspaceBytes,
+                          targets, [&] { a.splits = anySize(); });
       int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, a.splits);
       int64_t splits = 0;
       (void)attn_decode_splits(module, &a.q, &a.k, &a.v, &a.options, a.splits,
