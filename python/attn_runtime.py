@@ -12,6 +12,8 @@ a call fails.
     o, lse = module.forward(q, k, v, layout="bshd", return_lse=True)
     o = module.forward(q, k, v, mask=mask)                 # [Sq, Sk], bool...
     o = module.decode(q, k_cache, v_cache)                # split-KV decode
+    o = module.decode_paged(q, k_pages, v_pages, block_table, kv_lens,
+                            kv_layout="bshd")             # vLLM's paged cache
     dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
@@ -39,6 +41,7 @@ STATUS_NAMES = {
 }
 _DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2}
 ATTN_BOOL = 3  # boolean masks: 1 byte, nonzero = keep
+ATTN_I32 = 4  # decode_paged's block_table and kv_lens
 _CAUSAL_CODES = {"none": 0, "top_left": 1, "bottom_right": 2}
 
 
@@ -124,6 +127,14 @@ def load_library(path=None):
                                        _TENSOR_P, _OPTIONS_P, ctypes.c_int64,
                                        ctypes.POINTER(ctypes.c_int64)]
     lib.attn_decode_splits.restype = ctypes.c_int
+    lib.attn_decode_paged.argtypes = [ctypes.c_void_p] + [_TENSOR_P] * 7 + [
+        _OPTIONS_P, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+        ctypes.c_void_p]
+    lib.attn_decode_paged.restype = ctypes.c_int
+    lib.attn_decode_paged_splits.argtypes = [ctypes.c_void_p] + [
+        _TENSOR_P] * 5 + [_OPTIONS_P, ctypes.c_int64,
+                          ctypes.POINTER(ctypes.c_int64)]
+    lib.attn_decode_paged_splits.restype = ctypes.c_int
     lib.attn_backward_workspace_size.argtypes = [_TENSOR_P]
     lib.attn_backward_workspace_size.restype = ctypes.c_int64
     lib.attn_backward.argtypes = [ctypes.c_void_p] + [_TENSOR_P] * 9 + [
@@ -207,12 +218,14 @@ def _logical(shape, layout):
     return list(shape)
 
 
-def _describe(t, name, layout):
+def _describe(t, name, layout, dims=None):
+    """The attn_tensor of a 4-dim tensor in `layout` order; `dims` names
+    that order in messages (default: the layout, 'BSHD')."""
     if not t.is_cuda:
         raise ValueError("%s must be a CUDA tensor" % name)
     if t.dim() != 4:
         raise ValueError("%s must have 4 dims (%s), not shape %s"
-                         % (name, layout.upper(), tuple(t.shape)))
+                         % (name, dims or layout.upper(), tuple(t.shape)))
     dtype = _dtype_name(t.dtype)
     if dtype is None:
         raise TypeError("%s has dtype %s; attn takes float32, float16, "
@@ -274,6 +287,37 @@ def _describe_mask(mask, q, k, layout):
 def _full_mask_shape(q, k, layout):
     b, hq, sq, _ = _logical(list(q.shape), layout)
     return [b, hq, sq, _logical(list(k.shape), layout)[2]]
+
+
+# The storage order of decode_paged's page pools for each kv_layout: the
+# logical [P, Hkv, page_size, D] is 'bhsd' with P in B's place.
+_POOL_DIMS = {"bhsd": "[P, Hkv, page_size, D]",
+              "bshd": "[P, page_size, Hkv, D]"}
+
+
+def _describe_index(t, name, dims):
+    """The attn_tensor of decode_paged's block_table ([B, max_pages]) or
+    kv_lens ([B]): a torch.int32 CUDA tensor, described as it is (its
+    strides included; the runtime wants the last dim contiguous)."""
+    import torch
+    if not t.is_cuda:
+        raise ValueError("%s must be a CUDA tensor" % name)
+    rank = len(dims)
+    if t.dim() != rank:
+        raise ValueError("%s must have %d dim%s [%s], not shape %s"
+                         % (name, rank, "s" if rank > 1 else "",
+                            ", ".join(dims), tuple(t.shape)))
+    if t.dtype != torch.int32:
+        raise TypeError("%s has dtype %s; attn takes torch.int32 (%s.int())"
+                        % (name, t.dtype, name))
+    d = _Tensor()
+    d.data = t.data_ptr() or None
+    d.dtype = ATTN_I32
+    d.rank = rank
+    for i in range(rank):
+        d.shape[i] = t.shape[i]
+        d.strides[i] = t.stride(i)
+    return d
 
 
 def _describe_lse(t):
@@ -345,13 +389,14 @@ class Module:
             raise AttnError(status, self.last_error())
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
-                   causal="none", mask="none"):
+                   causal="none", mask="none", paged=False):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
-        or a torch dtype; mask 'none', 'add' or 'bool') in the section the
-        module loaded, or None: the kernels of the manifest's other targets
-        do not count.
+        or a torch dtype; mask 'none', 'add' or 'bool'; paged: a
+        decode_partial kernel for decode_paged, manifest kv=paged, rather
+        than for decode) in the section the module loaded, or None: the
+        kernels of the manifest's other targets do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
@@ -367,6 +412,8 @@ class Module:
                 if head_dim is not None and k.get("head_dim") != head_dim:
                     continue
                 if k.get("causal") != causal:
+                    continue
+                if (k.get("kv") == "paged") != bool(paged):
                     continue
             return k
         return None
@@ -487,6 +534,122 @@ class Module:
             self._handle, ctypes.byref(qd), ctypes.byref(kd),
             ctypes.byref(vd), ctypes.byref(od),
             ctypes.byref(ld) if ld is not None else None,
+            ctypes.byref(options), requested,
+            ctypes.c_void_p(workspace.data_ptr()),
+            workspace.numel() * workspace.element_size(),
+            ctypes.c_void_p(stream))
+        self._check(status)
+        return (out, lse) if lse is not None else out
+
+    def _prepare_paged(self, q, k_cache, v_cache, block_table, kv_lens,
+                       causal, window, scale, layout, kv_layout):
+        """The descriptors of q, the page pools, the block table and the
+        lengths, and the options, for decode_paged and its helpers."""
+        kv_layout = layout if kv_layout is None else kv_layout
+        for name, value in (("layout", layout), ("kv_layout", kv_layout)):
+            if value not in ("bhsd", "bshd"):
+                raise ValueError("%s must be 'bhsd' or 'bshd', not %r"
+                                 % (name, value))
+        tensors = (("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
+                   ("block_table", block_table), ("kv_lens", kv_lens))
+        for name, t in tensors:
+            if t.device != self.device:
+                raise ValueError("%s is on %s, the module on %s"
+                                 % (name, t.device, self.device))
+        pool = _POOL_DIMS[kv_layout]
+        descs = [_describe(q, "q", layout),
+                 _describe(k_cache, "k_cache", kv_layout, pool),
+                 _describe(v_cache, "v_cache", kv_layout,
+                           pool.replace("D]", "Dv]")),
+                 _describe_index(block_table, "block_table",
+                                 ("B", "max_pages")),
+                 _describe_index(kv_lens, "kv_lens", ("B",))]
+        options = _Options()
+        options.scale = 0.0 if scale is None else float(scale)
+        options.causal = _CAUSAL_CODES[_causal_name(causal)]
+        options.window = -1 if window is None else int(window)
+        return descs, options
+
+    def decode_paged_splits(self, q, k_cache, v_cache, block_table, kv_lens,
+                            num_splits=0, *, causal=False, window=None,
+                            scale=None, layout="bhsd", kv_layout=None):
+        """The split count decode_paged() uses: attn_decode's heuristic for
+        Sk = max_pages * page_size, the capacity (the lengths stay on the
+        device); num_splits <= 0 picks it, more than the key tiles is
+        clamped."""
+        descs, options = self._prepare_paged(
+            q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
+            layout, kv_layout)
+        return self._paged_splits(descs, options, int(num_splits or 0))
+
+    def _paged_splits(self, descs, options, requested):
+        n = ctypes.c_int64(0)
+        self._check(self._lib.attn_decode_paged_splits(
+            self._handle, *[ctypes.byref(d) for d in descs],
+            ctypes.byref(options), requested, ctypes.byref(n)))
+        return n.value
+
+    def decode_paged_workspace(self, q, k_cache, v_cache, block_table,
+                               kv_lens, num_splits=0, *, causal=False,
+                               window=None, scale=None, layout="bhsd",
+                               kv_layout=None):
+        """A workspace for decode_paged() with these arguments (a uint8
+        tensor on the current stream), to allocate once, outside a CUDA
+        graph's capture, and pass as `workspace=`. Its size depends only on
+        the shapes, never on the lengths."""
+        import torch
+        descs, options = self._prepare_paged(
+            q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
+            layout, kv_layout)
+        n = self._paged_splits(descs, options, int(num_splits or 0))
+        size = self._lib.attn_decode_workspace_size(
+            ctypes.byref(descs[0]), ctypes.byref(descs[2]), n)
+        if size < 0:
+            raise AttnError(1, self.last_error())
+        return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
+
+    def decode_paged(self, q, k_cache, v_cache, block_table, kv_lens, *,
+                     num_splits=0, causal=False, window=None, scale=None,
+                     layout="bhsd", kv_layout=None, return_lse=False,
+                     out=None, lse=None, workspace=None):
+        """Split-KV decode over a paged KV cache (vLLM's PagedAttention),
+        on the current stream.
+
+        q [B, Hq, Sq, D] (or [B, Sq, Hq, D] with layout='bshd'), as
+        decode()'s. k_cache and v_cache are page pools of P pages of
+        page_size keys: with kv_layout='bhsd' [P, Hkv, page_size, D]
+        (FlashInfer's HND), with kv_layout='bshd' [P, page_size, Hkv, D]
+        (vLLM's key_cache / value_cache, FlashInfer's NHD); kv_layout=None
+        takes `layout`. Either is read in place (strides, never a copy).
+        block_table is torch.int32 [B, max_pages], kv_lens torch.int32 [B]:
+        sequence b's key j < kv_lens[b] is slot j % page_size of page
+        block_table[b][j // page_size]. The caller guarantees those entries
+        are in [0, P); lengths are clamped to [0, max_pages * page_size] on
+        the device, and a sequence of length 0 gives O = 0, LSE = -inf.
+        causal='bottom_right' aligns each sequence's Sq queries at its own
+        end. The options are decode()'s (no mask).
+
+        The host never reads block_table or kv_lens, so a call captured in
+        a CUDA graph serves every step: update the tensors in place and
+        replay (pass `out` and a `workspace` from decode_paged_workspace(),
+        allocated before the capture). Returns O in q's layout, and LSE
+        [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
+        import torch
+        descs, options = self._prepare_paged(
+            q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
+            layout, kv_layout)
+        out, lse, od, ld = self._outputs(q, v_cache, layout, out, lse,
+                                         return_lse)
+        requested = int(num_splits or 0)
+        if workspace is None:
+            workspace = self.decode_paged_workspace(
+                q, k_cache, v_cache, block_table, kv_lens, requested,
+                causal=causal, window=window, scale=scale, layout=layout,
+                kv_layout=kv_layout)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        status = self._lib.attn_decode_paged(
+            self._handle, *[ctypes.byref(d) for d in descs],
+            ctypes.byref(od), ctypes.byref(ld) if ld is not None else None,
             ctypes.byref(options), requested,
             ctypes.c_void_p(workspace.data_ptr()),
             workspace.numel() * workspace.element_size(),

@@ -13,7 +13,10 @@
  * Q, K, V, with strides in elements. PyTorch's BHSD and FlashAttention's
  * BSHD are both just strides; the last dim must be contiguous (stride 1).
  * An optional mask (attn_options.mask) is [B, Hq, Sq, Sk] in the same
- * logical order, each dim the full size or 1.
+ * logical order, each dim the full size or 1. Paged decode
+ * (attn_decode_paged) takes K and V as page pools [P, Hkv, page_size, D]
+ * and [P, Hkv, page_size, Dv] (vLLM's [P, page_size, Hkv, D] storage is
+ * strides too), a block table i32 [B, max_pages] and lengths i32 [B].
  *===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTN_RUNTIME_H
@@ -48,7 +51,8 @@ typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_F16 = 1,
   ATTN_BF16 = 2,
-  ATTN_BOOL = 3 /* 1 byte, nonzero = true; boolean masks only */
+  ATTN_BOOL = 3, /* 1 byte, nonzero = true; boolean masks only */
+  ATTN_I32 = 4   /* 4 bytes; attn_decode_paged's block_table, kv_lens only */
 } attn_dtype;
 
 typedef enum attn_causal {
@@ -57,7 +61,9 @@ typedef enum attn_causal {
   ATTN_CAUSAL_BOTTOM_RIGHT = 2 /* query i sees keys j <= i + Sk - Sq */
 } attn_causal;
 
-/* A device tensor in logical order (see above). `rank` is 4, or 3 for LSE. */
+/* A device tensor in logical order (see above). `rank` is 4, or 3 for LSE;
+ * attn_decode_paged's kv_lens has rank 1 and its block_table rank 2 (the
+ * entries of shape and strides past `rank` are ignored). */
 typedef struct attn_tensor {
   void *data; /* device pointer (CUdeviceptr) */
   attn_dtype dtype;
@@ -70,7 +76,7 @@ typedef struct attn_tensor {
  * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL};
  * options initialised with fewer fields (or zeroed) have no mask.
  *
- * `mask` (attn_forward and attn_backward; attn_decode rejects one) is a
+ * `mask` (attn_forward and attn_backward; decode rejects one) is a
  * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
  * full size or 1 (1 broadcasts over that dim; its stride is then ignored),
  * strides in elements, none negative; no alignment or contiguity is
@@ -133,7 +139,8 @@ attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
  * count a call uses. The (Hq / Hkv) * Sq query rows of a KV head go in
  * tiles of the decode_partial kernel's `rows`, one CTA each per split.
  * `workspace` is device memory, 256-byte aligned, of at least
- * attn_decode_workspace_size(q, v, attn_decode_splits(...)) bytes. */
+ * attn_decode_workspace_size(q, v, attn_decode_splits(...)) bytes (of v it
+ * reads only Dv, so a paged call passes its v_cache). */
 ATTN_RUNTIME_API int64_t attn_decode_workspace_size(const attn_tensor *q,
                                                     const attn_tensor *v,
                                                     int64_t num_splits);
@@ -152,6 +159,43 @@ attn_decode(attn_module *module, const attn_tensor *q, const attn_tensor *k,
 ATTN_RUNTIME_API attn_status attn_decode_splits(
     attn_module *module, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_options *options, int64_t num_splits,
+    int64_t *splits);
+
+/* Split-KV decode over a paged KV cache (vLLM's PagedAttention layout): as
+ * attn_decode, but sequence b's keys are kv_lens[b] rows of pages of the
+ * pools k_cache [P, Hkv, page_size, D] and v_cache [P, Hkv, page_size, Dv]
+ * (any strides, last dim contiguous): key j (0 <= j < kv_lens[b]) is slot
+ * j % page_size of page block_table[b][j / page_size]. block_table is i32
+ * [B, max_pages], kv_lens i32 [B], each with its last dim contiguous and a
+ * 4-byte aligned data pointer; q, o, lse, the options (no mask) and the
+ * workspace are attn_decode's, on the paged decode_partial kernel
+ * (manifest kv=paged) and the same decode_combine kernel.
+ *
+ * Block table entries and lengths are device data, which the host never
+ * reads: one call serves every step of a CUDA graph whose lengths change.
+ * The caller guarantees block_table[b][p] in [0, P) for every
+ * p < ceil(kv_lens[b] / page_size) (nothing checks it on the device yet:
+ * docs/Runtime.md); the kernel clamps each kv_lens[b] to
+ * [0, max_pages * page_size], and a sequence of length 0 gets O = 0 and
+ * LSE = -inf. The split count is attn_decode's for Sk = max_pages *
+ * page_size (the capacity; each split covers ceil(kv_lens[b] / N) keys of
+ * its sequence), and the workspace attn_decode_workspace_size(q, v_cache,
+ * n): v_cache only gives Dv there. max_pages * page_size must be below
+ * 2^31 (kv_lens cannot count more keys). */
+ATTN_RUNTIME_API attn_status attn_decode_paged(
+    attn_module *module, const attn_tensor *q, const attn_tensor *k_cache,
+    const attn_tensor *v_cache, const attn_tensor *block_table,
+    const attn_tensor *kv_lens, const attn_tensor *o, const attn_tensor *lse,
+    const attn_options *options, int64_t num_splits, void *workspace,
+    int64_t workspace_bytes, void *stream);
+
+/* Sets *splits to the split count attn_decode_paged uses for these
+ * arguments and `num_splits` (<= 0: the default), as attn_decode_splits
+ * does for attn_decode; fails as attn_decode_paged would on bad inputs. */
+ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
+    attn_module *module, const attn_tensor *q, const attn_tensor *k_cache,
+    const attn_tensor *v_cache, const attn_tensor *block_table,
+    const attn_tensor *kv_lens, const attn_options *options, int64_t num_splits,
     int64_t *splits);
 
 /* Gradients of attn_forward by recomputation (FlashAttention-2's backward):

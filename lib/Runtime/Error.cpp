@@ -59,6 +59,8 @@ const char *dtypeName(attn_dtype dtype) {
     return "bf16";
   case ATTN_BOOL:
     return "bool";
+  case ATTN_I32:
+    return "i32";
   }
   return "?";
 }
@@ -72,6 +74,8 @@ size_t dtypeSize(attn_dtype dtype) {
     return 2;
   case ATTN_BOOL:
     return 1;
+  case ATTN_I32:
+    return 4;
   }
   return 0;
 }

@@ -12,7 +12,7 @@ namespace attn::runtime {
 namespace {
 /// The WHEN column of attn_kernel_abi.def, spelled as it is there so that a
 /// value this runtime does not know fails to compile.
-enum class AbiWhen { always, mask, tma };
+enum class AbiWhen { always, mask, tma, paged };
 
 struct AbiEntry {
   const char *kind, *name, *type;
@@ -31,8 +31,9 @@ constexpr KernelKind kKinds[] = {
 };
 
 /// Whether the ABI gives kernels of `kind` parameters that only some of
-/// them take (`when`: a mask operand, tensor maps): the manifest keys that
-/// ask for those (mask, tma) are for such kinds only.
+/// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
+/// and block table): the manifest keys that ask for those (mask, tma, kv)
+/// are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
   for (const AbiEntry &e : kAbi)
     if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
@@ -65,7 +66,8 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
       continue;
     bool taken = e.when == AbiWhen::always ||
                  (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
-                 (e.when == AbiWhen::tma && kernel.usesTma());
+                 (e.when == AbiWhen::tma && kernel.usesTma()) ||
+                 (e.when == AbiWhen::paged && kernel.paged);
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
@@ -88,6 +90,8 @@ std::string abiName(const KernelSpec &kernel) {
   std::string name = std::string("kind=") + kernelKindName(kernel.kind);
   if (kernel.mask != MaskKind::None)
     name += std::string(" mask=") + maskKindName(kernel.mask);
+  if (kernel.paged)
+    name += " kv=paged";
   if (kernel.usesTma())
     name += " with tensor maps";
   return name;
@@ -124,11 +128,11 @@ const char *maskKindName(MaskKind mask) {
 
 const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
                                         int64_t headDim, int64_t valueDim,
-                                        attn_causal causal,
-                                        MaskKind mask) const {
+                                        attn_causal causal, MaskKind mask,
+                                        bool paged) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
-        k.mask != mask)
+        k.mask != mask || k.paged != paged)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -171,6 +175,8 @@ std::string ManifestSection::describe(KernelKind kind) const {
       out += " mask=";
       out += maskKindName(k.mask);
     }
+    if (k.paged)
+      out += " kv=paged";
   }
   return out.empty() ? "none" : out;
 }
@@ -365,12 +371,12 @@ attn_status Parser::closeSection(int line, bool atEnd) {
           o.kind == k.kind && o.dtype == k.dtype && o.valueDim == k.valueDim;
       if (k.kind != KernelKind::DecodeCombine)
         same = same && o.headDim == k.headDim && o.causal == k.causal;
-      same = same && o.mask == k.mask;
+      same = same && o.mask == k.mask && o.paged == k.paged;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
-                                 "dtype, head_dim, value_dim, causal and " +
-                                 "mask as '" +
-                                 o.name + "' (line " + std::to_string(o.line) +
+                                 "dtype, head_dim, value_dim, causal, " +
+                                 "mask and kv as '" + o.name + "' (line " +
+                                 std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
   }
@@ -448,16 +454,17 @@ attn_status Parser::parseKernel(int line,
   const std::string where = "kernel '" + k.name + "': ";
 
   // Every key a kernel record may have; `seen` catches repeats.
+  // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
       "kind",    "dtype", "head_dim", "value_dim", "causal",
       "block_q", "rows",  "block_kv", "threads",   "smem",
-      "grid",    "mask",  "tma",      "params"};
+      "grid",    "mask",  "kv",       "tma",       "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
                             &k.threads, &k.smem,   nullptr,    nullptr,
-                            nullptr,    nullptr};
+                            nullptr,    nullptr,   nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -528,6 +535,11 @@ attn_status Parser::parseKernel(int line,
         k.mask = MaskKind::Bool;
       else
         return error(line, bad + " (none, add, bool)");
+    } else if (key == "kv") {
+      // Without the key a kernel reads each sequence's own K/V rows.
+      if (value != "paged")
+        return error(line, bad + " (paged; absent means contiguous K/V)");
+      k.paged = true;
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -588,6 +600,18 @@ attn_status Parser::parseKernel(int line,
                            " is for the kinds whose kernels take a mask (" +
                            kindsTaking(AbiWhen::mask) +
                            "), not kind=" + kernelKindName(k.kind));
+  if (k.paged && !kindTakes(k.kind, AbiWhen::paged))
+    return error(line, where +
+                           "kv=paged is for the kinds whose kernels read a "
+                           "paged KV cache (" +
+                           kindsTaking(AbiWhen::paged) +
+                           "), not kind=" + kernelKindName(k.kind));
+  // A tensor map describes one strided box; a paged kernel's K/V tiles
+  // come from pages that the block table scatters over the pool.
+  if (k.paged && seen[numKeys - 2])
+    return error(line, where + "kv=paged and tma do not go together: a paged "
+                               "kernel gathers its K/V pages through the block "
+                               "table, which no tensor map describes");
   if (seen[numKeys - 2])
     if (attn_status s = parseTma(line, where, tma, k))
       return s;

@@ -72,6 +72,11 @@ struct KernelSpec {
   int64_t blockKv = 0; // forward, decode_partial, backward_*; combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
+  /// `kv=paged` (decode_partial): K and V are page pools that the kernel
+  /// reads through its kv_lens and block_table parameters
+  /// (docs/KernelABI.md); such a kernel serves attn_decode_paged only, the
+  /// others attn_decode only.
+  bool paged = false;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
@@ -100,7 +105,8 @@ struct AbiParam {
 };
 
 /// The parameters of `kernel`, in order: those of its kind, with the mask
-/// operand's when it takes a mask and the tensor maps when it has `tma`.
+/// operand's when it takes a mask, kv_lens and block_table when it is
+/// paged, and the tensor maps when it has `tma`.
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
@@ -112,7 +118,8 @@ ATTN_RUNTIME_API std::string abiParamList(const KernelSpec &kernel);
 ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
-/// mask=add", "kind=forward with tensor maps".
+/// mask=add", "kind=forward with tensor maps", "kind=decode_partial
+/// kv=paged".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the
@@ -126,17 +133,20 @@ struct ATTN_RUNTIME_API ManifestSection {
   int line = 0; // of the `target` record
 
   /// The kernel of `kind` that fits; `headDim` and `causal` are ignored for
-  /// decode_combine; `mask` must match (MaskKind::None for decode kinds).
-  /// Null when none does.
+  /// decode_combine; `mask` must match (MaskKind::None for decode kinds),
+  /// and so must `paged` (true for attn_decode_paged's decode_partial
+  /// kernel only). Null when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
-                         MaskKind mask = MaskKind::None) const;
+                         MaskKind mask = MaskKind::None,
+                         bool paged = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
   bool hasMasks(KernelKind kind) const;
-  /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, ..."
-  /// for the kernels of `kind` (messages; mask=none is not written).
+  /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
+  /// d128/128 causal=none kv=paged, ..." for the kernels of `kind`
+  /// (messages; mask=none and unpaged K/V are not written).
   std::string describe(KernelKind kind) const;
 };
 

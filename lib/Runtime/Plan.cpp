@@ -64,11 +64,14 @@ template <typename Enum> int rawEnum(const Enum &field) {
 
 bool validDtype(const attn_dtype &field) {
   int d = rawEnum(field);
-  return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16 || d == ATTN_BOOL;
+  return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16 || d == ATTN_BOOL ||
+         d == ATTN_I32;
 }
 
 /// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
-/// names its logical dims for messages. Only masks may be ATTN_BOOL.
+/// names its logical dims for messages. Only masks may be ATTN_BOOL, and
+/// only attn_decode_paged's block table and lengths ATTN_I32
+/// (checkIndexTensor).
 attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                         int rank, const char *dims) {
   if (!t)
@@ -84,6 +87,12 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
     return failf(ATTN_ERROR_DTYPE,
                  "%s: %s has dtype bool; only a mask may be bool (the "
                  "other tensors are f32, f16 or bf16, lse f32)",
+                 api, name);
+  if (t->dtype == ATTN_I32)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: %s has dtype i32; only attn_decode_paged's block_table "
+                 "and kv_lens may be i32 (the other tensors are f32, f16 or "
+                 "bf16, lse f32)",
                  api, name);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
@@ -167,55 +176,21 @@ attn_status checkAlignment(const char *api, const char *name,
   return ATTN_OK;
 }
 
-/// Checks q, k, v and the options; fills everything of `p` they determine.
-attn_status checkInputs(const char *api, const attn_tensor *q,
-                        const attn_tensor *k, const attn_tensor *v,
-                        const attn_options *options, Problem &p) {
-  if (attn_status s = checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
-    return s;
-  if (attn_status s = checkTensor(api, "k", k, 4, "B, Hkv, Sk, D"))
-    return s;
-  if (attn_status s = checkTensor(api, "v", v, 4, "B, Hkv, Sk, Dv"))
-    return s;
-  if (k->dtype != q->dtype || v->dtype != q->dtype)
-    return failf(ATTN_ERROR_DTYPE,
-                 "%s: q, k, v must have one dtype; they are %s, %s, %s", api,
-                 dtypeName(q->dtype), dtypeName(k->dtype), dtypeName(v->dtype));
-  p.batch = q->shape[0];
-  p.headsQ = q->shape[1];
-  p.seqQ = q->shape[2];
-  p.headDim = q->shape[3];
-  p.headsKv = k->shape[1];
-  p.seqK = k->shape[2];
-  p.valueDim = v->shape[3];
-  p.dtype = q->dtype;
-  if (k->shape[0] != p.batch || v->shape[0] != p.batch)
-    return failf(ATTN_ERROR_SHAPE, "%s: batch sizes differ: q %s, k %s, v %s",
-                 api, shapeString(*q).c_str(), shapeString(*k).c_str(),
-                 shapeString(*v).c_str());
-  if (v->shape[1] != p.headsKv || v->shape[2] != p.seqK)
-    return failf(ATTN_ERROR_SHAPE, "%s: k %s and v %s must agree on Hkv and Sk",
-                 api, shapeString(*k).c_str(), shapeString(*v).c_str());
-  if (k->shape[3] != p.headDim)
-    return failf(ATTN_ERROR_SHAPE,
-                 "%s: q %s and k %s must agree on the head dim D", api,
-                 shapeString(*q).c_str(), shapeString(*k).c_str());
-  if (p.headsQ % p.headsKv)
-    return failf(
-        ATTN_ERROR_SHAPE, "%s: Hq = %lld is not a multiple of Hkv = %lld", api,
-        static_cast<long long>(p.headsQ), static_cast<long long>(p.headsKv));
-  const char *names[] = {"q", "k", "v"};
-  const attn_tensor *tensors[] = {q, k, v};
-  for (int i = 0; i < 3; ++i)
-    if (attn_status s = checkStrides(api, names[i], *tensors[i], false))
-      return s;
-  for (int i = 0; i < 3; ++i)
-    if (attn_status s = checkExtent(api, names[i], *tensors[i]))
-      return s;
-  for (int i = 0; i < 3; ++i)
-    if (attn_status s = checkAlignment(api, names[i], *tensors[i]))
-      return s;
+/// The names of k and v in messages and their logical dims: each
+/// sequence's own keys, or attn_decode_paged's page pools.
+struct KeyValueNames {
+  const char *k, *v, *kDims, *vDims;
+};
+constexpr KeyValueNames kSequenceKv = {"k", "v", "B, Hkv, Sk, D",
+                                       "B, Hkv, Sk, Dv"};
+constexpr KeyValueNames kPagedKv = {
+    "k_cache", "v_cache", "P, Hkv, page_size, D", "P, Hkv, page_size, Dv"};
 
+/// Checks the options (causal enum, window needs causal, finite scale) and
+/// records them in `p`; the mask is the caller's (checkMask, or decode's
+/// refusal).
+attn_status checkOptions(const char *api, const attn_options *options,
+                         Problem &p) {
   attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
@@ -246,6 +221,156 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
   p.scaleLog2 = static_cast<float>(scale * 1.4426950408889634);
   p.causal = opt.causal;
   p.window = opt.window < 0 ? -1 : opt.window;
+  return ATTN_OK;
+}
+
+/// Checks q, k, v and the options; fills everything of `p` they determine.
+/// With `paged`, k and v are attn_decode_paged's page pools k_cache and
+/// v_cache [P, Hkv, page_size, D]: their first dim counts pages, not
+/// sequences, and p.seqK is left to checkPages (the pages a sequence has).
+attn_status checkInputs(const char *api, const attn_tensor *q,
+                        const attn_tensor *k, const attn_tensor *v,
+                        const attn_options *options, Problem &p,
+                        bool paged = false) {
+  const KeyValueNames &n = paged ? kPagedKv : kSequenceKv;
+  if (attn_status s = checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+    return s;
+  if (attn_status s = checkTensor(api, n.k, k, 4, n.kDims))
+    return s;
+  if (attn_status s = checkTensor(api, n.v, v, 4, n.vDims))
+    return s;
+  if (k->dtype != q->dtype || v->dtype != q->dtype)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: q, %s, %s must have one dtype; they are %s, %s, %s", api,
+                 n.k, n.v, dtypeName(q->dtype), dtypeName(k->dtype),
+                 dtypeName(v->dtype));
+  p.batch = q->shape[0];
+  p.headsQ = q->shape[1];
+  p.seqQ = q->shape[2];
+  p.headDim = q->shape[3];
+  p.headsKv = k->shape[1];
+  p.valueDim = v->shape[3];
+  p.dtype = q->dtype;
+  p.paged = paged;
+  if (paged) {
+    p.pageSize = k->shape[2];
+    if (v->shape[0] != k->shape[0] || v->shape[1] != p.headsKv ||
+        v->shape[2] != p.pageSize)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: k_cache %s and v_cache %s must agree on P, Hkv and "
+                   "page_size",
+                   api, shapeString(*k).c_str(), shapeString(*v).c_str());
+  } else {
+    p.seqK = k->shape[2];
+    if (k->shape[0] != p.batch || v->shape[0] != p.batch)
+      return failf(ATTN_ERROR_SHAPE, "%s: batch sizes differ: q %s, k %s, v %s",
+                   api, shapeString(*q).c_str(), shapeString(*k).c_str(),
+                   shapeString(*v).c_str());
+    if (v->shape[1] != p.headsKv || v->shape[2] != p.seqK)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: k %s and v %s must agree on Hkv and Sk", api,
+                   shapeString(*k).c_str(), shapeString(*v).c_str());
+  }
+  if (k->shape[3] != p.headDim)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: q %s and %s %s must agree on the head dim D", api,
+                 shapeString(*q).c_str(), n.k, shapeString(*k).c_str());
+  if (p.headsQ % p.headsKv)
+    return failf(
+        ATTN_ERROR_SHAPE, "%s: Hq = %lld is not a multiple of Hkv = %lld", api,
+        static_cast<long long>(p.headsQ), static_cast<long long>(p.headsKv));
+  const char *names[] = {"q", n.k, n.v};
+  const attn_tensor *tensors[] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkStrides(api, names[i], *tensors[i], false))
+      return s;
+  for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkExtent(api, names[i], *tensors[i]))
+      return s;
+  for (int i = 0; i < 3; ++i)
+    if (attn_status s = checkAlignment(api, names[i], *tensors[i]))
+      return s;
+  return checkOptions(api, options, p);
+}
+
+/// A data pointer aligned to the tensor's element size: all that kernels
+/// reading a tensor one element at a time need (lse, kv_lens,
+/// block_table).
+attn_status checkElementAlignment(const char *api, const char *name,
+                                  const attn_tensor &t) {
+  uint64_t address = reinterpret_cast<uint64_t>(t.data);
+  uint64_t elementBytes = dtypeSize(t.dtype);
+  if (address % elementBytes)
+    return failf(ATTN_ERROR_ALIGNMENT,
+                 "%s: %s->data 0x%llx is not %llu-byte aligned", api, name,
+                 static_cast<unsigned long long>(address),
+                 static_cast<unsigned long long>(elementBytes));
+  return ATTN_OK;
+}
+
+/// Checks one of attn_decode_paged's index tensors: i32 of `rank` (kv_lens
+/// [B], block_table [B, max_pages]) with q's batch. Kernels read them an
+/// element at a time (4-byte alignment), and as inputs they may repeat a
+/// row (a zero stride).
+attn_status checkIndexTensor(const char *api, const char *name,
+                             const attn_tensor *t, int rank, const char *dims,
+                             const Problem &p) {
+  if (!t)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s is null", api, name);
+  if (t->rank != rank)
+    return failf(ATTN_ERROR_SHAPE, "%s: %s has rank %d, expected %d (%s)", api,
+                 name, t->rank, rank, dims);
+  if (!validDtype(t->dtype))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: %s has dtype %d, not an attn_dtype", api, name,
+                 rawEnum(t->dtype));
+  if (t->dtype != ATTN_I32)
+    return failf(ATTN_ERROR_DTYPE, "%s: %s has dtype %s, must be i32", api,
+                 name, dtypeName(t->dtype));
+  for (int i = 0; i < rank; ++i)
+    if (t->shape[i] < 1)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %s has shape %s (%s): every size must be >= 1", api,
+                   name, shapeString(*t).c_str(), dims);
+  if (t->shape[0] != p.batch)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: %s has shape %s (%s), q has B = %lld sequences", api,
+                 name, shapeString(*t).c_str(), dims,
+                 static_cast<long long>(p.batch));
+  if (!t->data)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s->data is null", api,
+                 name);
+  if (attn_status s = checkStrides(api, name, *t, /*output=*/false))
+    return s;
+  if (attn_status s = checkExtent(api, name, *t))
+    return s;
+  return checkElementAlignment(api, name, *t);
+}
+
+/// Checks attn_decode_paged's block table and lengths, then sets p.seqK to
+/// the capacity max_pages * page_size: the host never reads the lengths (a
+/// CUDA graph replays one call for every step), so the plan is made for
+/// the longest sequence the table can hold. kv_lens is i32: a capacity it
+/// cannot count is refused.
+attn_status checkPages(const char *api, const attn_tensor *blockTable,
+                       const attn_tensor *kvLens, Problem &p) {
+  if (attn_status s = checkIndexTensor(api, "block_table", blockTable, 2,
+                                       "B, max_pages", p))
+    return s;
+  if (attn_status s = checkIndexTensor(api, "kv_lens", kvLens, 1, "B", p))
+    return s;
+  p.maxPages = blockTable->shape[1];
+  int64_t capacity = 0;
+  if (!mul(p.maxPages, p.pageSize, capacity) || capacity > INT32_MAX)
+    return failf(
+        ATTN_ERROR_SHAPE,
+        "%s: a sequence of max_pages = %lld pages (block_table %s) "
+        "of page_size = %lld keys holds %.0f keys, more than "
+        "kv_lens (i32) can count (2^31 - 1)",
+        api, static_cast<long long>(p.maxPages),
+        shapeString(*blockTable).c_str(), static_cast<long long>(p.pageSize),
+        static_cast<double>(p.maxPages) * static_cast<double>(p.pageSize));
+  p.seqK = capacity;
   return ATTN_OK;
 }
 
@@ -297,12 +422,7 @@ attn_status checkLse(const char *api, const attn_tensor *lse, const Problem &p,
     return s;
   if (attn_status s = checkExtent(api, "lse", *lse))
     return s;
-  uint64_t address = reinterpret_cast<uint64_t>(lse->data);
-  if (address % 4)
-    return failf(ATTN_ERROR_ALIGNMENT,
-                 "%s: lse->data 0x%llx is not 4-byte aligned", api,
-                 static_cast<unsigned long long>(address));
-  return ATTN_OK;
+  return checkElementAlignment(api, "lse", *lse);
 }
 
 /// Checks o and lse (optional) against the problem the inputs define.
@@ -406,8 +526,9 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
 }
 
 /// What a call asks of a kernel of `kinds`: "bf16 d128/128 causal=top_left
-/// mask=bool". The mask kind is named when the call has a mask or the
-/// module has masked kernels of those kinds: either may be what is missing.
+/// mask=bool", "bf16 d128/128 causal=none kv=paged". The mask kind is named
+/// when the call has a mask or the module has masked kernels of those
+/// kinds: either may be what is missing.
 std::string describeCall(const ManifestSection &section,
                          std::initializer_list<KernelKind> kinds,
                          const Problem &p) {
@@ -419,15 +540,21 @@ std::string describeCall(const ManifestSection &section,
     masks = masks || section.hasMasks(kind);
   if (masks)
     call += std::string(" mask=") + maskKindName(p.mask);
+  if (p.paged)
+    call += " kv=paged";
   return call;
 }
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
-/// ATTN_ERROR_NO_KERNEL with the kernels the module does have.
+/// ATTN_ERROR_NO_KERNEL with the kernels the module does have. A paged
+/// call needs a paged decode_partial kernel, and no other call may have
+/// one; both share the decode_combine kernel.
 attn_status findKernel(const char *api, const ManifestSection &section,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
+  bool paged = p.paged && kind == KernelKind::DecodePartial;
+  kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
+                        paged);
   if (kernel)
     return ATTN_OK;
   if (!section.hasDtype(kind, p.dtype))
@@ -685,15 +812,18 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
   return ATTN_OK;
 }
 
-/// Decode's checks that do not involve the outputs: the inputs and the
-/// kernels.
+/// Decode's checks that do not involve the outputs: the inputs (with a
+/// paged call's block table and lengths) and the kernels.
 attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
-                              const attn_tensor *q, const attn_tensor *k,
-                              const attn_tensor *v, const attn_options *options,
-                              Problem &p, const KernelSpec *&partial,
+                              const DecodeTensors &t,
+                              const attn_options *options, Problem &p,
+                              const KernelSpec *&partial,
                               const KernelSpec *&combine) {
-  if (attn_status s = checkInputs(api, q, k, v, options, p))
+  if (attn_status s = checkInputs(api, t.q, t.k, t.v, options, p, t.paged))
     return s;
+  if (t.paged)
+    if (attn_status s = checkPages(api, t.blockTable, t.kvLens, p))
+      return s;
   if (options && options->mask)
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: options->mask is set, but decode kernels take no mask; "
@@ -818,6 +948,67 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
   return args;
 }
 
+/// Where a decode call's partial results go in its workspace: f32
+/// partial_o [N, B, Hq, Sq, Dv], then f32 partial_lse [N, B, Hq, Sq], each
+/// contiguous.
+struct DecodePartials {
+  int64_t splits = 0;
+  uint64_t partialO = 0, partialLse = 0;
+};
+
+void pushPartials(std::vector<uint64_t> &args, const DecodePartials &d,
+                  const Problem &p) {
+  pushContiguous(args, d.partialO,
+                 {d.splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
+  pushContiguous(args, d.partialLse, {d.splits, p.batch, p.headsQ, p.seqQ});
+}
+
+/// The decode_partial launch of `launch.kernel`: one CTA per split, row
+/// tile of a KV head and sequence, and its parameters in
+/// attn_kernel_abi.def's order (a paged kernel's kv_lens and block_table
+/// after v, a kernel with `tma` its tensor maps last).
+attn_status planPartial(const char *api, const DecodeTensors &t,
+                        const Problem &p, const DecodePartials &d,
+                        Launch &launch) {
+  if (attn_status s = setGrid(api, launch, d.splits,
+                              ctasPerBatch(p, *launch.kernel), p.batch))
+    return s;
+  std::vector<uint64_t> &args = launch.args;
+  args.clear();
+  pushTensor(args, *t.q);
+  pushTensor(args, *t.k);
+  pushTensor(args, *t.v);
+  if (launch.kernel->paged) {
+    pushTensor(args, *t.kvLens);
+    pushTensor(args, *t.blockTable);
+  }
+  pushPartials(args, d, p);
+  pushF32(args, p.scaleLog2);
+  args.push_back(static_cast<uint64_t>(p.window));
+  return pushTensorMaps(api, launch, t.q, t.k, t.v);
+}
+
+/// The decode_combine launch of `launch.kernel`, which merges the splits'
+/// partials into o and lse: one CTA per `rows` query rows and column tile.
+attn_status planCombine(const char *api, const DecodeTensors &t,
+                        const Problem &p, const DecodePartials &d,
+                        Launch &launch) {
+  const KernelSpec &combine = *launch.kernel;
+  int64_t rows = 0;
+  queryRows(p.batch, p.headsQ, p.seqQ, rows); // planDecode checked it
+  int64_t columnTiles =
+      combine.blockKv ? combine.valueDim / combine.blockKv : 1;
+  if (attn_status s =
+          setGrid(api, launch, ceilDiv(rows, combine.rows), columnTiles, 1))
+    return s;
+  launch.args.clear();
+  pushPartials(launch.args, d, p);
+  pushTensor(launch.args, *t.o);
+  pushLse(launch.args, t.lse, p);
+  launch.tensorMaps.clear(); // the combine takes none
+  return ATTN_OK;
+}
+
 } // namespace
 
 std::vector<size_t> abiParamSizes(const KernelSpec &kernel) {
@@ -920,13 +1111,13 @@ int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
 }
 
 attn_status resolveSplits(const ManifestSection &section, int smCount,
-                          const attn_tensor *q, const attn_tensor *k,
-                          const attn_tensor *v, const attn_options *options,
+                          const DecodeTensors &t, const attn_options *options,
                           int64_t numSplits, int64_t &splits) {
+  const char *api = t.paged ? "attn_decode_paged_splits" : "attn_decode_splits";
   Problem p;
   const KernelSpec *partial = nullptr, *combine = nullptr;
-  if (attn_status s = checkDecodeInputs("attn_decode_splits", section, q, k, v,
-                                        options, p, partial, combine))
+  if (attn_status s =
+          checkDecodeInputs(api, section, t, options, p, partial, combine))
     return s;
   splits = splitsFor(smCount, p, *partial, numSplits);
   return ATTN_OK;
@@ -936,7 +1127,7 @@ int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
                              int64_t numSplits) {
   const char *api = "attn_decode_workspace_size";
   if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D") ||
-      checkTensor(api, "v", v, 4, "B, Hkv, Sk, Dv"))
+      checkTensor(api, "v", v, 4, "B, Hkv, Sk, Dv; or P, Hkv, page_size, Dv"))
     return -1;
   if (numSplits < 1) {
     failf(ATTN_ERROR_INVALID_ARGUMENT,
@@ -962,18 +1153,16 @@ int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
 }
 
 attn_status planDecode(const ManifestSection &section, int smCount,
-                       const attn_tensor *q, const attn_tensor *k,
-                       const attn_tensor *v, const attn_tensor *o,
-                       const attn_tensor *lse, const attn_options *options,
+                       const DecodeTensors &t, const attn_options *options,
                        int64_t numSplits, const void *workspace,
                        int64_t workspaceBytes, DecodePlan &plan) {
-  const char *api = "attn_decode";
+  const char *api = t.paged ? "attn_decode_paged" : "attn_decode";
   Problem p;
   const KernelSpec *partial = nullptr, *combine = nullptr;
-  if (attn_status s = checkDecodeInputs(api, section, q, k, v, options, p,
-                                        partial, combine))
+  if (attn_status s =
+          checkDecodeInputs(api, section, t, options, p, partial, combine))
     return s;
-  if (attn_status s = checkOutputs(api, o, lse, p))
+  if (attn_status s = checkOutputs(api, t.o, t.lse, p))
     return s;
 
   int64_t splits = splitsFor(smCount, p, *partial, numSplits);
@@ -996,40 +1185,13 @@ attn_status planDecode(const ManifestSection &section, int smCount,
   plan.numSplits = splits;
   plan.chunk = ceilDiv(p.seqK, splits);
   plan.workspaceBytes = needed;
-  uint64_t partialO = address;
-  uint64_t partialLse = address + static_cast<uint64_t>(partialOBytes);
-
-  Launch &first = plan.partial;
-  first.kernel = partial;
-  if (attn_status s =
-          setGrid(api, first, splits, ctasPerBatch(p, *partial), p.batch))
+  const DecodePartials partials = {
+      splits, address, address + static_cast<uint64_t>(partialOBytes)};
+  plan.partial.kernel = partial;
+  if (attn_status s = planPartial(api, t, p, partials, plan.partial))
     return s;
-  first.args.clear();
-  pushTensor(first.args, *q);
-  pushTensor(first.args, *k);
-  pushTensor(first.args, *v);
-  pushContiguous(first.args, partialO,
-                 {splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
-  pushContiguous(first.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
-  pushF32(first.args, p.scaleLog2);
-  first.args.push_back(static_cast<uint64_t>(p.window));
-  if (attn_status s = pushTensorMaps(api, first, q, k, v))
-    return s;
-
-  Launch &second = plan.combine;
-  second.kernel = combine;
-  int64_t columnTiles =
-      combine->blockKv ? combine->valueDim / combine->blockKv : 1;
-  if (attn_status s =
-          setGrid(api, second, ceilDiv(rows, combine->rows), columnTiles, 1))
-    return s;
-  second.args.clear();
-  pushContiguous(second.args, partialO,
-                 {splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
-  pushContiguous(second.args, partialLse, {splits, p.batch, p.headsQ, p.seqQ});
-  pushTensor(second.args, *o);
-  pushLse(second.args, lse, p);
-  return ATTN_OK;
+  plan.combine.kernel = combine;
+  return planCombine(api, t, p, partials, plan.combine);
 }
 
 int64_t backwardWorkspaceBytes(const attn_tensor *q) {

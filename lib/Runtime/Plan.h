@@ -1,11 +1,11 @@
 //===- Plan.h - argument checks and launch plans ----------------*- C++ -*-===//
 //
-// Turns one attn_forward / attn_decode / attn_backward call into the
-// launches it needs (the kernel, grid, block, dynamic shared memory, the
-// parameter words of docs/KernelABI.md and the tensor maps to encode), after
-// checking every argument. Nothing here touches CUDA: a plan is pure data,
-// so the tests check arguments and parameter packing without a GPU, and the
-// C API only encodes and launches what a plan says.
+// Turns one attn_forward / attn_decode / attn_decode_paged / attn_backward
+// call into the launches it needs (the kernel, grid, block, dynamic shared
+// memory, the parameter words of docs/KernelABI.md and the tensor maps to
+// encode), after checking every argument. Nothing here touches CUDA: a plan is
+// pure data, so the tests check arguments and parameter packing without a GPU,
+// and the C API only encodes and launches what a plan says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,12 +79,29 @@ struct Problem {
   int64_t window = -1; // < 0: none
   MaskKind mask = MaskKind::None; // from options->mask's dtype (forward)
   float scaleLog2 = 0; // scale * log2(e)
+  // attn_decode_paged: keys per page (k_cache's size 2) and pages per
+  // sequence (block_table's size 1); seqK is their product, the most keys a
+  // sequence can have, since the lengths stay on the device.
+  bool paged = false;
+  int64_t pageSize = 0, maxPages = 0;
+};
+
+/// The tensors of a decode call, as the C API takes them: attn_decode's
+/// (blockTable and kvLens null), or attn_decode_paged's (`paged`), whose k
+/// and v are the page pools k_cache and v_cache [P, Hkv, page_size, D] that
+/// blockTable [B, max_pages] maps onto the sequences, kvLens [B] their
+/// lengths. Resolving the split count needs neither o nor lse.
+struct DecodeTensors {
+  const attn_tensor *q = nullptr, *k = nullptr, *v = nullptr;
+  const attn_tensor *blockTable = nullptr, *kvLens = nullptr;
+  const attn_tensor *o = nullptr, *lse = nullptr;
+  bool paged = false;
 };
 
 struct DecodePlan {
   Launch partial, combine;
   int64_t numSplits = 0;      // after clamping to the key tiles
-  int64_t chunk = 0;          // keys per split
+  int64_t chunk = 0;          // keys per split (paged: of a full sequence)
   int64_t workspaceBytes = 0; // what the plan uses
 };
 
@@ -117,13 +134,14 @@ ATTN_RUNTIME_API attn_status planForward(
     const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
     const attn_tensor *lse, const attn_options *options, Launch &launch);
 
-/// Checks a decode call and plans its two launches. `numSplits` <= 0 uses
-/// defaultSplits(); more splits than key tiles are clamped to the tiles.
+/// Checks a decode call, paged or not, and plans its two launches.
+/// `numSplits` <= 0 uses defaultSplits(); more splits than key tiles are
+/// clamped to the tiles. A paged call counts the keys of its capacity,
+/// max_pages * page_size.
 ATTN_RUNTIME_API attn_status planDecode(
-    const ManifestSection &section, int smCount, const attn_tensor *q,
-    const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
-    const attn_tensor *lse, const attn_options *options, int64_t numSplits,
-    const void *workspace, int64_t workspaceBytes, DecodePlan &plan);
+    const ManifestSection &section, int smCount, const DecodeTensors &tensors,
+    const attn_options *options, int64_t numSplits, const void *workspace,
+    int64_t workspaceBytes, DecodePlan &plan);
 
 /// Checks a backward call (options->mask included) and plans its three
 /// launches with kernels of `section`, the row statistics in `workspace`.
@@ -145,12 +163,12 @@ ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t batch,
                                        int64_t headsKv, int64_t seqK,
                                        int64_t blockKv);
 
-/// attn_decode_splits() for a module with `smCount` SMs: the split count a
-/// decode call with these inputs uses, or the error it would fail with.
+/// attn_decode_splits() (attn_decode_paged_splits() for a paged call) for
+/// a module with `smCount` SMs: the split count a decode call with these
+/// inputs uses, or the error it would fail with.
 ATTN_RUNTIME_API attn_status resolveSplits(const ManifestSection &section,
-                                           int smCount, const attn_tensor *q,
-                                           const attn_tensor *k,
-                                           const attn_tensor *v,
+                                           int smCount,
+                                           const DecodeTensors &tensors,
                                            const attn_options *options,
                                            int64_t numSplits, int64_t &splits);
 

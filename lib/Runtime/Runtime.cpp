@@ -356,6 +356,45 @@ attn_status internalError(const char *api, const char *what) {
                what);
 }
 
+/// attn_decode_splits and attn_decode_paged_splits.
+attn_status decodeSplits(const char *api, attn_module *module,
+                         const DecodeTensors &tensors,
+                         const attn_options *options, int64_t numSplits,
+                         int64_t *splits) {
+  if (!module)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: module is null", api);
+  if (!splits)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: splits is null", api);
+  try {
+    return resolveSplits(*module->section, module->smCount, tensors, options,
+                         numSplits, *splits);
+  } catch (...) {
+    return internalError(api, "unexpected exception");
+  }
+}
+
+/// attn_decode and attn_decode_paged: the partial kernel, then the combine
+/// on the same stream, which orders them.
+attn_status decode(const char *api, attn_module *module,
+                   const DecodeTensors &tensors, const attn_options *options,
+                   int64_t numSplits, void *workspace, int64_t workspaceBytes,
+                   void *stream) {
+  if (!module)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: module is null", api);
+  try {
+    DecodePlan plan;
+    if (attn_status s =
+            planDecode(*module->section, module->smCount, tensors, options,
+                       numSplits, workspace, workspaceBytes, plan))
+      return s;
+    if (attn_status s = launch(*module, plan.partial, stream))
+      return s;
+    return launch(*module, plan.combine, stream);
+  } catch (...) {
+    return internalError(api, "unexpected exception");
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -434,18 +473,12 @@ attn_status attn_decode_splits(attn_module *module, const attn_tensor *q,
                                const attn_tensor *k, const attn_tensor *v,
                                const attn_options *options, int64_t num_splits,
                                int64_t *splits) {
-  if (!module)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_decode_splits: module is null");
-  if (!splits)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "attn_decode_splits: splits is null");
-  try {
-    return resolveSplits(*module->section, module->smCount, q, k, v, options,
-                         num_splits, *splits);
-  } catch (...) {
-    return internalError("attn_decode_splits", "unexpected exception");
-  }
+  DecodeTensors tensors;
+  tensors.q = q;
+  tensors.k = k;
+  tensors.v = v;
+  return decodeSplits("attn_decode_splits", module, tensors, options,
+                      num_splits, splits);
 }
 
 attn_status attn_decode(attn_module *module, const attn_tensor *q,
@@ -454,20 +487,52 @@ attn_status attn_decode(attn_module *module, const attn_tensor *q,
                         const attn_options *options, int64_t num_splits,
                         void *workspace, int64_t workspace_bytes,
                         void *stream) {
-  if (!module)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT, "attn_decode: module is null");
-  try {
-    DecodePlan plan;
-    if (attn_status s =
-            planDecode(*module->section, module->smCount, q, k, v, o, lse,
-                       options, num_splits, workspace, workspace_bytes, plan))
-      return s;
-    if (attn_status s = launch(*module, plan.partial, stream))
-      return s;
-    return launch(*module, plan.combine, stream);
-  } catch (...) {
-    return internalError("attn_decode", "unexpected exception");
-  }
+  DecodeTensors tensors;
+  tensors.q = q;
+  tensors.k = k;
+  tensors.v = v;
+  tensors.o = o;
+  tensors.lse = lse;
+  return decode("attn_decode", module, tensors, options, num_splits, workspace,
+                workspace_bytes, stream);
+}
+
+attn_status attn_decode_paged_splits(attn_module *module, const attn_tensor *q,
+                                     const attn_tensor *k_cache,
+                                     const attn_tensor *v_cache,
+                                     const attn_tensor *block_table,
+                                     const attn_tensor *kv_lens,
+                                     const attn_options *options,
+                                     int64_t num_splits, int64_t *splits) {
+  DecodeTensors tensors;
+  tensors.q = q;
+  tensors.k = k_cache;
+  tensors.v = v_cache;
+  tensors.blockTable = block_table;
+  tensors.kvLens = kv_lens;
+  tensors.paged = true;
+  return decodeSplits("attn_decode_paged_splits", module, tensors, options,
+                      num_splits, splits);
+}
+
+attn_status
+attn_decode_paged(attn_module *module, const attn_tensor *q,
+                  const attn_tensor *k_cache, const attn_tensor *v_cache,
+                  const attn_tensor *block_table, const attn_tensor *kv_lens,
+                  const attn_tensor *o, const attn_tensor *lse,
+                  const attn_options *options, int64_t num_splits,
+                  void *workspace, int64_t workspace_bytes, void *stream) {
+  DecodeTensors tensors;
+  tensors.q = q;
+  tensors.k = k_cache;
+  tensors.v = v_cache;
+  tensors.blockTable = block_table;
+  tensors.kvLens = kv_lens;
+  tensors.o = o;
+  tensors.lse = lse;
+  tensors.paged = true;
+  return decode("attn_decode_paged", module, tensors, options, num_splits,
+                workspace, workspace_bytes, stream);
 }
 
 int64_t attn_backward_workspace_size(const attn_tensor *q) {

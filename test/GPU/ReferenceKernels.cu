@@ -3,7 +3,8 @@
 // Simple, obviously correct kernels with the parameters, grids and semantics
 // of docs/KernelABI.md (memref descriptors expanded, scale_log2, window,
 // the mask operand), for every dtype, head dim 64 and 128, causal kind and
-// mask kind (none, add, bool): forward, decode, and for f16 and bf16 the
+// mask kind (none, add, bool): forward, decode (over each sequence's own
+// K/V, and paged: kv=paged), and for f16 and bf16 the
 // backward's three kinds (deterministic: each output element summed by
 // one warp in a fixed order). nvcc turns
 // them into PTX and CMake writes their manifest (test/GPU/CMakeLists.txt,
@@ -70,6 +71,25 @@ __device__ float dotLanes(const float (&x)[kMaxPerLane], const T *y,
 
 enum Causal { None = 0, TopLeft = 1, BottomRight = 2 };
 
+/// A paged cache's block table (kv=paged, i32 [B, max_pages]): key j of
+/// sequence b is slot j % page_size of page table[b][j / page_size] of the
+/// pools k and v [P, Hkv, page_size, D]. A null table: the keys are rows
+/// of the sequence's own K/V [B, Hkv, Sk, D].
+using BlockTable = View<const int32_t, 2>;
+
+/// The row of key j of sequence b, KV head kh, in k or v.
+template <typename T>
+__device__ const T *keyRow(const View<T, 4> &k, int64_t b, int64_t kh,
+                           int64_t j, const BlockTable &table) {
+  if (!table.data)
+    return k.data + b * k.strides[0] + kh * k.strides[1] + j * k.strides[2];
+  int64_t pageSize = k.sizes[2];
+  int64_t page =
+      table.data[b * table.strides[0] + j / pageSize * table.strides[1]];
+  return k.data + page * k.strides[0] + kh * k.strides[1] +
+         j % pageSize * k.strides[2];
+}
+
 /// The forward mask operand (docs/KernelABI.md, "Masks given as tensors"):
 /// AddMask elements (the kernel's dtype) are added to the scaled scores,
 /// BoolMask bytes hide the key where they are zero.
@@ -78,15 +98,15 @@ enum Mask { NoMask = 0, AddMask = 1, BoolMask = 2 };
 /// Online softmax over keys [lo, hi) of one (batch, KV head) for one query
 /// row held by a warp: m and l in base 2, acc unnormalised. `maskRow` is the
 /// row's mask (M != NoMask), element j at maskRow[j * maskStride]; a key
-/// whose score is -inf is skipped.
+/// whose score is -inf is skipped. With a block table, K and V are page
+/// pools (keyRow).
 template <typename T, int M = NoMask, typename TM = uint8_t>
 __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
-                          int64_t kh, const float (&q)[kMaxPerLane],
-                          int64_t d, int64_t dv, float scaleLog2, int64_t lo,
-                          int64_t hi, float &m, float &l,
-                          float (&acc)[kMaxPerLane],
-                          const TM *maskRow = nullptr,
-                          int64_t maskStride = 0) {
+                          int64_t kh, const float (&q)[kMaxPerLane], int64_t d,
+                          int64_t dv, float scaleLog2, int64_t lo, int64_t hi,
+                          float &m, float &l, float (&acc)[kMaxPerLane],
+                          const TM *maskRow = nullptr, int64_t maskStride = 0,
+                          const BlockTable &table = {}) {
   int lane = threadIdx.x % 32;
   for (int64_t j = lo; j < hi; ++j) {
     float bias = 0;
@@ -96,8 +116,7 @@ __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
     } else if constexpr (M == AddMask) {
       bias = toFloat(maskRow[j * maskStride]) * kLog2e;
     }
-    const T *kj = k.data + b * k.strides[0] + kh * k.strides[1] +
-                  j * k.strides[2];
+    const T *kj = keyRow(k, b, kh, j, table);
     float s = dotLanes(q, kj, d) * scaleLog2 + bias;
     if (M != NoMask && s == -INFINITY)
       continue; // hidden; keeps m = -inf - -inf out of the update
@@ -105,8 +124,7 @@ __device__ void attendRow(const View<T, 4> &k, const View<T, 4> &v, int64_t b,
     float correction = exp2f(m - mNew); // m = -inf at first: 0
     float p = exp2f(s - mNew);
     l = l * correction + p;
-    const T *vj = v.data + b * v.strides[0] + kh * v.strides[1] +
-                  j * v.strides[2];
+    const T *vj = keyRow(v, b, kh, j, table);
 #pragma unroll
     for (int t = 0; t < kMaxPerLane; ++t) {
       int64_t i = lane + 32 * t;
@@ -196,16 +214,26 @@ __device__ void forward(View<T, 4> q, View<T, 4> k, View<T, 4> v,
         l > 0 ? (m + log2f(l)) * kLn2 : -INFINITY;
 }
 
+/// A split of the decode partial kernel. Paged (a block table and
+/// lengths): sequence b has kv_lens[b] keys, clamped to [0, max_pages *
+/// page_size], and the splits divide that length.
 template <typename T, int C>
-__device__ void decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v,
-                              View<float, 5> po, View<float, 4> plse,
-                              float scaleLog2, int64_t window) {
+__device__ void
+decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v, View<float, 5> po,
+              View<float, 4> plse, float scaleLog2, int64_t window,
+              View<const int32_t, 1> kvLens = {}, BlockTable table = {}) {
+  int64_t b = blockIdx.z;
   int64_t sq = q.sizes[2], sk = k.sizes[2], d = q.sizes[3], dv = v.sizes[3];
+  if (table.data) {
+    int64_t capacity = table.sizes[1] * k.sizes[2];
+    int64_t n = kvLens.data[b * kvLens.strides[0]];
+    sk = n < 0 ? 0 : n < capacity ? n : capacity;
+  }
   int64_t group = q.sizes[1] / k.sizes[1];
   // Grid y walks the KV heads and the row tiles of each: this CTA takes
   // its share of the group * sq rows of KV head kh.
   int64_t tiles = gridDim.y / k.sizes[1];
-  int64_t s = blockIdx.x, kh = blockIdx.y / tiles, b = blockIdx.z;
+  int64_t s = blockIdx.x, kh = blockIdx.y / tiles;
   int64_t perTile = (group * sq + tiles - 1) / tiles;
   int64_t r0 = (blockIdx.y % tiles) * perTile;
   int64_t r1 = r0 + perTile < group * sq ? r0 + perTile : group * sq;
@@ -223,7 +251,8 @@ __device__ void decodePartial(View<T, 4> q, View<T, 4> k, View<T, 4> v,
     lo = lo > first ? lo : first;
     hi = hi < last ? hi : last;
     float m = -INFINITY, l = 0;
-    attendRow(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc);
+    attendRow(k, v, b, kh, qi, d, dv, scaleLog2, lo, hi, m, l, acc,
+              static_cast<const uint8_t *>(nullptr), 0, table);
     float *out = po.data + s * po.strides[0] + b * po.strides[1] +
                  h * po.strides[2] + i * po.strides[3];
 #pragma unroll
@@ -445,6 +474,11 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
 
 // The expanded memref descriptor of docs/KernelABI.md: allocated pointer,
 // aligned pointer, offset, sizes, strides.
+#define ATTN_MEMREF1(T, n)                                                     \
+  T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##S0
+#define ATTN_MEMREF2(T, n)                                                     \
+  T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
+      int64_t n##S0, int64_t n##S1
 #define ATTN_MEMREF3(T, n)                                                     \
   T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
       int64_t n##N2, int64_t n##S0, int64_t n##S1, int64_t n##S2
@@ -456,6 +490,14 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
   T *n##Alloc, T *n##Data, int64_t n##Offset, int64_t n##N0, int64_t n##N1,    \
       int64_t n##N2, int64_t n##N3, int64_t n##N4, int64_t n##S0,              \
       int64_t n##S1, int64_t n##S2, int64_t n##S3, int64_t n##S4
+#define ATTN_VIEW1(T, n)                                                       \
+  View<T, 1> {                                                                 \
+    n##Data + n##Offset, {n##N0}, { n##S0 }                                    \
+  }
+#define ATTN_VIEW2(T, n)                                                       \
+  View<T, 2> {                                                                 \
+    n##Data + n##Offset, {n##N0, n##N1}, { n##S0, n##S1 }                      \
+  }
 #define ATTN_VIEW3(T, n)                                                       \
   View<T, 3> {                                                                 \
     n##Data ? n##Data + n##Offset : nullptr, {n##N0, n##N1, n##N2}, {          \
@@ -503,6 +545,18 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
     decodePartial<T, C>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v),  \
                         ATTN_VIEW5(float, po), ATTN_VIEW4(float, plse),        \
                         scaleLog2, window);                                    \
+  }
+// kv=paged: k and v are page pools, kv_lens and block_table follow v.
+#define ATTN_DECODE_PAGED(T, NAME, C)                                          \
+  extern "C" __global__ void NAME(                                             \
+      ATTN_MEMREF4(T, q), ATTN_MEMREF4(T, k), ATTN_MEMREF4(T, v),              \
+      ATTN_MEMREF1(const int32_t, lens), ATTN_MEMREF2(const int32_t, table),   \
+      ATTN_MEMREF5(float, po), ATTN_MEMREF4(float, plse), float scaleLog2,     \
+      int64_t window) {                                                        \
+    decodePartial<T, C>(ATTN_VIEW4(T, q), ATTN_VIEW4(T, k), ATTN_VIEW4(T, v),  \
+                        ATTN_VIEW5(float, po), ATTN_VIEW4(float, plse),        \
+                        scaleLog2, window, ATTN_VIEW1(const int32_t, lens),    \
+                        ATTN_VIEW2(const int32_t, table));                     \
   }
 // The combine kernel's rows per CTA is its manifest `rows` (4).
 #define ATTN_COMBINE(T, NAME)                                                  \
@@ -570,6 +624,9 @@ __device__ void backwardKeyValue(const Grads<T, TM> &g) {
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_none, None)                             \
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_top_left, TopLeft)                      \
   ATTN_DECODE(T, ref_dec_##TY##_d##D##_bottom_right, BottomRight)              \
+  ATTN_DECODE_PAGED(T, ref_dec_##TY##_d##D##_none_paged, None)                 \
+  ATTN_DECODE_PAGED(T, ref_dec_##TY##_d##D##_top_left_paged, TopLeft)          \
+  ATTN_DECODE_PAGED(T, ref_dec_##TY##_d##D##_bottom_right_paged, BottomRight)  \
   ATTN_COMBINE(T, ref_comb_##TY##_dv##D)
 
 ATTN_ALL(float, f32, 64)

@@ -26,6 +26,23 @@ case): max |LSE - ref| <= 1e-3 where the reference row sees a key, and -inf
 exactly where it sees none (O = 0 there). Outputs are filled with NaN
 before each run, so an element a kernel never writes fails the case.
 
+Paged decode cases (names start with "paged"; --filter paged runs them):
+decode_paged on ragged batches (lengths 0, 1, a page and one key, lengths
+that are no multiple of the page, up to 16384) whose block tables map each
+sequence's pages, in random order, onto a pool of more pages than they
+need, for page sizes 1 to 256, GQA groups 1, 4 and 8, Sq 1 and 4 with
+bottom_right (query rows that see no key when a sequence is shorter than
+Sq), windows, both pool layouts (vLLM's [P, page_size, Hkv, D] and
+[P, Hkv, page_size, D]) and split counts 1, the default and more than the
+key tiles. Every pool slot that holds no key of a sequence (pages no
+sequence owns, the slots past a sequence's length in its last page, and
+the page that the table's unused entries point at) is NaN: a kernel that
+reads a key it should not fails the case. The reference gathers each
+sequence's keys through the block table and runs the float64 reference on
+them; an empty sequence has O = 0 and LSE = -inf. "relen" cases then
+shorten the lengths in place and run again with the same tensors (what a
+CUDA graph replay does).
+
 Backward cases (names start with "backward"; --filter backward runs them
 and the backward's error cases alone): O and LSE from the float64
 reference (O rounded to the dtype), dO random, then dQ, dK, dV against
@@ -269,7 +286,8 @@ def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
 def case_name(c):
     if c["kind"] == "error":
         return "error " + c["name"]
-    prefix = {"forward": "fwd", "decode": "dec", "backward": "backward"}
+    prefix = {"forward": "fwd", "decode": "dec", "backward": "backward",
+              "paged": "paged"}
     name = "%s %s d%d B=%d H=%d/%d Sq=%d Sk=%d %s" % (
         prefix[c["kind"]], c["dtype"], c["d"], c["b"], c["hq"], c["hkv"],
         c["sq"], c["sk"], c["causal"])
@@ -279,15 +297,20 @@ def case_name(c):
         name += " mask=%s%s" % (c["mask"], c["mask_shape"])
     if c.get("mask_bias"):
         name += " bias=%+g" % c["mask_bias"]
+    if c["kind"] == "paged":
+        name += " page=%d lens=%s kv=%s" % (
+            c["page"], ",".join(str(n) for n in c["lens"]), c["kv_layout"])
     name += " " + c["layout"]
     if c["scale"] is not None:
         name += " scale=%g" % c["scale"]
-    if c["kind"] == "decode":
+    if c["kind"] in ("decode", "paged"):
         name += " splits=%s" % ("auto" if c["splits"] is None else c["splits"])
     if not c["lse"]:
         name += " no-lse"
     if c.get("twice"):
         name += " twice"
+    if c.get("relen"):
+        name += " relen"
     return name
 
 
@@ -464,6 +487,63 @@ def decode_cases(quick):
     return cases
 
 
+PAGE_SIZES = (1, 16, 32, 64, 128, 256)
+
+
+def paged_lengths(page):
+    """Ragged lengths for pages of `page` keys: an empty sequence, one key,
+    a page and one key, lengths that are no multiple of the page, a long
+    one."""
+    return [0, 1, 77, page + 1, 1000, 3 * page + page // 2 + 1, 4097]
+
+
+def paged_case(dtype, page, hkv, sq=1, causal="none", window=None,
+               splits=None, kv_layout="bshd", layout="bhsd", lse=True,
+               lens=None, relen=False):
+    """A decode_paged case: Hq = 32, D = Dv = 128, one sequence per length
+    (B = len(lens))."""
+    lens = paged_lengths(page) if lens is None else lens
+    c = case("paged", dtype, len(lens), 32, hkv, sq, max(lens), 128, causal,
+             window=window, layout=layout, lse=lse, splits=splits)
+    c.update(page=page, lens=list(lens), kv_layout=kv_layout, relen=relen)
+    return c
+
+
+def paged_cases(quick):
+    """decode_paged for every dtype (others than the manifest's skipped):
+    every page size with GQA group 4 (Hkv = 8), groups 1 and 8, Sq = 4
+    with bottom_right, windows, both pool layouts, forced split counts,
+    and the lengths changed between two calls."""
+    cases = []
+    for dtype in ("bf16", "f16", "f32"):
+        main = dtype == "bf16"
+        mine = [paged_case(dtype, page, 8) for page in PAGE_SIZES]
+        mine += [
+            paged_case(dtype, 16, 32),                  # group 1 (MHA)
+            paged_case(dtype, 16, 4),                   # group 8
+            paged_case(dtype, 128, 4, kv_layout="bhsd"),
+            paged_case(dtype, 16, 8, sq=4, causal="bottom_right"),
+            paged_case(dtype, 128, 32, sq=4, causal="bottom_right",
+                       layout="bshd"),
+            paged_case(dtype, 1, 8, sq=4, causal="bottom_right", splits=3),
+            paged_case(dtype, 32, 8, causal="bottom_right", window=300),
+            paged_case(dtype, 64, 4, sq=4, causal="bottom_right", window=64,
+                       kv_layout="bhsd"),
+            paged_case(dtype, 16, 8, sq=4, causal="top_left"),
+            paged_case(dtype, 16, 8, splits=1),
+            paged_case(dtype, 16, 8, splits=10 ** 6),
+            paged_case(dtype, 256, 8, splits=10 ** 6, lse=False),
+            # One long sequence beside short ones: many splits per sequence.
+            paged_case(dtype, 16, 8, lens=[16384, 3, 0, 555]),
+            paged_case(dtype, 64, 8, sq=4, causal="bottom_right",
+                       lens=[5000, 2, 0, 64, 129], relen=True),
+        ]
+        if quick and not main:
+            mine = mine[::3]
+        cases += mine
+    return cases
+
+
 # (Sq, Sk) of the backward cases without a causal kind; B, H = 1, 2 past
 # four million scores, else 2, 4.
 BACKWARD_PAIRS = [(1, 1), (1, 77), (77, 77), (77, 1000), (1000, 77),
@@ -549,13 +629,15 @@ def skip_reason(module, c):
                 "" if mask == "none" else " mask=" + mask)
         return None
     kind = "forward" if c["kind"] == "forward" else "decode_partial"
+    paged = c["kind"] == "paged"
     kernel = module.has_kernel(kind, c["dtype"], c["d"], c["dv"], c["causal"],
-                               mask)
+                               mask, paged=paged)
     if kernel is None:
-        return "no %s kernel for %s d%d/%d causal=%s%s" % (
+        return "no %s kernel for %s d%d/%d causal=%s%s%s" % (
             kind, c["dtype"], c["d"], c["dv"], c["causal"],
-            "" if mask == "none" else " mask=" + mask)
-    if c["kind"] == "decode":
+            "" if mask == "none" else " mask=" + mask,
+            " kv=paged" if paged else "")
+    if c["kind"] in ("decode", "paged"):
         if module.has_kernel("decode_combine", c["dtype"], None, c["dv"]) \
                 is None:
             return "no decode_combine kernel for %s dv%d" % (c["dtype"],
@@ -624,6 +706,127 @@ def run_numeric(module, c, gen):
         result["detail"] = "; ".join(
             x for x in (result.get("detail"), extra.pop("detail")) if x)
     result.update(extra)
+    result["kernel_ms"] = time_call(call)
+    return result
+
+
+def make_paged(c, gen):
+    """The tensors of a paged case: q (in its layout), the pools (in their
+    kv_layout) with random keys in the slots the block table gives each
+    sequence and NaN everywhere else, the block table (each sequence's
+    pages in random order out of a pool larger than needed; its unused
+    entries point at an unowned page, all NaN) and the lengths, int32."""
+    dtype = TORCH_DTYPE[c["dtype"]]
+    page, lens = c["page"], c["lens"]
+    device = gen.device
+    owned = [-(-n // page) for n in lens]
+    needed = sum(owned)
+    pool = needed + max(8, needed // 4)
+    max_pages = max(owned) + 2
+    order = torch.randperm(pool, generator=gen, device=device)
+    table = torch.empty((len(lens), max_pages), dtype=torch.int32,
+                        device=device)
+    table[:] = order[needed].to(torch.int32)  # an unowned page: NaN
+    start = 0
+    for b, n in enumerate(owned):
+        table[b, :n] = order[start:start + n].to(torch.int32)
+        start += n
+    shape = (pool, page, c["hkv"], c["d"]) if c["kv_layout"] == "bshd" \
+        else (pool, c["hkv"], page, c["d"])
+    k = torch.full(shape, float("nan"), dtype=dtype, device=device)
+    v = torch.full(shape[:3] + (c["dv"],), float("nan"), dtype=dtype,
+                   device=device)
+    for pages, dim in ((k, c["d"]), (v, c["dv"])):
+        logical = pages.transpose(1, 2) if c["kv_layout"] == "bshd" \
+            else pages
+        for b, n in enumerate(lens):
+            if n == 0:
+                continue
+            keys = torch.arange(n, device=device)
+            slots = table[b, keys // page].long()
+            logical[slots, :, keys % page] = torch.randn(
+                (n, c["hkv"], dim), generator=gen, device=device).to(dtype)
+    q, _ = random_tensor(c["b"], c["hq"], c["sq"], c["d"], c["dtype"],
+                         c["layout"], gen)
+    kv_lens = torch.tensor(lens, dtype=torch.int32, device=device)
+    return q, k, v, table, kv_lens
+
+
+def paged_reference(c, q, k, v, table, lens):
+    """O and LSE in float64 from each sequence's keys, gathered through the
+    block table (key j at slot j % page of page table[b][j // page]):
+    reference() on each; an empty sequence has O = 0 and LSE = -inf."""
+    ql = q.transpose(1, 2) if c["layout"] == "bshd" else q
+    kl = k.transpose(1, 2) if c["kv_layout"] == "bshd" else k
+    vl = v.transpose(1, 2) if c["kv_layout"] == "bshd" else v
+    b, hq, sq = c["b"], c["hq"], c["sq"]
+    o = torch.zeros((b, hq, sq, c["dv"]), dtype=torch.float64,
+                    device=q.device)
+    lse = torch.full((b, hq, sq), float("-inf"), dtype=torch.float64,
+                     device=q.device)
+    for i, n in enumerate(lens):
+        if n == 0:
+            continue
+        keys = torch.arange(n, device=q.device)
+        pages = table[i, keys // c["page"]].long()
+        ks = kl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
+        vs = vl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
+        o[i:i + 1], lse[i:i + 1] = reference(ql[i:i + 1], ks, vs, c["causal"],
+                                             c["window"], c["scale"])
+    return o, lse
+
+
+def run_paged(module, c, gen):
+    """One paged case: decode_paged into NaN outputs against the gathered
+    float64 reference; with "relen", again with every length shortened in
+    place (same tensors, same workspace)."""
+    dtype = TORCH_DTYPE[c["dtype"]]
+    q, k, v, table, kv_lens = make_paged(c, gen)
+    out = torch.empty(q.shape[:3] + (c["dv"],), dtype=dtype, device="cuda")
+    lse = torch.empty((c["b"], c["hq"], c["sq"]), dtype=torch.float32,
+                      device="cuda") if c["lse"] else None
+    options = dict(causal=c["causal"], window=c["window"], scale=c["scale"],
+                   layout=c["layout"], kv_layout=c["kv_layout"])
+    used = module.decode_paged_splits(q, k, v, table, kv_lens, c["splits"],
+                                      **options)
+    kernel = module.has_kernel("decode_partial", c["dtype"], c["d"], c["dv"],
+                               c["causal"], paged=True)
+    tiles = -(-table.shape[1] * c["page"] // kernel["block_kv"])
+    workspace = module.decode_paged_workspace(q, k, v, table, kv_lens,
+                                              c["splits"], **options)
+
+    def call():
+        module.decode_paged(q, k, v, table, kv_lens, num_splits=c["splits"],
+                            out=out, lse=lse, workspace=workspace, **options)
+
+    def check(lens):
+        out.fill_(float("nan"))
+        if lse is not None:
+            lse.fill_(float("nan"))
+        call()
+        torch.cuda.synchronize()
+        ref_o, ref_lse = paged_reference(c, q, k, v, table, lens)
+        got = out.transpose(1, 2) if c["layout"] == "bshd" else out
+        return compare(got, lse, ref_o, ref_lse, c["dtype"])
+
+    result = check(c["lens"])
+    result["splits_used"] = used
+    problems = [result["detail"]] if "detail" in result else []
+    if c["splits"] is not None and c["splits"] > tiles and used != tiles:
+        problems.append("requested %d splits > %d key tiles, used %d"
+                        % (c["splits"], tiles, used))
+    if c.get("relen"):
+        shorter = [n // 3 for n in c["lens"]]
+        kv_lens.copy_(torch.tensor(shorter, dtype=torch.int32,
+                                   device="cuda"))
+        again = check(shorter)
+        result["relen_rel_err"] = again["rel_err"]
+        if again["status"] != PASS:
+            problems.append("after shortening the lengths in place: "
+                            + again["detail"])
+    if problems:
+        result["status"] = FAIL
+        result["detail"] = "; ".join(problems)
     result["kernel_ms"] = time_call(call)
     return result
 
@@ -710,7 +913,7 @@ def error_cases(module):
     if not forward:
         return [dict(kind="error", name="(all)",
                      skip="the manifest has no forward kernel")] + \
-            backward_error_cases(module)
+            paged_error_cases(module) + backward_error_cases(module)
     # The calls below pass no mask (but the mask cases): an unmasked kernel.
     unmasked = [k for k in forward if k.get("mask", "none") == "none"] \
         or forward
@@ -877,7 +1080,74 @@ def error_cases(module):
                 out=out, workspace=ws)), out
         add("decode workspace misaligned", "ATTN_ERROR_ALIGNMENT",
             misaligned_workspace)
-    return cases + backward_error_cases(module)
+    return cases + paged_error_cases(module) + backward_error_cases(module)
+
+
+def paged_error_cases(module):
+    """decode_paged's checks on a paged kernel of the manifest (bf16 d128
+    when there is one): each raises the expected error and leaves the output
+    as it was (NaN). A module without paged kernels must say so."""
+    paged = [k for k in module.kernels if k.get("kind") == "decode_partial"
+             and k.get("kv") == "paged"
+             and module.has_kernel("decode_combine", k["dtype"], None,
+                                   k["value_dim"])]
+    base = next((k for k in paged if k["dtype"] == "bf16"
+                 and k["head_dim"] == 128), paged[0] if paged else None)
+    dt = base["dtype"] if base else "bf16"
+    d = base["head_dim"] if base else 128
+    dv = base["value_dim"] if base else 128
+    causal = base["causal"] if base else "none"
+    tdt = TORCH_DTYPE[dt]
+    b, hq, hkv, page, pool, max_pages = 3, 32, 8, 16, 40, 8
+    cases = []
+
+    def add(name, expect, make):
+        cases.append(dict(kind="error", name="paged " + name, expect=expect,
+                          make=make))
+
+    def call(pool_dtype=tdt, v_heads=hkv, table_dtype=torch.int32, lens_b=b,
+             offset=0, **kw):
+        """A decode_paged call on vLLM-layout pools and its NaN output."""
+        def t(*shape, dtype=tdt):
+            return torch.randn(shape, device="cuda").to(dtype)
+        q = t(b, hq, 1, d)
+        n = pool * page * hkv * d
+        k = t(n + 8, dtype=pool_dtype)[offset:offset + n].view(
+            pool, page, hkv, d)
+        v = t(pool, page, v_heads, dv, dtype=pool_dtype)
+        table = torch.randint(0, pool, (b, max_pages), device="cuda").to(
+            table_dtype)
+        lens = torch.full((lens_b,), page * max_pages, dtype=torch.int32,
+                          device="cuda")
+        out = torch.full((b, hq, 1, dv), float("nan"), device="cuda",
+                         dtype=tdt)
+        kw.setdefault("causal", causal)
+        return (lambda: module.decode_paged(q, k, v, table, lens, out=out,
+                                            kv_layout="bshd", **kw)), out
+
+    if base is None:
+        kinds = [k for k in module.kernels
+                 if k.get("kind") == "decode_partial" and k["dtype"] == dt]
+        add("without a paged kernel",
+            "ATTN_ERROR_NO_KERNEL" if kinds else "ATTN_ERROR_DTYPE", call)
+        return cases
+    add("block_table int64", "TypeError",
+        lambda: call(table_dtype=torch.int64))
+    add("kv_lens of B + 1 sequences", "ATTN_ERROR_SHAPE",
+        lambda: call(lens_b=b + 1))
+    other = torch.float16 if tdt != torch.float16 else torch.bfloat16
+    add("pools of another dtype", "ATTN_ERROR_DTYPE",
+        lambda: call(pool_dtype=other))
+    add("pools that differ on Hkv", "ATTN_ERROR_SHAPE",
+        lambda: call(v_heads=hkv // 2))
+    add("k_cache misaligned", "ATTN_ERROR_ALIGNMENT",
+        lambda: call(offset=1))
+    add("workspace too small", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(workspace=torch.empty(256, dtype=torch.uint8,
+                                           device="cuda")))
+    add("window without causal", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(causal=False, window=16))
+    return cases
 
 
 def backward_error_cases(module):
@@ -1020,7 +1290,8 @@ def main():
                         help="a third of the cases outside bf16 d128")
     parser.add_argument("--filter", default=None,
                         help="only cases whose name contains this "
-                             "('backward': the backward's cases)")
+                             "('backward': the backward's cases, 'paged': "
+                             "decode_paged's)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-scores", type=int, default=None,
                         help="only cases with at most this many scores "
@@ -1073,7 +1344,8 @@ def main():
                                             len(module.kernels)))
 
     cases = forward_cases(args.quick) + mask_cases(args.quick) + \
-        decode_cases(args.quick) + backward_cases(args.quick)
+        decode_cases(args.quick) + paged_cases(args.quick) + \
+        backward_cases(args.quick)
     if args.max_scores is not None:
         small = [c for c in cases
                  if c["b"] * c["hq"] * c["sq"] * c["sk"] <= args.max_scores]
@@ -1104,6 +1376,8 @@ def main():
                     r.update(run_error(c))
                 elif c["kind"] == "backward":
                     r.update(run_backward(module, c, gen))
+                elif c["kind"] == "paged":
+                    r.update(run_paged(module, c, gen))
                 else:
                     r.update(run_numeric(module, c, gen))
             except Exception as e:  # noqa: BLE001 - a failing case, reported

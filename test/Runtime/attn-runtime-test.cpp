@@ -6,9 +6,9 @@
 // prints one line, "<case>: <status>: <message>", or the launch it plans;
 // the .test files in this directory FileCheck them.
 //
-// Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|backward|
-//        load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
-//        launch-backward FILE|fuzz FILE CASES SEED
+// Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
+//        backward|load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
+//        launch-backward FILE|launch-paged FILE|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -398,6 +398,57 @@ int runManifest() {
                 "threads=128 smem=0\n");
   parseCase("backward-duplicate-config",
             h + bwd + "\n" + bwd.substr(0, 8) + "2" + bwd.substr(8) + "\n");
+  // The kv key (decode_partial only): kv=paged, whose ABI has kv_lens and
+  // block_table after v; absent means each sequence's own K/V. The lookup
+  // tells the two apart, so both may have the same dtype, dims and causal.
+  const std::string dec = "kernel d kind=decode_partial dtype=bf16 "
+                          "head_dim=128 value_dim=128 causal=none rows=16 "
+                          "block_kv=64 threads=128 smem=0";
+  const std::string decParams = "q:memref4,k:memref4,v:memref4,"
+                                "partial_o:memref5,partial_lse:memref4,"
+                                "scale_log2:f32,window:i64";
+  const std::string pagedParams =
+      "q:memref4,k:memref4,v:memref4,kv_lens:memref1,block_table:memref2,"
+      "partial_o:memref5,partial_lse:memref4,scale_log2:f32,window:i64";
+  {
+    Manifest m;
+    report("paged-valid",
+           parseManifest(h + dec + " params=" + decParams + "\n" +
+                             dec.substr(0, 8) + "_paged" + dec.substr(8) +
+                             " kv=paged params=" + pagedParams + "\n" +
+                             "kernel d_paged_br kv=paged "
+                             "kind=decode_partial dtype=bf16 head_dim=128 "
+                             "value_dim=128 causal=bottom_right rows=16 "
+                             "block_kv=64 threads=128 smem=0\n",
+                         "m.manifest", m));
+    const ManifestSection &section = m.sections.front();
+    for (const KernelSpec &k : section.kernels)
+      std::printf("  line %d: %s (%s) params=%zu\n", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+    std::printf("paged-valid: decode_partial: %s\n",
+                section.describe(KernelKind::DecodePartial).c_str());
+    for (bool paged : {false, true}) {
+      const KernelSpec *k =
+          section.find(KernelKind::DecodePartial, ATTN_BF16, 128, 128,
+                       ATTN_CAUSAL_NONE, MaskKind::None, paged);
+      std::printf("paged-valid: find paged=%d: %s\n", paged,
+                  k ? k->name.c_str() : "none");
+    }
+  }
+  parseCase("paged-bad-value", h + dec + " kv=contiguous\n");
+  parseCase("paged-twice", h + dec + " kv=paged kv=paged\n");
+  parseCase("paged-forward", h + fwd + " kv=paged\n");
+  parseCase("paged-combine",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "rows=4 threads=128 smem=0 kv=paged\n");
+  parseCase("paged-backward", h + bwd + " kv=paged\n");
+  parseCase("paged-tma", h + dec + " kv=paged tma=k:64x64:128,v:64x64:128\n");
+  parseCase("paged-params-unpaged",
+            h + dec + " kv=paged params=" + decParams + "\n");
+  parseCase("unpaged-params-paged", h + dec + " params=" + pagedParams + "\n");
+  parseCase("paged-duplicate-config", h + dec + " kv=paged\n" +
+                                          dec.substr(0, 8) + "2" +
+                                          dec.substr(8) + " kv=paged\n");
   parseCase("duplicate-config-mask",
             h + fwd + " mask=add\n" +
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "
@@ -842,9 +893,22 @@ struct DecodeArgs {
     o = bhsd(ATTN_BF16, b, 32, 1, 128, kO);
     lse = lseOf(b, 32, 1, kLse);
   }
+  DecodeTensors tensors() const {
+    DecodeTensors t;
+    t.q = &q;
+    t.k = &k;
+    t.v = &v;
+    t.o = &o;
+    t.lse = &lse;
+    return t;
+  }
   attn_status plan(const ManifestSection &m, DecodePlan &p) const {
-    return planDecode(m, 132, &q, &k, &v, &o, &lse, &options, splits,
+    return planDecode(m, 132, tensors(), &options, splits,
                       reinterpret_cast<void *>(workspace), workspaceBytes, p);
+  }
+  attn_status resolve(const ManifestSection &m, const attn_options *opts,
+                      int64_t requested, int64_t &n) const {
+    return resolveSplits(m, 132, tensors(), opts, requested, n);
   }
 };
 
@@ -876,8 +940,7 @@ int runDecode() {
     DecodeArgs a(1, 32, 1000);
     for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
       int64_t splits = -1;
-      attn_status s =
-          resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, requested, splits);
+      attn_status s = a.resolve(m, nullptr, requested, splits);
       std::printf("resolve %lld: %s %lld\n", static_cast<long long>(requested),
                   statusName(s), static_cast<long long>(splits));
     }
@@ -894,12 +957,10 @@ int runDecode() {
                 static_cast<long long>(bytes), attn_last_error());
     a.q.rank = 2;
     int64_t splits = -1;
-    report("resolve-bad",
-           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
+    report("resolve-bad", a.resolve(m, nullptr, 0, splits));
     a = DecodeArgs(1, 32, 1000);
     a.k.dtype = ATTN_F16;
-    report("resolve-dtype",
-           resolveSplits(m, 132, &a.q, &a.k, &a.v, nullptr, 0, splits));
+    report("resolve-dtype", a.resolve(m, nullptr, 0, splits));
   }
   {
     DecodeArgs a(1, 8, 131072);
@@ -1153,6 +1214,7 @@ int runMask() {
   maskCase(m, "mask-dtype-enum", withMask(t));
   maskCase(m, "mask-dtype", withMask(maskOf(ATTN_F16, 2, 8, 77, 1000)));
   maskCase(m, "mask-dtype-f32", withMask(maskOf(ATTN_F32, 1, 1, 77, 1000)));
+  maskCase(m, "mask-dtype-i32", withMask(maskOf(ATTN_I32, 1, 1, 77, 1000)));
   maskCase(m, "mask-null-data",
            withMask(maskOf(ATTN_BOOL, 2, 8, 77, 1000, 0)));
   t = maskOf(ATTN_BOOL, 2, 8, 77, 1000);
@@ -1164,6 +1226,13 @@ int runMask() {
   a = ForwardArgs();
   a.lse.dtype = ATTN_BOOL;
   maskCase(m, "lse-bool", a);
+  // i32 is attn_decode_paged's block table and lengths only.
+  a = ForwardArgs();
+  a.k.dtype = ATTN_I32;
+  maskCase(m, "k-i32", a);
+  a = ForwardArgs();
+  a.o.dtype = ATTN_I32;
+  maskCase(m, "o-i32", a);
   {
     // Decode takes no mask.
     DecodeArgs d;
@@ -1172,8 +1241,7 @@ int runMask() {
     DecodePlan p;
     report("decode-mask", d.plan(m, p));
     int64_t splits = 0;
-    report("decode-splits-mask", resolveSplits(m, 132, &d.q, &d.k, &d.v,
-                                               &d.options, 0, splits));
+    report("decode-splits-mask", d.resolve(m, &d.options, 0, splits));
   }
   return 0;
 }
@@ -1357,6 +1425,426 @@ int runTma() {
   }
   d.k.strides[0] = int64_t(1) << 39; // 2^40 bytes
   decodeCase(m, "decode-stride-2^40", d);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Paged decode plans (attn_decode_paged)
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kBlockTable = 0xc00000, kKvLens = 0xd00000;
+
+/// kModule plus paged partial kernels (kv=paged) for bf16 d128 causal none
+/// and bottom_right; the combine is kModule's, shared with attn_decode.
+std::string pagedModule() {
+  return std::string(kModule) +
+         "kernel dec_bf16_128_none_paged kind=decode_partial dtype=bf16 "
+         "head_dim=128 value_dim=128 causal=none kv=paged rows=16 "
+         "block_kv=64 threads=128 smem=54272\n"
+         "kernel dec_bf16_128_br_paged kind=decode_partial dtype=bf16 "
+         "head_dim=128 value_dim=128 causal=bottom_right kv=paged rows=16 "
+         "block_kv=64 threads=128 smem=54272\n";
+}
+
+/// A block table i32 [b, maxPages], rows contiguous.
+attn_tensor blockTableOf(int64_t b, int64_t maxPages,
+                         uint64_t data = kBlockTable) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   ATTN_I32,
+                   2,
+                   {b, maxPages, 0, 0},
+                   {maxPages, 1, 0, 0}};
+  return t;
+}
+
+/// Sequence lengths i32 [b].
+attn_tensor kvLensOf(int64_t b, uint64_t data = kKvLens) {
+  attn_tensor t = {
+      reinterpret_cast<void *>(data), ATTN_I32, 1, {b, 0, 0, 0}, {1, 0, 0, 0}};
+  return t;
+}
+
+struct PagedArgs {
+  attn_tensor q, k, v, blockTable, kvLens, o, lse;
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
+  int64_t splits = 0;
+  uint64_t workspace = kWorkspace;
+  int64_t workspaceBytes = int64_t(1) << 30;
+
+  /// B, Hq=32, Hkv, Sq=1, D=Dv=128, bf16, q and o BHSD; pools of `pages`
+  /// pages of `pageSize` keys in vLLM's storage, [P, page_size, Hkv, D]
+  /// (logical [P, Hkv, page_size, D]), and a block table of `maxPages`
+  /// pages per sequence.
+  explicit PagedArgs(int64_t b = 4, int64_t hkv = 8, int64_t pages = 1000,
+                     int64_t pageSize = 16, int64_t maxPages = 512) {
+    q = bhsd(ATTN_BF16, b, 32, 1, 128, kQ);
+    k = bshd(ATTN_BF16, pages, hkv, pageSize, 128, kK);
+    v = bshd(ATTN_BF16, pages, hkv, pageSize, 128, kV);
+    blockTable = blockTableOf(b, maxPages);
+    kvLens = kvLensOf(b);
+    o = bhsd(ATTN_BF16, b, 32, 1, 128, kO);
+    lse = lseOf(b, 32, 1, kLse);
+  }
+  /// q, o and lse of Sq = `sq` (BHSD).
+  void setSeqQ(int64_t sq) {
+    q = bhsd(ATTN_BF16, q.shape[0], q.shape[1], sq, 128, kQ);
+    o = bhsd(ATTN_BF16, o.shape[0], o.shape[1], sq, 128, kO);
+    lse = lseOf(lse.shape[0], lse.shape[1], sq, kLse);
+  }
+  DecodeTensors tensors() const {
+    DecodeTensors t;
+    t.q = &q;
+    t.k = &k;
+    t.v = &v;
+    t.blockTable = &blockTable;
+    t.kvLens = &kvLens;
+    t.o = &o;
+    t.lse = &lse;
+    t.paged = true;
+    return t;
+  }
+  attn_status plan(const ManifestSection &m, DecodePlan &p) const {
+    return planDecode(m, 132, tensors(), &options, splits,
+                      reinterpret_cast<void *>(workspace), workspaceBytes, p);
+  }
+  attn_status resolve(const ManifestSection &m, int64_t requested,
+                      int64_t &n) const {
+    return resolveSplits(m, 132, tensors(), &options, requested, n);
+  }
+  /// The same call through the C API.
+  attn_status call(attn_module *module, void *stream) const {
+    return attn_decode_paged(
+        module, &q, &k, &v, &blockTable, &kvLens, &o, &lse, &options, splits,
+        reinterpret_cast<void *>(workspace), workspaceBytes, stream);
+  }
+};
+
+void printPaged(const char *name, const DecodePlan &p) {
+  std::printf("%s: splits=%lld chunk=%lld workspace=%lld\n", name,
+              static_cast<long long>(p.numSplits),
+              static_cast<long long>(p.chunk),
+              static_cast<long long>(p.workspaceBytes));
+  printLaunchHeader(name, p.partial);
+  const std::vector<uint64_t> &args = p.partial.args;
+  size_t at = 0;
+  at = printMemref("q", args, at, 4);
+  at = printMemref("k_cache", args, at, 4);
+  at = printMemref("v_cache", args, at, 4);
+  at = printMemref("kv_lens", args, at, 1);
+  at = printMemref("block_table", args, at, 2);
+  at = printMemref("partial_o", args, at, 5);
+  at = printMemref("partial_lse", args, at, 4);
+  std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
+              static_cast<long long>(args[at + 1]));
+  printLaunchHeader(name, p.combine);
+}
+
+void pagedCase(const ManifestSection &m, const char *name, const PagedArgs &a) {
+  DecodePlan p;
+  report(name, a.plan(m, p));
+}
+
+int runPaged() {
+  Manifest parsed, plain;
+  if (parseManifest(pagedModule(), "m.manifest", parsed) ||
+      parseManifest(kModule, "m.manifest", plain)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  const ManifestSection &m = parsed.sections.front();
+  {
+    // vLLM's pools (B=4, Hkv=8, 1000 pages of 16 keys) and a table of 512
+    // pages: the splits are attn_decode's for Sk = 512 x 16 = 8192 keys.
+    PagedArgs a;
+    DecodePlan p;
+    report("vllm", a.plan(m, p));
+    printPaged("vllm", p);
+    std::printf("vllm: attn_decode_workspace_size(q, v_cache, %lld) = %lld\n",
+                static_cast<long long>(p.numSplits),
+                static_cast<long long>(
+                    attn_decode_workspace_size(&a.q, &a.v, p.numSplits)));
+    DecodeArgs dense(4, 8, 8192);
+    int64_t denseSplits = 0;
+    dense.resolve(m, nullptr, 0, denseSplits);
+    std::printf("vllm: attn_decode of Sk = 8192 uses %lld splits\n",
+                static_cast<long long>(denseSplits));
+  }
+  {
+    // Pools [P, Hkv, page_size, D] (FlashInfer's HND), pages of 128 keys,
+    // Sq = 4 rows per query head (16 rows per KV head: one row tile),
+    // bottom_right with a window, 3 splits asked for.
+    PagedArgs a(2, 8, 64, 128, 40);
+    a.k = bhsd(ATTN_BF16, 64, 8, 128, 128, kK);
+    a.v = bhsd(ATTN_BF16, 64, 8, 128, 128, kV);
+    a.setSeqQ(4);
+    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 100, nullptr};
+    a.splits = 3;
+    DecodePlan p;
+    report("hnd-br-sq4", a.plan(m, p));
+    printPaged("hnd-br-sq4", p);
+  }
+  {
+    // The split count: the default for the capacity, one, and a request
+    // past the key tiles of the capacity (ceil(8192 / 64) = 128), clamped.
+    PagedArgs a;
+    for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
+      int64_t splits = -1;
+      attn_status s = a.resolve(m, requested, splits);
+      std::printf("resolve %lld: %s %lld\n", static_cast<long long>(requested),
+                  statusName(s), static_cast<long long>(splits));
+    }
+    a = PagedArgs(1, 8, 4, 16, 1); // one page per sequence: one key tile
+    int64_t splits = -1;
+    a.resolve(m, 1000000, splits);
+    std::printf("resolve one page: %lld\n", static_cast<long long>(splits));
+  }
+  {
+    // 32 query heads on one KV head: 32 packed rows, two row tiles.
+    PagedArgs a(2, 1, 100, 16, 10);
+    DecodePlan p;
+    if (attn_status s = a.plan(m, p))
+      report("rows", s);
+    else
+      printLaunchHeader("rows", p.partial);
+  }
+  {
+    // Pages of one key, one page per sequence.
+    PagedArgs a(3, 8, 7, 1, 1);
+    DecodePlan p;
+    report("page-size-1", a.plan(m, p));
+    std::printf("page-size-1: splits=%lld chunk=%lld grid=(%u, %u, %u)\n",
+                static_cast<long long>(p.numSplits),
+                static_cast<long long>(p.chunk), p.partial.grid[0],
+                p.partial.grid[1], p.partial.grid[2]);
+  }
+  {
+    // One block table row shared by every sequence (stride 0 over B) is a
+    // valid read, as for the other inputs.
+    PagedArgs a;
+    a.blockTable.strides[0] = 0;
+    pagedCase(m, "block-table-broadcast", a);
+    // The most keys kv_lens can count: 2^31 - 1 pages of one key.
+    a = PagedArgs(1, 8, 16, 1, INT32_MAX);
+    a.splits = 1;
+    pagedCase(m, "capacity-2^31-1", a);
+  }
+  // Lookup: attn_decode never takes a paged kernel, attn_decode_paged only
+  // a paged one; both take the same combine.
+  {
+    DecodeArgs d(4, 8, 8192);
+    DecodePlan p;
+    report("unpaged-call", d.plan(m, p));
+    std::printf("unpaged-call: %s, %s\n", p.partial.kernel->name.c_str(),
+                p.combine.kernel->name.c_str());
+    Manifest onlyPaged;
+    parseManifest(
+        "attn-manifest 1\ntarget sm_90a\nptx k.ptx\n"
+        "kernel dec_paged kind=decode_partial dtype=bf16 head_dim=128 "
+        "value_dim=128 causal=none kv=paged rows=16 block_kv=64 "
+        "threads=128 smem=0\n"
+        "kernel comb kind=decode_combine dtype=bf16 value_dim=128 rows=16 "
+        "threads=32 smem=0\n",
+        "m.manifest", onlyPaged);
+    report("unpaged-call-paged-module", d.plan(onlyPaged.sections.front(), p));
+    PagedArgs a;
+    report("paged-call", a.plan(onlyPaged.sections.front(), p));
+    std::printf("paged-call: %s, %s\n", p.partial.kernel->name.c_str(),
+                p.combine.kernel->name.c_str());
+  }
+  pagedCase(plain.sections.front(), "no-paged-kernels", PagedArgs());
+  PagedArgs a;
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  pagedCase(m, "no-kernel-top-left", a);
+  a = PagedArgs();
+  for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o})
+    t->dtype = ATTN_F16;
+  pagedCase(m, "dtype-no-kernel", a);
+
+  // Every argument error, in the order of the checks.
+  {
+    DecodePlan p;
+    for (const char *which :
+         {"q", "k_cache", "v_cache", "block_table", "kv_lens", "o"}) {
+      PagedArgs b;
+      DecodeTensors t = b.tensors();
+      const attn_tensor **slot =
+          std::strcmp(which, "q") == 0             ? &t.q
+          : std::strcmp(which, "k_cache") == 0     ? &t.k
+          : std::strcmp(which, "v_cache") == 0     ? &t.v
+          : std::strcmp(which, "block_table") == 0 ? &t.blockTable
+          : std::strcmp(which, "kv_lens") == 0     ? &t.kvLens
+                                                   : &t.o;
+      *slot = nullptr;
+      std::string name = std::string("null-") + which;
+      report(name.c_str(),
+             planDecode(m, 132, t, nullptr, 0,
+                        reinterpret_cast<void *>(kWorkspace), 1 << 30, p));
+    }
+  }
+  a = PagedArgs();
+  a.k.data = nullptr;
+  pagedCase(m, "null-k-cache-data", a);
+  a = PagedArgs();
+  a.blockTable.data = nullptr;
+  pagedCase(m, "null-block-table-data", a);
+  a = PagedArgs();
+  a.kvLens.data = nullptr;
+  pagedCase(m, "null-kv-lens-data", a);
+
+  a = PagedArgs();
+  a.k.rank = 5;
+  pagedCase(m, "rank-k-cache", a);
+  a = PagedArgs();
+  a.blockTable.rank = 1;
+  pagedCase(m, "rank-block-table", a);
+  a = PagedArgs();
+  a.kvLens.rank = 2;
+  pagedCase(m, "rank-kv-lens", a);
+
+  a = PagedArgs();
+  a.blockTable.dtype = ATTN_BF16;
+  pagedCase(m, "dtype-block-table", a);
+  a = PagedArgs();
+  a.kvLens.dtype = ATTN_F32;
+  pagedCase(m, "dtype-kv-lens", a);
+  a = PagedArgs();
+  a.blockTable.dtype = ATTN_BOOL;
+  pagedCase(m, "dtype-block-table-bool", a);
+  a = PagedArgs();
+  a.kvLens.dtype = static_cast<attn_dtype>(9);
+  pagedCase(m, "dtype-kv-lens-enum", a);
+  a = PagedArgs();
+  a.q.dtype = ATTN_I32;
+  pagedCase(m, "dtype-q-i32", a);
+  a = PagedArgs();
+  a.k.dtype = ATTN_I32;
+  pagedCase(m, "dtype-k-cache-i32", a);
+  a = PagedArgs();
+  a.v.dtype = ATTN_F16;
+  pagedCase(m, "dtype-v-cache", a);
+  a = PagedArgs();
+  a.o.dtype = ATTN_I32;
+  pagedCase(m, "dtype-o-i32", a);
+  a = PagedArgs();
+  a.lse.dtype = ATTN_I32;
+  pagedCase(m, "dtype-lse-i32", a);
+
+  a = PagedArgs();
+  a.v = bshd(ATTN_BF16, 999, 8, 16, 128, kV);
+  pagedCase(m, "shape-pool-pages", a);
+  a = PagedArgs();
+  a.v = bshd(ATTN_BF16, 1000, 4, 16, 128, kV);
+  pagedCase(m, "shape-pool-hkv", a);
+  a = PagedArgs();
+  a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV);
+  pagedCase(m, "shape-pool-page-size", a);
+  a = PagedArgs();
+  a.k = bshd(ATTN_BF16, 1000, 8, 16, 64, kK);
+  pagedCase(m, "shape-head-dim", a);
+  a = PagedArgs();
+  a.o = bhsd(ATTN_BF16, 4, 32, 1, 64, kO);
+  pagedCase(m, "shape-o-value-dim", a);
+  a = PagedArgs(4, 8);
+  a.k = bshd(ATTN_BF16, 1000, 5, 16, 128, kK);
+  a.v = bshd(ATTN_BF16, 1000, 5, 16, 128, kV);
+  pagedCase(m, "shape-gqa", a);
+  a = PagedArgs();
+  a.k.shape[2] = a.v.shape[2] = 0;
+  pagedCase(m, "shape-page-size-0", a);
+  a = PagedArgs();
+  a.k.shape[0] = a.v.shape[0] = 0;
+  pagedCase(m, "shape-no-pages", a);
+  a = PagedArgs();
+  a.blockTable = blockTableOf(4, 0);
+  pagedCase(m, "shape-max-pages-0", a);
+  a = PagedArgs();
+  a.blockTable = blockTableOf(3, 512);
+  pagedCase(m, "shape-block-table-batch", a);
+  a = PagedArgs();
+  a.kvLens = kvLensOf(5);
+  pagedCase(m, "shape-kv-lens-batch", a);
+  a = PagedArgs();
+  a.o = bhsd(ATTN_BF16, 3, 32, 1, 128, kO);
+  pagedCase(m, "shape-o", a);
+  a = PagedArgs();
+  a.lse = lseOf(4, 32, 2, kLse);
+  pagedCase(m, "shape-lse", a);
+  // max_pages x page_size past what kv_lens (i32) counts, and past int64.
+  a = PagedArgs(1, 8, 16, 1, int64_t(1) << 31);
+  pagedCase(m, "capacity-2^31", a);
+  a = PagedArgs(1, 8, 16, int64_t(1) << 32, int64_t(1) << 32);
+  a.k.strides[0] = a.v.strides[0] = 0;
+  pagedCase(m, "capacity-overflow", a);
+
+  a = PagedArgs();
+  a.k.strides[3] = 2;
+  pagedCase(m, "stride-k-cache-last", a);
+  a = PagedArgs();
+  a.blockTable.strides[0] = 1;
+  a.blockTable.strides[1] = 4; // column-major
+  pagedCase(m, "stride-block-table-last", a);
+  a = PagedArgs();
+  a.kvLens.strides[0] = 2;
+  pagedCase(m, "stride-kv-lens", a);
+  a = PagedArgs();
+  a.blockTable.strides[0] = -512;
+  pagedCase(m, "stride-block-table-negative", a);
+  a = PagedArgs();
+  a.blockTable.strides[0] = INT64_MAX;
+  pagedCase(m, "extent-block-table", a);
+  a = PagedArgs();
+  misalignPointer(a.k, kK, 8);
+  pagedCase(m, "align-k-cache", a);
+  a = PagedArgs();
+  misalignRowStride(a.v, 16, 8);
+  pagedCase(m, "align-v-cache-rows", a);
+  a = PagedArgs();
+  misalignPointer(a.blockTable, kBlockTable, 2);
+  pagedCase(m, "align-block-table", a);
+  a = PagedArgs();
+  misalignPointer(a.kvLens, kKvLens, 1);
+  pagedCase(m, "align-kv-lens", a);
+  a = PagedArgs();
+  a.blockTable = blockTableOf(4, 513, kBlockTable + 4); // 4-byte aligned
+  pagedCase(m, "align-block-table-4", a);
+
+  a = PagedArgs();
+  a.options.window = 64;
+  pagedCase(m, "window-without-causal", a);
+  a = PagedArgs();
+  a.options.causal = static_cast<attn_causal>(5);
+  pagedCase(m, "causal-enum", a);
+  {
+    PagedArgs b;
+    attn_tensor mask = maskOf(ATTN_BF16, 4, 32, 1, 8192);
+    b.options.mask = &mask;
+    pagedCase(m, "mask", b);
+  }
+  a = PagedArgs();
+  a.workspace = 0;
+  pagedCase(m, "workspace-null", a);
+  a = PagedArgs();
+  a.workspace = kWorkspace + 64;
+  pagedCase(m, "workspace-align", a);
+  a = PagedArgs();
+  a.workspaceBytes = 4096;
+  pagedCase(m, "workspace-small", a);
+
+  // The C API's own checks.
+  {
+    PagedArgs b;
+    report("null-module", b.call(nullptr, nullptr));
+    int64_t splits = 0;
+    report("null-module-splits",
+           attn_decode_paged_splits(nullptr, &b.q, &b.k, &b.v, &b.blockTable,
+                                    &b.kvLens, nullptr, 0, &splits));
+    report("null-splits",
+           attn_decode_paged_splits(reinterpret_cast<attn_module *>(0x1), &b.q,
+                                    &b.k, &b.v, &b.blockTable, &b.kvLens,
+                                    nullptr, 0, nullptr));
+    b.kvLens.rank = 3;
+    report("splits-rank-kv-lens", b.resolve(m, 0, splits));
+  }
   return 0;
 }
 
@@ -1909,6 +2397,49 @@ int runLaunchBackward(const std::string &manifest) {
   return 0;
 }
 
+/// Decode launches through Inputs/paged.manifest: attn_decode_paged on the
+/// paged partial kernels (kv_lens and block_table after v), then the
+/// combine, and attn_decode on the same module's unpaged partial kernel.
+int runLaunchPaged(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  PagedArgs a;
+  int64_t splits = 0;
+  report("splits",
+         attn_decode_paged_splits(module, &a.q, &a.k, &a.v, &a.blockTable,
+                                  &a.kvLens, nullptr, 0, &splits));
+  int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, splits);
+  std::printf("splits: %lld, workspace: %lld bytes\n",
+              static_cast<long long>(splits), static_cast<long long>(bytes));
+  a.workspaceBytes = bytes;
+  report("decode-paged", a.call(module, stream));
+  {
+    PagedArgs b(2, 8, 64, 128, 40);
+    b.k = bhsd(ATTN_BF16, 64, 8, 128, 128, kK);
+    b.v = bhsd(ATTN_BF16, 64, 8, 128, 128, kV);
+    b.setSeqQ(4);
+    b.options = {0.0f, ATTN_CAUSAL_BOTTOM_RIGHT, -1, nullptr};
+    b.splits = 2;
+    report("decode-paged-br", b.call(module, stream));
+  }
+  {
+    DecodeArgs d(4, 8, 8192);
+    report("decode",
+           attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+  }
+  a.workspaceBytes = bytes - 1;
+  report("decode-paged-small", a.call(module, stream));
+  a = PagedArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  report("decode-paged-top-left", a.call(module, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// Forward launches through a manifest of several sections
 /// (Inputs/multi.manifest): the module has the kernels of the section
 /// chosen for the device, and only those.
@@ -1933,7 +2464,8 @@ int runLaunchMulti(const std::string &manifest) {
 }
 
 /// The C API fuzzed with random descriptors through the fake driver: each
-/// call starts from a valid forward, decode or backward call and gets a few
+/// call starts from a valid forward, decode, paged decode or backward call
+/// and gets a few
 /// random mutations (null or misaligned pointers, ranks, negative, zero or huge
 /// sizes and strides, bad enums, outputs overlapping inputs, odd options,
 /// split counts and workspaces). Every call must return a status, with a
@@ -1972,9 +2504,14 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
       for (int d = 0; d < 4; ++d)
         t.strides[d] = 0;
       break;
-    case 6:
-      t.shape[pick(4)] += pick(3) - 1;
+    case 6: {
+      // One more or one fewer, wrapping at the ends of int64 (a size set to
+      // INT64_MIN or INT64_MAX before): the runtime refuses either way.
+      int64_t &size = t.shape[pick(4)];
+      size = static_cast<int64_t>(static_cast<uint64_t>(size) +
+                                  static_cast<uint64_t>(pick(3) - 1));
       break;
+    }
     default:
       t.data = reinterpret_cast<void *>(kQ); // overlaps q
       break;
@@ -2036,8 +2573,22 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   for (int64_t n = 0; n < cases; ++n) {
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     attn_status status;
-    int64_t kind = pick(3);
-    if (kind == 2) {
+    int64_t kind = pick(4);
+    if (kind == 3) {
+      PagedArgs a(1 + pick(8), pick(2) ? 8 : 32, 1 + pick(4096),
+                  pick(2) ? 16 : 1 + pick(256), 1 + pick(1024));
+      attn_tensor *targets[] = {&a.q,      &a.k, &a.v,  &a.blockTable,
+                                &a.kvLens, &a.o, &a.lse};
+      mutateWorkspaceCall(a.options, mask, a.workspace, a.workspaceBytes,
+                          targets, [&] { a.splits = anySize(); });
+      int64_t bytes = attn_decode_workspace_size(&a.q, &a.v, a.splits);
+      int64_t splits = 0;
+      (void)attn_decode_paged_splits(module, &a.q, &a.k, &a.v, &a.blockTable,
+                                     &a.kvLens, &a.options, a.splits, &splits);
+      if (pick(2))
+        a.workspaceBytes = bytes;
+      status = a.call(module, nullptr);
+    } else if (kind == 2) {
       BackwardArgs a(pick(2) ? ATTN_BF16 : ATTN_F16, pick(2) ? 128 : 64,
                      pick(2));
       attn_tensor *targets[] = {&a.q,   &a.k,  &a.v,  &a.o, &a.dout,
@@ -2096,9 +2647,10 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s manifest|ptx|forward|mask|tma|decode|backward|"
-                 "load DIR|launch FILE|launch-tma FILE|launch-multi FILE|"
-                 "launch-backward FILE|fuzz FILE CASES SEED\n",
+                 "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
+                 "backward|load DIR|launch FILE|launch-tma FILE|"
+                 "launch-multi FILE|launch-backward FILE|launch-paged FILE|"
+                 "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
   }
@@ -2115,6 +2667,8 @@ int main(int argc, char **argv) {
     return runTma();
   if (what == "decode")
     return runDecode();
+  if (what == "paged")
+    return runPaged();
   if (what == "backward")
     return runBackward();
   if (what == "load" && argc == 3)
@@ -2127,6 +2681,8 @@ int main(int argc, char **argv) {
     return runLaunchMulti(argv[2]);
   if (what == "launch-backward" && argc == 3)
     return runLaunchBackward(argv[2]);
+  if (what == "launch-paged" && argc == 3)
+    return runLaunchPaged(argv[2]);
   if (what == "fuzz" && argc == 5)
     return runFuzz(argv[2], std::atoll(argv[3]),
                    std::strtoull(argv[4], nullptr, 10));

@@ -2,6 +2,7 @@
 
 #include "Case.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -125,10 +126,17 @@ std::string Case::parse(const std::string &text) {
       maskShape = val;
       ok = !val.empty() && val.size() <= 4 &&
            val.find_first_not_of("bhqk1") == std::string::npos;
-    } else if (key == "kill-rows" || key == "lse" || key == "dynamic") {
+    } else if (key == "kill-rows" || key == "lse" || key == "dynamic" ||
+               key == "kv-lens") {
       int64_t v;
       ok = num(v) && (v == 0 || v == 1);
-      (key == "kill-rows" ? killRows : key == "lse" ? lse : dynamic) = v;
+      (key == "kill-rows" ? killRows
+       : key == "lse"     ? lse
+       : key == "dynamic" ? dynamic
+                          : kvLens) = v;
+    } else if (key == "page-size") {
+      ok = num(pageSize) && pageSize >= 1;
+      kvLens = true;
     } else if (key == "layout") {
       ok = val == "bhsd" || val == "bshd";
       bshd = val == "bshd";
@@ -145,6 +153,7 @@ std::string Case::parse(const std::string &text) {
     if (!ok)
       return "bad value for '" + key + "': '" + val + "'";
   }
+  roundKeysToPages();
   return validate();
 }
 
@@ -159,6 +168,8 @@ std::string Case::validate() const {
     return "splits must be at least 1";
   if (op != "split" && splits != 1)
     return "splits only applies to op=split";
+  if (op == "grad" && kvLens)
+    return "kv-lens and page-size apply to op=attention and op=split";
   std::string canon = "bhqk";
   for (size_t i = 0; i < maskShape.size(); ++i) {
     char c = maskShape[i];
@@ -177,6 +188,8 @@ std::string Case::validate() const {
     tensors.push_back({"partial O", {splits, b, hq, sq, dv}});
   if (mask != MaskKind::None)
     tensors.push_back({"the mask", {b, hq, sq, sk}});
+  if (pageSize)
+    tensors.push_back({"the page pool", {pages(), pageSize, hkv, d}});
   for (const auto &[name, shape] : tensors)
     if (std::string problem = checkTensorSize(name, shape); !problem.empty())
       return problem;
@@ -198,6 +211,10 @@ std::string Case::str() const {
     os << " splits=" << splits;
   if (scale)
     os << " scale=" << scale;
+  if (pageSize)
+    os << " page-size=" << pageSize;
+  else if (kvLens)
+    os << " kv-lens=1";
   os << " dynamic=" << dynamic << " seed=" << seed;
   return os.str();
 }
@@ -232,6 +249,11 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
   if (c.op == "split")
     c.splits = range(1, c.sk + 3);
   c.dynamic = rng() % 4 == 0;
+  if (c.op != "grad" && rng() % 3 == 0) {
+    c.kvLens = true;
+    c.pageSize = rng() % 2 ? pick({1, 4, 16, range(1, 40)}) : 0;
+    c.roundKeysToPages();
+  }
   c.seed = rng() % 100000;
   return c;
 }
@@ -287,6 +309,28 @@ std::string Case::toIR() const {
   }
   std::string maskUse = mask == MaskKind::None ? "" : " mask(%m : " + maskT + ")";
   std::string maskArg = mask == MaskKind::None ? "" : ", %m: " + maskT;
+  if (kvLens) {
+    // kv_lens and block_table come before the mask, as arguments and as
+    // operands; K and V become the page pools.
+    std::string lensT = tensorType({b}, {dynamic}, "i32");
+    std::string cache = " kv_lens(%lens : " + lensT + ")";
+    std::string args = ", %lens: " + lensT;
+    if (pageSize) {
+      std::string tableT =
+          tensorType({b, maxPages()}, {dynamic, dynamic}, "i32");
+      cache += " block_table(%table : " + tableT + ")";
+      args += ", %table: " + tableT;
+      auto pool = [&](int64_t last) {
+        std::vector<int64_t> shape = {pages(), bshd ? pageSize : hkv,
+                                      bshd ? hkv : pageSize, last};
+        return tensorType(shape, {dynamic, false, false, false}, elt);
+      };
+      kT = pool(d);
+      vT = pool(dv);
+    }
+    maskUse = cache + maskUse;
+    maskArg = args + maskArg;
+  }
 
   std::ostringstream ir;
   if (op == "attention") {
@@ -449,16 +493,94 @@ std::vector<HostTensor> Case::makeInputs() const {
       lT.set(i, l[i]);
     in.push_back(lT);
   }
+  if (kvLens) {
+    // Lengths from 0 to sk, the ends of the range among them.
+    HostTensor lens(DType::I32, {b});
+    for (int64_t s = 0; s < b; ++s) {
+      uint64_t r = rng() % 5;
+      lens.set(s, r == 0 ? 0 : r == 1 ? sk : 1 + int64_t(rng() % sk));
+    }
+    in.push_back(lens);
+  }
+  if (pageSize) {
+    // Sequence s's page p is pool page perm[s * maxPages + p]; the table
+    // entries past a sequence's length are -1, which a read would trip on.
+    std::vector<int64_t> perm(pages());
+    for (int64_t i = 0; i < pages(); ++i)
+      perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    HostTensor table(DType::I32, {b, maxPages()});
+    const HostTensor &lens = in.back();
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t p = 0; p < maxPages(); ++p)
+        table.set(s * maxPages() + p,
+                  p * pageSize < lens.get(s) ? perm[s * maxPages() + p] : -1);
+    // The pools hold the dense K and V rows at their pages, random values
+    // elsewhere.
+    std::uniform_real_distribution<double> uni(-1.0, 1.0);
+    for (int which : {1, 2}) {
+      int64_t last = which == 1 ? d : dv;
+      std::vector<double> dense = logical(*this, in[which]);
+      HostTensor pool(
+          dtype, {pages(), bshd ? pageSize : hkv, bshd ? hkv : pageSize, last});
+      for (int64_t i = 0; i < pool.numElements(); ++i)
+        pool.set(i, uni(rng));
+      for (int64_t s = 0; s < b; ++s)
+        for (int64_t h = 0; h < hkv; ++h)
+          for (int64_t j = 0; j < sk; ++j) {
+            int64_t page = perm[s * maxPages() + j / pageSize];
+            int64_t slot = j % pageSize;
+            int64_t row = bshd ? (page * pageSize + slot) * hkv + h
+                               : (page * hkv + h) * pageSize + slot;
+            for (int64_t x = 0; x < last; ++x)
+              pool.set(row * last + x,
+                       dense[((s * hkv + h) * sk + j) * last + x]);
+          }
+      in[which] = pool;
+    }
+    in.push_back(table);
+  }
   if (mask != MaskKind::None)
     in.push_back(maskT);
   return in;
 }
 
+namespace {
+/// The logical [B, Hkv, Sk, X] K (`which` = 1) or V (2) of a case: its
+/// input, or gathered from its pages through the block table (keys past a
+/// sequence's length are 0; the reference hides them).
+std::vector<double>
+denseKeysOrValues(const Case &c, const std::vector<HostTensor> &in, int which) {
+  if (!c.pageSize)
+    return logical(c, in[which]);
+  int64_t last = which == 1 ? c.d : c.dv;
+  const HostTensor &pool = in[which], &lens = in[3], &table = in[4];
+  std::vector<double> dense(c.b * c.hkv * c.sk * last, 0.0);
+  for (int64_t s = 0; s < c.b; ++s)
+    for (int64_t j = 0; j < lens.get(s); ++j) {
+      int64_t page = table.get(s * c.maxPages() + j / c.pageSize);
+      int64_t slot = j % c.pageSize;
+      for (int64_t h = 0; h < c.hkv; ++h) {
+        int64_t row = c.bshd ? (page * c.pageSize + slot) * c.hkv + h
+                             : (page * c.hkv + h) * c.pageSize + slot;
+        for (int64_t x = 0; x < last; ++x)
+          dense[((s * c.hkv + h) * c.sk + j) * last + x] =
+              pool.get(row * last + x);
+      }
+    }
+  return dense;
+}
+} // namespace
+
 std::vector<std::vector<double>>
 Case::expectedOutputs(const std::vector<HostTensor> &in) const {
   reference::Problem p = problemOf(*this, in);
-  std::vector<double> q = logical(*this, in[0]), k = logical(*this, in[1]),
-                      v = logical(*this, in[2]);
+  std::vector<double> q = logical(*this, in[0]),
+                      k = denseKeysOrValues(*this, in, 1),
+                      v = denseKeysOrValues(*this, in, 2);
+  if (kvLens)
+    for (int64_t s = 0; s < b; ++s)
+      p.keyLens.push_back(static_cast<int64_t>(in[3].get(s)));
   std::vector<std::vector<double>> out;
   if (op == "grad") {
     std::vector<double> dq, dk, dv_;

@@ -1,8 +1,10 @@
-//===- Case.h - one attention test case --------------------------*- C++ -*-===//
+//===- Case.h - one attention test case --------------------------*- C++
+//-*-===//
 //
 // A test case is a line of `key=value` words, e.g.
 //   op=attention b=2 hq=8 hkv=2 sq=77 sk=129 d=16 dv=8 dtype=f16
 //   causal=bottom_right window=5 mask=add mask-shape=1hqk layout=bshd lse=1
+//   kv-lens=1 page-size=16
 // Cases come from the command line or from a seeded random generator; each
 // becomes attn IR, inputs, and a float64 reference.
 //
@@ -36,7 +38,22 @@ struct Case {
   int64_t splits = 1;
   double scale = 0; // 0: the op's default 1/sqrt(d)
   bool dynamic = false;
+  /// Per-sequence key counts (kv_lens, random in [0, sk] from the seed);
+  /// with `pageSize`, K and V in a paged cache of pages of that many rows,
+  /// in random page order (the block table).
+  bool kvLens = false;
+  int64_t pageSize = 0;
   uint64_t seed = 1;
+
+  /// Pages per sequence (ceil(sk / pageSize)) and in the pool (two spare
+  /// pages that no sequence uses).
+  int64_t maxPages() const { return (sk + pageSize - 1) / pageSize; }
+  int64_t pages() const { return b * maxPages() + 2; }
+  /// With pages, sk is the cache's capacity: whole pages.
+  void roundKeysToPages() {
+    if (pageSize > 0 && sk > 0)
+      sk = maxPages() * pageSize;
+  }
 
   /// Parses `key=value` words; returns an error message or "".
   std::string parse(const std::string &text);

@@ -17,6 +17,8 @@ bool harness::parseDType(const std::string &name, DType &out) {
     out = DType::BF16;
   else if (name == "i1")
     out = DType::I1;
+  else if (name == "i32")
+    out = DType::I32;
   else
     return false;
   return true;
@@ -32,6 +34,8 @@ std::string harness::dtypeName(DType t) {
     return "bf16";
   case DType::I1:
     return "i1";
+  case DType::I32:
+    return "i32";
   }
   return "?";
 }
@@ -109,6 +113,8 @@ double harness::roundTo(DType t, double v) {
     return fromBF16(toBF16(static_cast<float>(v)));
   case DType::I1:
     return v != 0 ? 1.0 : 0.0;
+  case DType::I32:
+    return static_cast<double>(static_cast<int32_t>(v));
   }
   return v;
 }
@@ -149,6 +155,7 @@ int64_t HostTensor::numElements() const {
 size_t HostTensor::elementBytes() const {
   switch (dtype) {
   case DType::F32:
+  case DType::I32:
     return 4;
   case DType::F16:
   case DType::BF16:
@@ -175,6 +182,11 @@ double HostTensor::get(int64_t i) const {
     return fromBF16(h);
   case DType::I1:
     return *p ? 1.0 : 0.0;
+  case DType::I32: {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
   }
   return 0;
 }
@@ -199,6 +211,11 @@ void HostTensor::set(int64_t i, double v) {
   case DType::I1:
     *p = v != 0;
     return;
+  case DType::I32: {
+    int32_t x = static_cast<int32_t>(v);
+    std::memcpy(p, &x, 4);
+    return;
+  }
   }
 }
 

@@ -1,8 +1,8 @@
 //===- HostTensor.h - host buffers in attn's element types ------*- C++ -*-===//
 //
 // Host-side tensors stored in the exact bits the compiled code reads (f32,
-// f16, bf16, i1 as one byte), with float64 access for the reference, and the
-// strided memref descriptors that MLIR's C interface passes.
+// f16, bf16, i1 as one byte, i32), with float64 access for the reference, and
+// the strided memref descriptors that MLIR's C interface passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +15,9 @@
 
 namespace harness {
 
-enum class DType { F32, F16, BF16, I1 };
+enum class DType { F32, F16, BF16, I1, I32 };
 
-/// Parses "f32", "f16", "bf16", "i1"; returns false otherwise.
+/// Parses "f32", "f16", "bf16", "i1", "i32"; returns false otherwise.
 bool parseDType(const std::string &name, DType &out);
 std::string dtypeName(DType t);
 

@@ -27,7 +27,8 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
   Index4 qi{p.queryHeads, p.querySeq, p.headDim};
   Index4 ki{p.kvHeads, p.keySeq, p.headDim};
   int64_t kvh = h / (p.queryHeads / p.kvHeads);
-  int64_t diag = i + (p.causal == Causal::BottomRight ? p.keySeq - p.querySeq : 0);
+  int64_t keys = p.keysOf(b);
+  int64_t diag = i + (p.causal == Causal::BottomRight ? keys - p.querySeq : 0);
   std::vector<double> s(p.keySeq);
   for (int64_t j = 0; j < p.keySeq; ++j) {
     double dot = 0;
@@ -43,6 +44,8 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
       if (j > diag || (p.window >= 0 && diag - j > p.window))
         v = kNegInf;
     }
+    if (j >= keys)
+      v = kNegInf;
     s[j] = v;
   }
   return s;
@@ -82,16 +85,17 @@ void harness::reference::attentionPartial(const Problem &p, int64_t numSplits,
   int64_t rows = p.batch * p.queryHeads * p.querySeq;
   o.assign(numSplits * rows * p.valueDim, 0.0);
   lse.assign(numSplits * rows, kNegInf);
-  int64_t chunk = (p.keySeq + numSplits - 1) / numSplits;
   int64_t group = p.queryHeads / p.kvHeads;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.queryHeads; ++h)
       for (int64_t i = 0; i < p.querySeq; ++i) {
         std::vector<double> s = scoreRow(p, q, k, b, h, i);
         int64_t row = (b * p.queryHeads + h) * p.querySeq + i;
+        int64_t keys = p.keysOf(b);
+        int64_t chunk = (keys + numSplits - 1) / numSplits;
         for (int64_t n = 0; n < numSplits; ++n) {
-          int64_t lo = std::min(n * chunk, p.keySeq);
-          int64_t hi = std::min(lo + chunk, p.keySeq);
+          int64_t lo = std::min(n * chunk, keys);
+          int64_t hi = std::min(lo + chunk, keys);
           lse[n * rows + row] =
               attendRange(p, s, v, b, h / group, lo, hi,
                           &o[(n * rows + row) * p.valueDim]);

@@ -27,6 +27,14 @@ struct Problem {
   MaskKind maskKind = MaskKind::None;
   /// The mask broadcast to [B, Hq, Sq, Sk] (additive values, or 0/1).
   std::vector<double> mask;
+  /// Per-sequence key counts in [0, Sk] (the op's kv_lens); empty: Sk for
+  /// every sequence. Keys past a sequence's count are hidden, and its
+  /// causal diagonal and split chunks follow its count.
+  std::vector<int64_t> keyLens;
+
+  int64_t keysOf(int64_t b) const {
+    return keyLens.empty() ? keySeq : keyLens[b];
+  }
 };
 
 /// Attention forward: O [B, Hq, Sq, Dv] and LSE [B, Hq, Sq].

@@ -86,6 +86,12 @@ std::optional<TileTarget> parseChip(StringRef chip) {
   return std::nullopt;
 }
 
+/// Why `kv_lens` without a block table has no kernel of its own.
+constexpr StringLiteral kLensWithoutPages =
+    "has per-sequence key counts without a block table; the GPU kernels "
+    "take them with a paged cache only: pass the cache as one page per "
+    "sequence (block_table[b] = [b], page_size = Sk)";
+
 /// The kernel spec of an attn op, or an error on the op. With `report`,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
 /// remark on the op.
@@ -104,6 +110,9 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
     spec.causal = a.getCausal();
+    spec.paged = static_cast<bool>(a.getBlockTable());
+    if (a.getKvLens() && !spec.paged)
+      return op->emitOpError(kLensWithoutPages);
     mask = a.getMask();
   } else if (auto p = dyn_cast<AttentionPartialOp>(op)) {
     AttentionDims dims = getAttentionDims(p.getLayout(), p.getQuery().getType(),
@@ -111,8 +120,13 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                                           p.getValue().getType());
     spec.kind = KernelKind::DecodePartial;
     // On sm_90a: TMA copies, and mma.sync on the swizzled tiles, since its
-    // few rows fill no 64-row warpgroup (each warp takes a key slice).
-    spec.target = target;
+    // few rows fill no 64-row warpgroup (each warp takes a key slice). A
+    // paged cache is copied row by row through its block table, which no
+    // tensor map describes: sm_80's cp.async mapping, on every chip.
+    spec.paged = static_cast<bool>(p.getBlockTable());
+    if (p.getKvLens() && !spec.paged)
+      return op->emitOpError(kLensWithoutPages);
+    spec.target = spec.paged ? TileTarget::Sm80 : target;
     spec.elementType = p.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
@@ -244,26 +258,24 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
         ValueRange{tensor("partial_o"), tensor("partial_lse")});
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
-  SmallVector<Value> operands = {tensor("q"), tensor("k"), tensor("v")};
-  if (spec.isBackward())
-    llvm::append_range(operands,
-                       ValueRange{tensor("o"), tensor("dout"), tensor("lse")});
-  if (spec.mask != MaskOperand::None)
-    operands.push_back(tensor("mask"));
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("causal", CausalKindAttr::get(b.getContext(),
-                                                   spec.causal))};
+  Value mask = spec.mask != MaskOperand::None ? tensor("mask") : Value();
+  auto causal = CausalKindAttr::get(b.getContext(), spec.causal);
+  auto layout = LayoutAttr::get(b.getContext(), Layout::BHSD);
   if (spec.isBackward()) {
     Operation *rebuilt = AttentionGradOp::create(
-        b, loc, TypeRange{resultType("dq"), resultType("dk"), resultType("dv")},
-        operands, attrs);
+        b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
+        tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
+        tensor("lse"), mask, FloatAttr(), causal, IntegerAttr(), layout);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
   }
+  Value kvLens = spec.paged ? tensor("kv_lens") : Value();
+  Value blockTable = spec.paged ? tensor("block_table") : Value();
   if (spec.kind == KernelKind::Forward) {
     Operation *rebuilt = AttentionOp::create(
-        b, loc, TypeRange{resultType("o"), resultType("lse")}, operands,
-        attrs);
+        b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
+        tensor("v"), /*query_offsets=*/Value(), /*key_offsets=*/Value(), kvLens,
+        blockTable, mask, FloatAttr(), causal, IntegerAttr(), layout);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   // Any split count: the kernel reads it from partial_o. The op's own
@@ -275,13 +287,12 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     shape[0] = splits;
     return RankedTensorType::get(shape, type.getElementType());
   };
-  attrs.push_back(b.getNamedAttr("num_splits", b.getI64IntegerAttr(splits)));
   Operation *rebuilt = AttentionPartialOp::create(
-      b, loc, TypeRange{withSplits("partial_o"), withSplits("partial_lse")},
-      operands, attrs);
+      b, loc, withSplits("partial_o"), withSplits("partial_lse"), tensor("q"),
+      tensor("k"), tensor("v"), kvLens, blockTable, mask,
+      b.getI64IntegerAttr(splits), FloatAttr(), causal, IntegerAttr(), layout);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }
-
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   using Base::Base;
 

@@ -52,6 +52,8 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
     std::string causal = stringifyCausalKind(spec.causal).str();
     out.push_back({"causal", causal, "_" + causal});
   }
+  if (spec.paged)
+    out.push_back({"kv", "paged", "_paged"});
   if (spec.mask != MaskOperand::None) {
     bool additive = spec.mask == MaskOperand::Additive;
     out.push_back({"mask", additive ? "add" : "bool",
@@ -98,7 +100,7 @@ SmallVector<KernelParam> KernelSpec::params() const {
   for (const auto &p : abi) {
     bool taken = p.when == "always" ||
                  (p.when == "mask" && mask != MaskOperand::None) ||
-                 (p.when == "tma" && usesTma());
+                 (p.when == "tma" && usesTma()) || (p.when == "paged" && paged);
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
@@ -186,6 +188,9 @@ std::string KernelSpec::unsupportedReason() const {
              "), got " + std::to_string(blockQ) + " and " +
              std::to_string(blockKV);
   }
+  if (paged && (kind != KernelKind::DecodePartial || mask != MaskOperand::None))
+    return "a paged KV cache has GPU kernels for split-KV decode "
+           "(attn.attention_partial) without a mask operand only";
   if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
     return "decode kernels split each K/V tile between the warps: block-kv "
            "must be a multiple of 16 x warps (" +
@@ -211,14 +216,16 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 
 /// The element type of memref parameter `name`: the statistics (LSE, the
 /// backward's row statistics) and the split-KV partial results are f32, a
-/// boolean mask is i1 (a byte per element in memory), the rest has the
-/// operands' type.
+/// boolean mask is i1 (a byte per element in memory), the key counts and
+/// the block table of a paged cache i32, the rest has the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   if (name == "lse" || name == "row_stats" || name == "partial_o" ||
       name == "partial_lse")
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
+  if (name == "kv_lens" || name == "block_table")
+    return b.getI32Type();
   return spec.elementType;
 }
 

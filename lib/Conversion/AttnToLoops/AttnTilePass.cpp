@@ -61,16 +61,17 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "deterministic attention_grad ops with destination "
                            "buffers and a row statistics buffer");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AttentionOp>([&](AttentionOp op) {
+      .Case<AttentionOp>([&](AttentionOp op) -> LogicalResult {
+        if (op.getQueryOffsets())
+          return op.emitOpError("attn-tile: packed batches (query_offsets) "
+                                "are not lowered yet");
         return tile::tileAttention(rewriter, op, config);
       })
       .Case<AttentionPartialOp>([&](AttentionPartialOp op) {
         return tile::tileAttentionPartial(rewriter, op, config);
       })
       .Case<CombineOp>(
-          [&](CombineOp op) {
-            return tile::tileCombine(rewriter, op, config);
-          })
+          [&](CombineOp op) { return tile::tileCombine(rewriter, op, config); })
       .Case<AttentionGradOp>([&](AttentionGradOp op) {
         return tile::tileAttentionGrad(rewriter, op, config);
       })

@@ -231,6 +231,15 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
   p.batch = dimOf(p.query, 0);
   p.querySeq = dimOf(p.query, seqDim);
   p.keySeq = dimOf(p.key, seqDim);
+  if constexpr (!std::is_same_v<OpTy, AttentionGradOp>) {
+    if (Value lens = op.getKvLens())
+      p.kvLens = toReadOnlyBuffer(b, loc, lens);
+    if (Value table = op.getBlockTable()) {
+      p.blockTable = toReadOnlyBuffer(b, loc, table);
+      p.pageSize = p.keySeq;
+      p.keySeq = ix.mul(dimOf(p.blockTable, 1), p.pageSize);
+    }
+  }
   p.queryHeads = dimOf(p.query, headsDim);
   p.kvHeads = dimOf(p.key, headsDim);
   p.group = ix.div(p.queryHeads, p.kvHeads);
@@ -257,6 +266,36 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
                              b.getStringAttr("scale_log2"), scaleLog2))
                        : Value(arith::ConstantOp::create(b, loc, scaleLog2));
   return p;
+}
+
+/// `v` (i32) as an index.
+static Value indexOf(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+Problem Problem::forBatch(OpBuilder &b, Location loc, Value batch) const {
+  if (!kvLens)
+    return *this;
+  IndexMath ix{b, loc};
+  Problem p = *this;
+  Value len = indexOf(b, loc, memref::LoadOp::create(b, loc, kvLens, batch));
+  // Clamped, so that no length the device holds reads past the cache.
+  p.keySeq = ix.min(ix.max(len, ix.c(0)), keySeq);
+  if (causal == CausalKind::BottomRight)
+    p.diagOffset = ix.sub(p.keySeq, querySeq);
+  return p;
+}
+
+SmallVector<Value> Problem::keyIndices(OpBuilder &b, Location loc, Value batch,
+                                       Value kvHead, Value j) const {
+  if (!blockTable)
+    return storedIndices(layout, batch, kvHead, j);
+  IndexMath ix{b, loc};
+  Value page =
+      indexOf(b, loc,
+              memref::LoadOp::create(b, loc, blockTable,
+                                     ValueRange{batch, ix.div(j, pageSize)}));
+  return storedIndices(layout, page, kvHead, ix.rem(j, pageSize));
 }
 
 template Problem tile::getProblem(OpBuilder &, Location, AttentionOp,
@@ -543,7 +582,7 @@ void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
   Value stage = ix.rem(n, ix.c(stages));
   auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
     IndexMath ix{b, loc};
-    return storedIndices(p.layout, rows.batch, kvHead, ix.add(j0, r));
+    return p.keyIndices(b, loc, rows.batch, kvHead, ix.add(j0, r));
   };
   tileLoad(b, loc, p.key, ringStage(b, loc, keys, stage), cols, keyRow);
   tileLoad(b, loc, p.value, ringStage(b, loc, values, stage), cols, keyRow);

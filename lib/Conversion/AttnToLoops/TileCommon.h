@@ -180,6 +180,19 @@ struct Problem : AttentionConfig {
   Value windowSize, hasWindow;
   /// scale * log2(e), f32.
   Value scaleLog2;
+  /// Per-sequence key counts (i32 [B]) and the block table of a paged
+  /// cache (i32 [B, max_pages]); null without. With a block table, K and V
+  /// are page pools of `pageSize` rows and `keySeq` is the capacity.
+  Value kvLens, blockTable, pageSize;
+
+  /// The problem of sequence `batch`: with per-sequence key counts, its
+  /// own Sk (clamped to [0, capacity]) and causal diagonal; itself
+  /// without.
+  Problem forBatch(OpBuilder &b, Location loc, Value batch) const;
+  /// The stored indices of the K/V row of key `j` of key/value head
+  /// `kvHead` of sequence `batch` (through the block table when paged).
+  SmallVector<Value> keyIndices(OpBuilder &b, Location loc, Value batch,
+                                Value kvHead, Value j) const;
 };
 
 /// How getProblem reads sizes and scalars.

@@ -82,9 +82,9 @@ constexpr int64_t kMaxCountedTiles = int64_t(1) << 20;
 
 template <typename OpTy>
 static std::optional<Shape> getShape(OpTy op) {
-  AttentionDims d =
-      getAttentionDims(op.getLayout(), op.getQuery().getType(),
-                       op.getKey().getType(), op.getValue().getType());
+  // With per-sequence key counts, every sequence at the capacity: an
+  // upper bound (the counts are known at run time only).
+  AttentionDims d = getAttentionConfig(op).dims;
   if (ShapedType::isDynamic(d.batch) || ShapedType::isDynamic(d.querySeq) ||
       ShapedType::isDynamic(d.keySeq))
     return std::nullopt;
@@ -265,6 +265,15 @@ std::string attn::describeAttnTiling(Operation *op,
                     t.workgroupBytes, space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";
+  // The counts of an op with per-sequence key counts are upper bounds.
+  auto bound = [](auto op) -> std::string {
+    if (!op.getKvLens())
+      return "";
+    return llvm::formatv(" (upper bounds: every sequence at the capacity, "
+                         "{0} keys)",
+                         getAttentionConfig(op).dims.keySeq)
+        .str();
+  };
 
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
@@ -273,7 +282,8 @@ std::string attn::describeAttnTiling(Operation *op,
           return head + dynamic.str();
         bool lse = static_cast<bool>(op.getLse());
         return head + "; " +
-               compare(tiledForward(*s, t, lse), standardForward(*s, lse));
+               compare(tiledForward(*s, t, lse), standardForward(*s, lse)) +
+               bound(op);
       })
       .Case<AttentionPartialOp>([&](AttentionPartialOp op) {
         std::optional<Shape> s = getShape(op);
@@ -282,7 +292,8 @@ std::string attn::describeAttnTiling(Operation *op,
         return head + llvm::formatv(", {0} splits", op.getNumSplits()).str() +
                "; " +
                compare(tiledPartial(*s, t, op.getNumSplits()),
-                       standardForward(*s, /*withLse=*/true));
+                       standardForward(*s, /*withLse=*/true)) +
+               bound(op);
       })
       .Case<AttentionGradOp>([&](AttentionGradOp op) {
         std::optional<Shape> s = getShape(op);

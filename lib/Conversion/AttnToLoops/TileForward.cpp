@@ -307,11 +307,12 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
     OpBuilder::InsertionGuard guard(b);
     RowTile rows = beginQueryTileForall(b, loc, p, br);
     setSchedule(b, config);
-    auto [iLo, iHi] = rows.queryRange(ix, p);
-    auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
+    Problem seq = p.forBatch(b, loc, rows.batch);
+    auto [iLo, iHi] = rows.queryRange(ix, seq);
+    auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
     Value kvHead = ix.div(rows.head, p.group);
     SoftmaxState st =
-        buildQueryTile(b, loc, p, rows, kvHead, jBegin, jEnd, config);
+        buildQueryTile(b, loc, seq, rows, kvHead, jBegin, jEnd, config);
     auto outRow = [&](OpBuilder &b, Location loc, Value r) {
       IndexMath ix{b, loc};
       return storedIndices(p.layout, rows.batch, rows.head,
@@ -384,16 +385,18 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
                  ix.min(ix.c(br), ix.sub(packedRows, r0)), /*packed=*/true};
     setSchedule(b, config);
 
-    // Split s holds keys [s * chunk, (s + 1) * chunk), chunk = ceil(Sk / N);
-    // a split past Sk is empty and its loop runs no iteration.
-    Value chunk = ix.ceilDiv(p.keySeq, splits);
+    // Split s holds keys [s * chunk, (s + 1) * chunk), chunk = ceil(Sk / N)
+    // (the sequence's own Sk with per-sequence key counts); a split past
+    // Sk is empty and its loop runs no iteration.
+    Problem seq = p.forBatch(b, loc, batch);
+    Value chunk = ix.ceilDiv(seq.keySeq, splits);
     Value splitBegin = ix.mul(split, chunk);
-    Value splitEnd = ix.min(p.keySeq, ix.add(splitBegin, chunk));
-    auto [iLo, iHi] = rows.queryRange(ix, p);
-    auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
-    SoftmaxState st = buildQueryTile(b, loc, p, rows, kvHead,
-                                     ix.max(jBegin, splitBegin),
-                                     ix.min(jEnd, splitEnd), config);
+    Value splitEnd = ix.min(seq.keySeq, ix.add(splitBegin, chunk));
+    auto [iLo, iHi] = rows.queryRange(ix, seq);
+    auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
+    SoftmaxState st =
+        buildQueryTile(b, loc, seq, rows, kvHead, ix.max(jBegin, splitBegin),
+                       ix.min(jEnd, splitEnd), config);
 
     // Consecutive tile rows may belong to different query heads.
     auto partRow = [&](OpBuilder &b, Location loc, Value r) {

@@ -164,3 +164,36 @@ func.func @decode_rows(%q: tensor<1x8x4x64xf16>, %k: tensor<1x1x128x64xf16>, %v:
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 2 : i64} : tensor<1x8x4x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<2x1x8x4x64xf32>, tensor<2x1x8x4xf32>
   return %po : tensor<2x1x8x4x64xf32>
 }
+
+// -----
+
+// A paged cache: the kernel takes kv_lens and block_table after v, copies
+// K/V rows through the block table with cp.async (no tensor map describes
+// a page walk, so sm_80's mapping on every chip) and reads its sequence's
+// key count.
+// CHECK-LABEL: func @decode_paged
+// CHECK: gpu.func @attn_dec_bf16_d64_dv64_bottom_right_paged(%{{.*}}: memref<?x?x?x64xbf16, {{.*}}>, %{{.*}}: memref<?x?x?x64xbf16, {{.*}}>, %{{.*}}: memref<?x?x?x64xbf16, {{.*}}>, %{{.*}}: memref<?xi32, {{.*}}>, %{{.*}}: memref<?x?xi32, {{.*}}>,
+// CHECK-SAME: attn.manifest = "kernel attn_dec_bf16_d64_dv64_bottom_right_paged kind=decode_partial dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right kv=paged rows=16 {{.*}} params=q:memref4,k:memref4,v:memref4,kv_lens:memref1,block_table:memref2,partial_o:memref5,
+// CHECK-NOT: tma=
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i32
+// CHECK: nvvm.cp.async.shared.global
+func.func @decode_paged(%q: tensor<?x?x8x64xbf16>, %k: tensor<?x?x2x64xbf16>, %v: tensor<?x?x2x64xbf16>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<4x?x8x?x64xf32> {
+  %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>) {num_splits = 4 : i64, layout = #attn.layout<bshd>, causal = #attn.causal<bottom_right>} : tensor<?x?x8x64xbf16>, tensor<?x?x2x64xbf16>, tensor<?x?x2x64xbf16> -> tensor<4x?x8x?x64xf32>, tensor<4x?x8x?xf32>
+  return %po : tensor<4x?x8x?x64xf32>
+}
+
+// -----
+
+func.func @lens_without_table(%q: tensor<1x4x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %l: tensor<1xi32>) -> tensor<2x1x4x1x64xf32> {
+  // expected-error @+1 {{'attn.attention_partial' op has per-sequence key counts without a block table; the GPU kernels take them with a paged cache only: pass the cache as one page per sequence (block_table[b] = [b], page_size = Sk)}}
+  %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%l : tensor<1xi32>) {num_splits = 2 : i64} : tensor<1x4x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<2x1x4x1x64xf32>, tensor<2x1x4x1xf32>
+  return %po : tensor<2x1x4x1x64xf32>
+}
+
+// -----
+
+func.func @paged_forward(%q: tensor<2x4x7x64xf16>, %pool: tensor<9x4x16x64xf16>, %l: tensor<2xi32>, %t: tensor<2x4xi32>) -> tensor<2x4x7x64xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: a paged KV cache has GPU kernels for split-KV decode (attn.attention_partial) without a mask operand only}}
+  %o = attn.attention %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x4xi32>) : tensor<2x4x7x64xf16>, tensor<9x4x16x64xf16>, tensor<9x4x16x64xf16> -> tensor<2x4x7x64xf16>
+  return %o : tensor<2x4x7x64xf16>
+}

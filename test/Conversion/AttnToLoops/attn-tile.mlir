@@ -712,3 +712,24 @@ func.func @result_types_static(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16
   %o = attn.attention %q, %k, %v : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<1x4x77x64xf16>
   return %o : tensor<1x4x77x64xf16>
 }
+
+// -----
+
+// A paged cache: each sequence reads its key count (clamped to the
+// capacity) once, and the K/V tile loads address their rows through the
+// block table: page table[b, j / page_size], row j mod page_size.
+// CHECK-LABEL: func.func @paged(
+// CHECK: scf.forall
+// CHECK: %[[LEN:.+]] = {{memref.load|tensor.extract}} %{{.+}}[%{{.+}}] : {{memref|tensor}}<2xi32
+// CHECK: arith.index_cast %[[LEN]] : i32 to index
+// CHECK: scf.for
+// CHECK: attn.tile.load
+// CHECK: ^bb0(%[[R:.+]]: index):
+// CHECK: %[[PAGE:.+]] = {{memref.load|tensor.extract}} %{{.+}}[%{{.+}}, %{{.+}}] : {{memref|tensor}}<2x4xi32
+// CHECK: %[[P:.+]] = arith.index_cast %[[PAGE]] : i32 to index
+// CHECK: attn.tile.yield %[[P]], %{{.+}}, %{{.+}} : index, index, index
+func.func @paged(%q: tensor<2x1x8x64xbf16>, %kc: tensor<10x16x2x64xbf16>, %vc: tensor<10x16x2x64xbf16>, %bt: tensor<2x4xi32>, %lens: tensor<2xi32>) -> (tensor<3x2x8x1x64xf32>, tensor<3x2x8x1xf32>) {
+  %po, %pl = attn.attention_partial %q, %kc, %vc kv_lens(%lens : tensor<2xi32>) block_table(%bt : tensor<2x4xi32>) {num_splits = 3 : i64, causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>}
+      : tensor<2x1x8x64xbf16>, tensor<10x16x2x64xbf16>, tensor<10x16x2x64xbf16> -> tensor<3x2x8x1x64xf32>, tensor<3x2x8x1xf32>
+  return %po, %pl : tensor<3x2x8x1x64xf32>, tensor<3x2x8x1xf32>
+}

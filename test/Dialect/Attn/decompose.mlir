@@ -473,3 +473,30 @@ func.func @result_types_split(%q: tensor<1x4x1x8xf16>, %k: tensor<1x2x9x8xf16>, 
   %o = attn.combine %po, %pl : tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32> -> tensor<1x4x1x8xf16>
   return %po, %pl, %o : tensor<2x?x4x1x8xf32>, tensor<2x1x4x?xf32>, tensor<1x4x1x8xf16>
 }
+
+// -----
+
+// A paged cache is gathered into dense K and V first, reading page
+// table[b, j / page_size] only for keys inside the sequence; keys past
+// kv_lens[b] (clamped to [0, Sk]) are hidden and the bottom-right diagonal
+// and the split chunks follow each sequence's count.
+
+// CHECK-LABEL: func @paged_partial
+// CHECK-SAME: (%[[Q:[a-zA-Z0-9_]+]]: tensor<2x1x4x16xf32>, %[[POOL:[a-zA-Z0-9_]+]]: tensor<5x8x2x16xf32>, %[[TABLE:[a-zA-Z0-9_]+]]: tensor<2x3xi32>, %[[LENS:[a-zA-Z0-9_]+]]: tensor<2xi32>)
+// CHECK: %[[DENSE:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<2x24x2x16xf32>)
+// CHECK: %[[LEN:.+]] = tensor.extract %[[LENS]]
+// CHECK: arith.index_cast %[[LEN]] : i32 to index
+// CHECK: scf.if
+// CHECK: %[[PAGE:.+]] = tensor.extract %[[TABLE]]
+// CHECK: arith.index_cast %[[PAGE]] : i32 to index
+// CHECK: tensor.extract %[[POOL]]
+// CHECK: } else {
+// CHECK: linalg.generic {{.*}} ins(%[[Q]], %[[DENSE]] : tensor<2x1x4x16xf32>, tensor<2x24x2x16xf32>)
+// CHECK: tensor.extract %[[LENS]]
+// CHECK: arith.cmpi slt
+// CHECK: arith.subi
+func.func @paged_partial(%q: tensor<2x1x4x16xf32>, %pool: tensor<5x8x2x16xf32>, %table: tensor<2x3xi32>, %lens: tensor<2xi32>) -> tensor<3x2x4x1x16xf32> {
+  %po, %pl = attn.attention_partial %q, %pool, %pool kv_lens(%lens : tensor<2xi32>) block_table(%table : tensor<2x3xi32>) {num_splits = 3 : i64, layout = #attn.layout<bshd>, causal = #attn.causal<bottom_right>}
+      : tensor<2x1x4x16xf32>, tensor<5x8x2x16xf32>, tensor<5x8x2x16xf32> -> tensor<3x2x4x1x16xf32>, tensor<3x2x4x1xf32>
+  return %po : tensor<3x2x4x1x16xf32>
+}

@@ -612,3 +612,97 @@ func.func @grad_value_element_type(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x1
       -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// kv_lens and block_table
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @table_without_lens(%q: tensor<2x8x1x64xf16>, %pool: tensor<9x2x16x64xf16>, %t: tensor<2x4xi32>) {
+  // expected-error @+1 {{'attn.attention' op has a 'block_table' but no 'kv_lens': a paged cache needs the key count of every sequence}}
+  %o = attn.attention %q, %pool, %pool block_table(%t : tensor<2x4xi32>)
+      : tensor<2x8x1x64xf16>, tensor<9x2x16x64xf16>, tensor<9x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @lens_batch(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x16x64xf16>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'kv_lens' must have shape [2] ([B], one key count per sequence), got [3]}}
+  %o = attn.attention %q, %k, %k kv_lens(%l : tensor<3xi32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @lens_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x16x64xf16>, %l: tensor<2x1xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'kv_lens' must have shape [2] ([B], one key count per sequence), got [2, 1]}}
+  %o = attn.attention %q, %k, %k kv_lens(%l : tensor<2x1xi32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @lens_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x16x64xf16>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer values}}
+  %o = attn.attention %q, %k, %k kv_lens(%l : tensor<2xi64>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @table_batch(%q: tensor<2x8x1x64xf16>, %pool: tensor<9x2x16x64xf16>, %l: tensor<2xi32>, %t: tensor<4x4xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'block_table' must have shape [2, ?] ([B, max_pages]), got [4, 4]}}
+  %po, %pl = attn.attention_partial %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<4x4xi32>) {num_splits = 2 : i64}
+      : tensor<2x8x1x64xf16>, tensor<9x2x16x64xf16>, tensor<9x2x16x64xf16> -> tensor<2x2x8x1x64xf32>, tensor<2x2x8x1xf32>
+  return
+}
+
+// -----
+
+func.func @table_empty(%q: tensor<2x1x8x64xf16>, %pool: tensor<9x16x2x64xf16>, %l: tensor<2xi32>, %t: tensor<2x0xi32>) {
+  // expected-error @+1 {{'attn.attention' op a paged cache needs at least one page per sequence and one row per page, got max_pages = 0 and page_size = 16 ('key' is the page pool [P, page_size, Hkv, D])}}
+  %o = attn.attention %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x0xi32>) {layout = #attn.layout<bshd>}
+      : tensor<2x1x8x64xf16>, tensor<9x16x2x64xf16>, tensor<9x16x2x64xf16> -> tensor<2x1x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_pages(%q: tensor<2x8x1x64xf16>, %k: tensor<9x2x16x64xf16>, %v: tensor<8x2x16x64xf16>, %l: tensor<2xi32>, %t: tensor<2x4xi32>) {
+  // expected-error @+1 {{'attn.attention' op page count mismatch: the pools 'key' and 'value' have P = [9, 8]}}
+  %o = attn.attention %q, %k, %v kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x4xi32>)
+      : tensor<2x8x1x64xf16>, tensor<9x2x16x64xf16>, tensor<8x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_page_size(%q: tensor<2x8x1x64xf16>, %k: tensor<9x2x16x64xf16>, %v: tensor<9x2x32x64xf16>, %l: tensor<2xi32>, %t: tensor<2x4xi32>) {
+  // expected-error @+1 {{'attn.attention' op page size mismatch: 'key' has page_size = [16] but 'value' has page_size = [32]}}
+  %o = attn.attention %q, %k, %v kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x4xi32>)
+      : tensor<2x8x1x64xf16>, tensor<9x2x16x64xf16>, tensor<9x2x32x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @paged_mask_capacity(%q: tensor<2x8x1x64xf16>, %pool: tensor<9x2x16x64xf16>, %l: tensor<2xi32>, %t: tensor<2x4xi32>, %m: tensor<1x16xf16>) {
+  // expected-error @+1 {{'attn.attention' op 'mask' of shape [1, 16] is not broadcastable to [B, Hq, Sq, Sk] = [2, 8, 1, 64]}}
+  %o = attn.attention %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x4xi32>) mask(%m : tensor<1x16xf16>)
+      : tensor<2x8x1x64xf16>, tensor<9x2x16x64xf16>, tensor<9x2x16x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @paged_capacity_overflow(%q: tensor<2x8x1x64xf16>, %pool: tensor<?x2x1048576x64xf16>, %l: tensor<2xi32>, %t: tensor<2x1099511627776xi32>) {
+  // expected-error @+1 {{'attn.attention' op a paged cache of max_pages x page_size = 1099511627776 x 1048576 keys holds more than 2^48 keys}}
+  %o = attn.attention %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x1099511627776xi32>)
+      : tensor<2x8x1x64xf16>, tensor<?x2x1048576x64xf16>, tensor<?x2x1048576x64xf16> -> tensor<2x8x1x64xf16>
+  return
+}

@@ -46,3 +46,21 @@ func.func @grad(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x128x64xbf16>, %v: te
       -> tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
   return %dq, %dk, %dv : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>, tensor<2x2x128x32xbf16>
 }
+
+// Per-sequence key counts, and a paged cache: K and V are page pools
+// [P, page_size, Hkv, D] in bshd, the block table [B, max_pages].
+// CHECK-LABEL: func @kv_cache
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} kv_lens(%{{.*}} : tensor<?xi32>) {causal = #attn.causal<bottom_right>}
+// CHECK: attn.attention_partial %{{.*}}, %{{.*}}, %{{.*}} kv_lens(%{{.*}} : tensor<8xi32>) block_table(%{{.*}} : tensor<8x?xi32>) {layout = #attn.layout<bshd>, num_splits = 4 : i64}
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} kv_lens(%{{.*}} : tensor<2xi32>) block_table(%{{.*}} : tensor<2x3xi32>) mask(%{{.*}} : tensor<2x1x5x48xi1>)
+func.func @kv_cache(%q: tensor<?x8x5x64xf16>, %k: tensor<?x2x40x64xf16>, %lens: tensor<?xi32>,
+                    %dq: tensor<8x1x32x128xbf16>, %pool: tensor<?x16x8x128xbf16>, %table: tensor<8x?xi32>, %lens8: tensor<8xi32>,
+                    %q2: tensor<2x8x5x64xf32>, %pool2: tensor<100x2x16x64xf32>, %table2: tensor<2x3xi32>, %lens2: tensor<2xi32>, %m: tensor<2x1x5x48xi1>) {
+  %o = attn.attention %q, %k, %k kv_lens(%lens : tensor<?xi32>) {causal = #attn.causal<bottom_right>}
+      : tensor<?x8x5x64xf16>, tensor<?x2x40x64xf16>, tensor<?x2x40x64xf16> -> tensor<?x8x5x64xf16>
+  %po, %pl = attn.attention_partial %dq, %pool, %pool kv_lens(%lens8 : tensor<8xi32>) block_table(%table : tensor<8x?xi32>) {num_splits = 4 : i64, layout = #attn.layout<bshd>}
+      : tensor<8x1x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>
+  %o2, %l2 = attn.attention %q2, %pool2, %pool2 kv_lens(%lens2 : tensor<2xi32>) block_table(%table2 : tensor<2x3xi32>) mask(%m : tensor<2x1x5x48xi1>)
+      : tensor<2x8x5x64xf32>, tensor<100x2x16x64xf32>, tensor<100x2x16x64xf32> -> tensor<2x8x5x64xf32>, tensor<2x8x5xf32>
+  return
+}

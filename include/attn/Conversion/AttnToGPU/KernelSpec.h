@@ -83,6 +83,9 @@ struct KernelSpec {
   /// swizzled, unpadded).
   int64_t sharedBytes = 0;
 
+  /// K and V are page pools read through a block table, with per-sequence
+  /// key counts (decode partial only; manifest `kv=paged`).
+  bool paged = false;
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
   /// A persistent grid (the schedule's): the runtime launches one CTA per
@@ -103,7 +106,7 @@ struct KernelSpec {
   /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
   /// gives its kind.
   bool usesTma() const {
-    return target == TileTarget::Sm90a &&
+    return target == TileTarget::Sm90a && !paged &&
            (kind == KernelKind::Forward || kind == KernelKind::DecodePartial);
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.

@@ -44,6 +44,14 @@ double attn::getEffectiveScale(std::optional<llvm::APFloat> scale,
   return 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
+int64_t attn::getPagedCapacity(int64_t maxPages, int64_t pageSize) {
+  if (ShapedType::isDynamic(maxPages) || ShapedType::isDynamic(pageSize))
+    return ShapedType::kDynamic;
+  std::optional<int64_t> capacity = llvm::checkedMul(maxPages, pageSize);
+  return capacity && *capacity <= kMaxElements ? *capacity
+                                               : ShapedType::kDynamic;
+}
+
 std::optional<int64_t> attn::getStaticElementCount(ShapedType type) {
   int64_t count = 1;
   for (int64_t d : type.getShape()) {
@@ -146,11 +154,111 @@ LogicalResult verifyElementCounts(Operation *op) {
 
 /// Verifies what every attention op shares: Q, K, V, the mask and the
 /// attributes. Returns the logical dims on success.
-FailureOr<AttentionDims>
-verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
-                        Value mask, std::optional<llvm::APFloat> scale,
-                        CausalKind causal, std::optional<int64_t> window,
-                        Layout layout) {
+/// Verifies the KV cache operands (`kv_lens`, `block_table`) against the
+/// logical dims, and with a block table makes `dims.keySeq` the capacity.
+LogicalResult verifyKvCache(Operation *op, Value kvLens, Value blockTable,
+                            Layout layout, AttentionDims &dims) {
+  if (!kvLens && !blockTable)
+    return success();
+  if (blockTable && !kvLens)
+    return op->emitOpError()
+           << "has a 'block_table' but no 'kv_lens': a paged cache needs the "
+              "key count of every sequence";
+  auto lType = cast<RankedTensorType>(kvLens.getType());
+  if (lType.getRank() != 1 || !dimsCompatible(lType.getDimSize(0), dims.batch))
+    return op->emitOpError()
+           << "'kv_lens' must have shape " << formatShape({dims.batch})
+           << " ([B], one key count per sequence), got "
+           << formatShape(lType.getShape());
+  if (!blockTable)
+    return success();
+  auto tType = cast<RankedTensorType>(blockTable.getType());
+  if (tType.getRank() != 2 || !dimsCompatible(tType.getDimSize(0), dims.batch))
+    return op->emitOpError()
+           << "'block_table' must have shape "
+           << formatShape({dims.batch, ShapedType::kDynamic})
+           << " ([B, max_pages]), got " << formatShape(tType.getShape());
+  int64_t maxPages = tType.getDimSize(1), pageSize = dims.keySeq;
+  if (maxPages == 0 || pageSize == 0)
+    return op->emitOpError()
+           << "a paged cache needs at least one page per sequence and one "
+              "row per page, got max_pages = "
+           << maxPages << " and page_size = " << pageSize
+           << " ('key' is the page pool "
+           << (layout == Layout::BHSD ? "[P, Hkv, page_size, D]"
+                                      : "[P, page_size, Hkv, D]")
+           << ")";
+  int64_t capacity = getPagedCapacity(maxPages, pageSize);
+  if (ShapedType::isDynamic(capacity) && !ShapedType::isDynamic(maxPages) &&
+      !ShapedType::isDynamic(pageSize))
+    return op->emitOpError()
+           << "a paged cache of max_pages x page_size = " << maxPages << " x "
+           << pageSize << " keys holds more than 2^48 keys";
+  dims.keySeq = capacity;
+  return success();
+}
+
+/// Verifies the offsets of a packed batch; with `queryOffsets`, makes
+/// `dims.batch` the sequence count.
+LogicalResult verifyPacking(Operation *op, Value queryOffsets, Value keyOffsets,
+                            Value kvLens, Value mask, ShapedType qType,
+                            ShapedType kType, ShapedType vType,
+                            AttentionDims &dims) {
+  if (!queryOffsets && !keyOffsets)
+    return success();
+  if (!queryOffsets)
+    return op->emitOpError() << "has 'key_offsets' but no 'query_offsets': "
+                                "packed keys come with packed queries";
+  if (keyOffsets && kvLens)
+    return op->emitOpError()
+           << "has both 'key_offsets' and 'kv_lens': packed keys give each "
+              "sequence's keys by their offsets";
+  if (mask)
+    return op->emitOpError() << "has a mask operand and packed sequences; "
+                                "a packed batch takes no mask";
+  auto checkOffsets = [&](Value offsets, StringRef name) -> LogicalResult {
+    auto type = cast<RankedTensorType>(offsets.getType());
+    if (type.getRank() == 1 && type.getDimSize(0) != 0)
+      return success();
+    return op->emitOpError()
+           << "'" << name << "' must have shape [B + 1] (the first row of "
+           << "every sequence and the end of the last), got "
+           << formatShape(type.getShape());
+  };
+  if (failed(checkOffsets(queryOffsets, "query_offsets")))
+    return failure();
+  auto leadingOne = [&](ShapedType type, StringRef name) -> LogicalResult {
+    if (dimsCompatible(type.getDimSize(0), 1))
+      return success();
+    return op->emitOpError()
+           << "'" << name << "' of a packed batch must have a leading size "
+           << "of 1 (the sequences lie back to back in one), got shape "
+           << formatShape(type.getShape());
+  };
+  if (failed(leadingOne(qType, "query")))
+    return failure();
+  dims.batch = getPackedBatch(cast<ShapedType>(queryOffsets.getType()));
+  if (!keyOffsets)
+    return success();
+  if (failed(checkOffsets(keyOffsets, "key_offsets")) ||
+      failed(leadingOne(kType, "key")) || failed(leadingOne(vType, "value")))
+    return failure();
+  int64_t nq = cast<ShapedType>(queryOffsets.getType()).getDimSize(0);
+  int64_t nk = cast<ShapedType>(keyOffsets.getType()).getDimSize(0);
+  if (!dimsCompatible(nq, nk))
+    return op->emitOpError()
+           << "'query_offsets' and 'key_offsets' must give the same number of "
+              "sequences, got "
+           << nq << " and " << nk << " offsets";
+  return success();
+}
+
+FailureOr<AttentionDims> verifyAttentionOperands(
+    Operation *op, Value query, Value key, Value value, Value mask,
+    std::optional<llvm::APFloat> scale, CausalKind causal,
+    std::optional<int64_t> window, Layout layout, Value kvLens = Value(),
+    Value blockTable = Value(), Value queryOffsets = Value(),
+    Value keyOffsets = Value()) {
   if (failed(verifyRank4(op, query, "query")) ||
       failed(verifyRank4(op, key, "key")) ||
       failed(verifyRank4(op, value, "value")))
@@ -177,12 +285,23 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
              << "(layout " << layoutName(layout) << "), got shape "
              << formatShape(type.getShape());
   }
-  if (!dimsCompatible(kType.getDimSize(0), dims.batch) ||
-      !dimsCompatible(vType.getDimSize(0), dims.batch))
+  if (failed(verifyPacking(op, queryOffsets, keyOffsets, kvLens, mask, qType,
+                           kType, vType, dims)))
+    return failure();
+  if (keyOffsets) {
+    // Checked by verifyPacking.
+  } else if (blockTable) {
+    if (!dimsCompatible(kType.getDimSize(0), vType.getDimSize(0)))
+      return op->emitOpError()
+             << "page count mismatch: the pools 'key' and 'value' have P = "
+             << formatShape({kType.getDimSize(0), vType.getDimSize(0)});
+  } else if (!dimsCompatible(kType.getDimSize(0), dims.batch) ||
+             !dimsCompatible(vType.getDimSize(0), dims.batch)) {
     return op->emitOpError()
            << "batch mismatch: 'query', 'key' and 'value' have B = "
            << formatShape({dims.batch, kType.getDimSize(0),
                            vType.getDimSize(0)});
+  }
   if (dims.headDim != kType.getDimSize(3))
     return op->emitOpError() << "head dim mismatch: 'query' has D = "
                              << dims.headDim << " but 'key' has D = "
@@ -193,8 +312,11 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
            << dims.kvHeads << " and " << vType.getDimSize(hDim);
   if (!dimsCompatible(vType.getDimSize(getSeqDim(layout)), dims.keySeq))
     return op->emitOpError()
-           << "key length mismatch: 'key' has Sk = "
-           << formatShape({dims.keySeq}) << " but 'value' has Sk = "
+           << (blockTable ? "page size mismatch: 'key' has page_size = "
+                          : "key length mismatch: 'key' has Sk = ")
+           << formatShape({dims.keySeq})
+           << (blockTable ? " but 'value' has page_size = "
+                          : " but 'value' has Sk = ")
            << formatShape({vType.getDimSize(getSeqDim(layout))});
   // Zero heads would make the GQA group size Hq / Hkv zero or undefined, and
   // every lowering divides by it.
@@ -213,6 +335,9 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
     return op->emitOpError()
            << "head dims must be at most " << kMaxHeadDim
            << ", got D = " << dims.headDim << " and Dv = " << dims.valueDim;
+
+  if (failed(verifyKvCache(op, kvLens, blockTable, layout, dims)))
+    return failure();
 
   if (mask) {
     auto mType = cast<RankedTensorType>(mask.getType());
@@ -274,19 +399,24 @@ LogicalResult verifyLse(Operation *op, Value lse, StringRef name,
 LogicalResult AttentionOp::verify() {
   FailureOr<AttentionDims> dims = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getMask(), getScale(),
-      getCausal(), getWindow(), getLayout());
+      getCausal(), getWindow(), getLayout(), getKvLens(), getBlockTable(),
+      getQueryOffsets(), getKeyOffsets());
   if (failed(dims))
     return failure();
+  // A packed batch's O and LSE are packed as Q is: a leading 1.
+  AttentionDims stored = *dims;
+  if (getQueryOffsets())
+    stored.batch = 1;
   Type elementType = getQuery().getType().getElementType();
   if (failed(verifyTypeIs(*this, getOutput(), "output",
-                          getStoredShape(getLayout(), dims->batch,
+                          getStoredShape(getLayout(), stored.batch,
                                          dims->queryHeads, dims->querySeq,
                                          dims->valueDim),
                           elementType,
                           "[B, Hq, Sq, Dv] in the op's layout, query's "
                           "element type")))
     return failure();
-  if (getLse() && failed(verifyLse(*this, getLse(), "lse", *dims)))
+  if (getLse() && failed(verifyLse(*this, getLse(), "lse", stored)))
     return failure();
   return verifyElementCounts(*this);
 }
@@ -298,7 +428,7 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionPartialOp::verify() {
   FailureOr<AttentionDims> dims = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getMask(), getScale(),
-      getCausal(), getWindow(), getLayout());
+      getCausal(), getWindow(), getLayout(), getKvLens(), getBlockTable());
   if (failed(dims))
     return failure();
   int64_t n = getNumSplits();

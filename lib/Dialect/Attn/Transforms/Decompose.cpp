@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -39,9 +40,83 @@ constexpr IteratorType red = IteratorType::reduction;
 /// The operands and attributes shared by the attention ops, with the runtime
 /// sizes the decomposition needs.
 struct Problem : AttentionConfig {
+  /// K and V are dense (a paged cache is gathered first, gatherPages).
   Value query, key, value, mask;
+  /// Per-sequence key counts (i32 [B]), or null.
+  Value kvLens;
   OpFoldResult batch, querySeq, keySeq;
+
+  /// The keys of sequence `batch` (an index inside a linalg body): its
+  /// `kv_lens` clamped to [0, Sk], or Sk.
+  Value keysOf(OpBuilder &b, Location loc, Value batch) const;
 };
+
+Value Problem::keysOf(OpBuilder &b, Location loc, Value batch) const {
+  Value capacity = getValueOrCreateConstantIndexOp(b, loc, keySeq);
+  if (!kvLens)
+    return capacity;
+  Value len = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      tensor::ExtractOp::create(b, loc, kvLens, batch));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, len, zero), capacity);
+}
+
+/// The dense `[B, Hkv, max_pages x page_size, X]` tensor (stored in
+/// `layout`) that a paged `pool` holds for the sequences of `table`: key j
+/// of sequence b is row `j mod page_size` of page `table[b, j floordiv
+/// page_size]`, and keys past the sequence's length are 0 (their pages are
+/// never read).
+Value gatherPages(OpBuilder &b, Location loc, const Problem &p, Value pool,
+                  Value table) {
+  unsigned seqDim = getSeqDim(p.layout), headsDim = getHeadsDim(p.layout);
+  auto poolType = cast<RankedTensorType>(pool.getType());
+  SmallVector<OpFoldResult> sizes = {
+      p.batch, b.getIndexAttr(poolType.getDimSize(headsDim)), p.keySeq,
+      b.getIndexAttr(poolType.getDimSize(3))};
+  if (p.layout == Layout::BSHD)
+    std::swap(sizes[1], sizes[2]);
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, poolType.getElementType());
+  Value pageSize = tensor::DimOp::create(b, loc, pool, seqDim);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             b.getMultiDimIdentityMap(4), SmallVector<IteratorType>(4, par),
+             [&](OpBuilder &b, Location loc, ValueRange) {
+               SmallVector<Value> at;
+               for (unsigned d = 0; d < 4; ++d)
+                 at.push_back(linalg::IndexOp::create(b, loc, d));
+               Value batch = at[0], j = at[seqDim];
+               Value inside =
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                         p.keysOf(b, loc, batch));
+               auto read = scf::IfOp::create(
+                   b, loc, inside,
+                   [&](OpBuilder &b, Location loc) {
+                     Value slot = tensor::ExtractOp::create(
+                         b, loc, table,
+                         ValueRange{batch, arith::DivUIOp::create(b, loc, j,
+                                                                  pageSize)});
+                     SmallVector<Value> from(at);
+                     from[0] = arith::IndexCastOp::create(
+                         b, loc, b.getIndexType(), slot);
+                     from[seqDim] = arith::RemUIOp::create(b, loc, j, pageSize);
+                     scf::YieldOp::create(
+                         b, loc,
+                         Value(tensor::ExtractOp::create(b, loc, pool, from)));
+                   },
+                   [&](OpBuilder &b, Location loc) {
+                     scf::YieldOp::create(
+                         b, loc,
+                         Value(arith::ConstantOp::create(
+                             b, loc,
+                             b.getZeroAttr(poolType.getElementType()))));
+                   });
+               linalg::YieldOp::create(b, loc, read.getResult(0));
+             })
+      .getResult(0);
+}
 
 template <typename OpTy>
 Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
@@ -54,6 +129,18 @@ Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
   p.batch = tensor::getMixedSize(b, loc, p.query, 0);
   p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
   p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));
+  if constexpr (!std::is_same_v<OpTy, AttentionGradOp>) {
+    p.kvLens = op.getKvLens();
+    if (Value table = op.getBlockTable()) {
+      p.keySeq = b.getIndexAttr(p.dims.keySeq);
+      if (ShapedType::isDynamic(p.dims.keySeq))
+        p.keySeq = Value(arith::MulIOp::create(
+            b, loc, tensor::DimOp::create(b, loc, table, 1),
+            tensor::DimOp::create(b, loc, p.key, getSeqDim(p.layout))));
+      p.key = gatherPages(b, loc, p, p.key, table);
+      p.value = gatherPages(b, loc, p, p.value, table);
+    }
+  }
   return p;
 }
 
@@ -147,11 +234,12 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
                                 Value(arith::AddFOp::create(b, loc, a[2], prod)));
       });
 
+  // Sk - Sq (bottom_right) or 0; per sequence, in the body, with kv_lens.
   Value diagOffset;
-  if (p.causal == CausalKind::BottomRight)
+  if (p.causal == CausalKind::BottomRight && !p.kvLens)
     diagOffset = arith::SubIOp::create(b, loc, index(b, loc, p.keySeq),
                                        index(b, loc, p.querySeq));
-  else
+  else if (!p.kvLens)
     diagOffset = arith::ConstantIndexOp::create(b, loc, 0);
 
   AffineMap id4 = b.getMultiDimIdentityMap(4);
@@ -174,10 +262,26 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
           s = arith::SelectOp::create(b, loc, a[1], s, ninf);
         else if (p.mask)
           s = arith::AddFOp::create(b, loc, s, toF32(b, loc, a[1]));
+        Value offset = diagOffset;
+        if (p.kvLens) {
+          // Keys past the sequence's own count are hidden, and its causal
+          // diagonal follows that count.
+          Value kj = linalg::IndexOp::create(b, loc, 3);
+          Value keys = p.keysOf(b, loc, linalg::IndexOp::create(b, loc, 0));
+          s = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kj,
+                                    keys),
+              s, ninf);
+          offset = p.causal == CausalKind::BottomRight
+                       ? Value(arith::SubIOp::create(b, loc, keys,
+                                                     index(b, loc, p.querySeq)))
+                       : Value(arith::ConstantIndexOp::create(b, loc, 0));
+        }
         if (p.causal != CausalKind::None) {
           Value qi = linalg::IndexOp::create(b, loc, 2);
           Value kj = linalg::IndexOp::create(b, loc, 3);
-          Value diag = arith::AddIOp::create(b, loc, qi, diagOffset);
+          Value diag = arith::AddIOp::create(b, loc, qi, offset);
           Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                                kj, diag);
           if (p.window) {
@@ -201,9 +305,19 @@ Value safeMax(OpBuilder &b, Location loc, Value m) {
   return arith::SelectOp::create(b, loc, isNegInf, constF32(b, loc, 0.0), m);
 }
 
-/// Whether key j (loop dim `jDim`) lies in split n (loop dim 0) of `chunk`
-/// keys.
-Value inSplit(OpBuilder &b, Location loc, Value chunk, unsigned jDim) {
+/// Whether key j (loop dim `jDim`) lies in split n (loop dim 0) of
+/// `numSplits`: chunks of ceil(Sk / N) keys, Sk the key count of sequence
+/// b (loop dim 1).
+Value inSplit(OpBuilder &b, Location loc, const Problem &p, int64_t numSplits,
+              unsigned jDim) {
+  Value nSplits = arith::ConstantIndexOp::create(b, loc, numSplits);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value keys = p.keysOf(b, loc, linalg::IndexOp::create(b, loc, 1));
+  Value chunk = arith::DivUIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc,
+                            arith::AddIOp::create(b, loc, keys, nSplits), one),
+      nSplits);
   Value n = linalg::IndexOp::create(b, loc, 0);
   Value j = linalg::IndexOp::create(b, loc, jDim);
   Value lo = arith::MulIOp::create(b, loc, n, chunk);
@@ -223,15 +337,6 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   const AttentionDims &d = p.dims;
   Value scores = buildScores(b, loc, p);
-
-  Value nSplits = arith::ConstantIndexOp::create(b, loc, numSplits);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value chunk = arith::DivUIOp::create(
-      b, loc,
-      arith::SubIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, index(b, loc, p.keySeq), nSplits),
-          one),
-      nSplits);
 
   SmallVector<OpFoldResult> statSizes = {b.getIndexAttr(numSplits), p.batch,
                                          b.getIndexAttr(d.queryHeads),
@@ -253,8 +358,8 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
         Value m = arith::MaximumFOp::create(b, loc, a[1], a[0]);
         linalg::YieldOp::create(
             b, loc,
-            Value(arith::SelectOp::create(b, loc, inSplit(b, loc, chunk, 4), m,
-                                          a[1])));
+            Value(arith::SelectOp::create(
+                b, loc, inSplit(b, loc, p, numSplits, 4), m, a[1])));
       });
 
   // exp(s - m) if key j is in split n, else 0.
@@ -262,8 +367,8 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
                     unsigned jDim) -> Value {
     Value pexp = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, s, safeMax(b, loc, m)));
-    return arith::SelectOp::create(b, loc, inSplit(b, loc, chunk, jDim), pexp,
-                                   constF32(b, loc, 0.0));
+    return arith::SelectOp::create(b, loc, inSplit(b, loc, p, numSplits, jDim),
+                                   pexp, constF32(b, loc, 0.0));
   };
 
   Value sums = generic(b, loc, filled(b, loc, statSizes, 0.0), {scores, maxes},
@@ -633,6 +738,15 @@ struct AttnDecomposePass
   void runOnOperation() override {
     Operation *root = getOperation();
     unsigned count = 0;
+    WalkResult packed = root->walk([&](AttentionOp op) {
+      if (!op.getQueryOffsets())
+        return WalkResult::advance();
+      op.emitOpError("attn-decompose: packed batches (query_offsets) are not "
+                     "lowered yet");
+      return WalkResult::interrupt();
+    });
+    if (packed.wasInterrupted())
+      return signalPassFailure();
     root->walk([&](Operation *op) {
       if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
         ++count;

@@ -9,6 +9,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <type_traits>
+
 #include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -76,8 +78,27 @@ struct AttentionConfig {
   CausalKind causal;
   std::optional<int64_t> window;
   double scale;
+  /// With a paged cache, `dims.keySeq` is the capacity max_pages x
+  /// page_size and `dims.batch` Q's batch (not the pools' page count).
   AttentionDims dims;
+  /// Per-sequence key counts (`kv_lens`), and K/V in pages (`block_table`)
+  /// of `pageSize` rows (ShapedType::kDynamic when the IR leaves it so).
+  bool kvLens = false, paged = false;
+  int64_t pageSize = 0;
+  /// Packed batches (`query_offsets`, `key_offsets`): `dims.batch` is the
+  /// sequence count, `dims.querySeq` (`keySeq`) the packed rows T (Tk).
+  bool packedQueries = false, packedKeys = false;
 };
+
+/// The sequence count of a packed batch with `offsets` (i32 [B + 1]).
+inline int64_t getPackedBatch(ShapedType offsets) {
+  int64_t n = offsets.getDimSize(0);
+  return ShapedType::isDynamic(n) || n < 1 ? ShapedType::kDynamic : n - 1;
+}
+
+/// The capacity of a paged cache, max_pages x page_size (dynamic when
+/// either is).
+int64_t getPagedCapacity(int64_t maxPages, int64_t pageSize);
 
 template <typename OpTy>
 AttentionConfig getAttentionConfig(OpTy op) {
@@ -88,6 +109,23 @@ AttentionConfig getAttentionConfig(OpTy op) {
   c.dims = getAttentionDims(c.layout, op.getQuery().getType(),
                             op.getKey().getType(), op.getValue().getType());
   c.scale = getEffectiveScale(op.getScale(), c.dims.headDim);
+  if constexpr (std::is_same_v<OpTy, AttentionOp>) {
+    if (Value offsets = op.getQueryOffsets()) {
+      c.packedQueries = true;
+      c.dims.batch = getPackedBatch(cast<ShapedType>(offsets.getType()));
+    }
+    c.packedKeys = static_cast<bool>(op.getKeyOffsets());
+  }
+  if constexpr (std::is_same_v<OpTy, AttentionOp> ||
+                std::is_same_v<OpTy, AttentionPartialOp>) {
+    c.kvLens = static_cast<bool>(op.getKvLens());
+    if (Value table = op.getBlockTable()) {
+      c.paged = true;
+      c.pageSize = c.dims.keySeq;
+      c.dims.keySeq = getPagedCapacity(
+          cast<ShapedType>(table.getType()).getDimSize(1), c.pageSize);
+    }
+  }
   return c;
 }
 

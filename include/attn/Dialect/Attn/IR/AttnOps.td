@@ -39,13 +39,57 @@ defvar Attn_CommonDescription = [{
     A query row that sees no key (fully masked) yields O = 0 and LSE = -inf.
 }];
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+// The per-sequence key counts and the paged KV cache of the forward and
+// split-KV ops.
+defvar Attn_KvCacheDescription = [{
+
+    KV cache operands (serving):
+    - `kv_lens` (i32 `[B]`): sequence b has `kv_lens[b]` keys, the first
+      ones of its K/V rows (Sk is then the capacity, the most keys a
+      sequence may have); a length outside `[0, Sk]` is clamped into it.
+      Causal alignment, the window and the split chunks are per sequence:
+      with `bottom_right`, query i of sequence b sees keys
+      `j <= i + kv_lens[b] - Sq`. A sequence of length 0 gives O = 0 and
+      LSE = -inf.
+    - `block_table` (i32 `[B, max_pages]`, needs `kv_lens`): K and V are
+      page pools, logical `[P, Hkv, page_size, D]` and `[P, Hkv, page_size,
+      Dv]` stored in the op's layout (with `bshd`, `[P, page_size, Hkv, D]`:
+      vLLM's and FlashInfer's cache). Key j of sequence b is row
+      `j mod page_size` of page `block_table[b, j floordiv page_size]`; the
+      capacity Sk is `max_pages * page_size`. Entries that a sequence's
+      length reaches must lie in `[0, P)`; the others are never read.
+}];
+
+// Packed (variable-length) batches of attn.attention.
+defvar Attn_VarlenDescription = [{
+
+    Packed batches (variable-length prefill, FlashAttention's varlen):
+    - `query_offsets` (i32 `[B + 1]`): Q, O and LSE hold the B sequences
+      back to back: Q is `[1, Hq, T, D]` stored in the op's layout
+      (`[1, T, Hq, D]` in bshd, FlashAttention's `[T, Hq, D]`), O likewise,
+      LSE `[1, Hq, T]`; sequence b's queries are rows
+      `[query_offsets[b], query_offsets[b + 1])`. B is the offsets' size
+      minus 1.
+    - `key_offsets` (i32 `[B + 1]`, needs `query_offsets`): K and V are
+      packed too (`[1, Hkv, Tk, D]`); sequence b's keys are rows
+      `[key_offsets[b], key_offsets[b + 1])`. Without it, the keys come from
+      `kv_lens` (with or without a block table) or are dense `[B, Hkv, Sk,
+      D]`.
+    Sq and Sk, for the causal alignment and the window, are each
+    sequence's own. The offsets must start at 0, never decrease and end at
+    T (Tk); offsets outside `[0, T]` are clamped into it, and rows that no
+    sequence covers are left unspecified (the kernels do not write them).
+    A packed batch takes no mask operand.
+}];
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled-dot-product attention: softmax(scale Q K^T + mask) V";
   let description = !strconcat([{
     Computes `O = softmax(scale * Q K^T + mask) V` and, when a second result
     is present, the natural-log log-sum-exp of each score row,
     `LSE = m + log(l)` (f32, shape `[B, Hq, Sq]`).
-  }], Attn_CommonDescription, [{
+  }], Attn_CommonDescription, Attn_KvCacheDescription, Attn_VarlenDescription,
+  [{
 
     Example:
 
@@ -59,17 +103,27 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     AnyRankedTensor:$query,
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
+    Optional<RankedTensorOf<[I32]>>:$query_offsets,
+    Optional<RankedTensorOf<[I32]>>:$key_offsets,
+    Optional<RankedTensorOf<[I32]>>:$kv_lens,
+    Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask), Attn_CommonAttrs);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    $query `,` $key `,` $value
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
+    (`key_offsets` `(` $key_offsets^ `:` type($key_offsets) `)`)?
+    (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }
 
-def Attn_AttentionPartialOp : Attn_Op<"attention_partial", [Pure]> {
+def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
+    [Pure, AttrSizedOperandSegments]> {
   let summary = "attention over each of `num_splits` key/value chunks (split-KV)";
   let description = !strconcat([{
     The first half of split-KV (Flash-Decoding) attention. The keys are cut
@@ -81,8 +135,10 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial", [Pure]> {
     merges the chunks into the full attention.
 
     Results are f32 and always ordered `[num_splits, B, Hq, Sq, Dv]` and
-    `[num_splits, B, Hq, Sq]`, whatever the layout of the operands.
-  }], Attn_CommonDescription, [{
+    `[num_splits, B, Hq, Sq]`, whatever the layout of the operands. With
+    `kv_lens` the chunks are per sequence: `ceil(kv_lens[b] / num_splits)`
+    keys each.
+  }], Attn_CommonDescription, Attn_KvCacheDescription, [{
 
     Example:
 
@@ -96,12 +152,17 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial", [Pure]> {
     AnyRankedTensor:$query,
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
+    Optional<RankedTensorOf<[I32]>>:$kv_lens,
+    Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask,
     I64Attr:$num_splits), Attn_CommonAttrs);
   let results = (outs AnyRankedTensor:$partial_output,
                       AnyRankedTensor:$partial_lse);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    $query `,` $key `,` $value
+    (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($partial_output) `,` type($partial_lse)
   }];

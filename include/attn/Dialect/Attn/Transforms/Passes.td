@@ -18,7 +18,8 @@ def AttnDecomposePass : Pass<"attn-decompose"> {
     Example: `attn-opt --attn-decompose input.mlir`.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "math::MathDialect", "tensor::TensorDialect"];
+                           "math::MathDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
   let statistics = [
     Statistic<"numDecomposed", "num-decomposed", "Number of attn ops decomposed">
   ];
