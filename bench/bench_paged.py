@@ -3,7 +3,10 @@
 
 Decode over a paged KV cache (attn_decode_paged, vLLM's layout) on batches
 whose lengths vary tenfold, against the two ways to run the same batch
-without pages: (a) attn's contiguous decode (attn_decode) on a dense cache
+without pages: (e) attn's contiguous decode (attn_decode) on a dense cache
+of the same total keys, every sequence at the mean length (the same bytes
+read, no padding: paged / even is the cost of the pages), (a) attn_decode
+on a dense cache
 that holds the same keys, each sequence padded with zeros to the longest
 (it reads the padding too, and cannot hide it: only the longest sequence's
 output is comparable), and (b) PyTorch SDPA on that padded cache with a
@@ -56,7 +59,7 @@ from bench_attention import (Timer, copy_bandwidth, cuda_device,  # noqa: E402
 
 HQ, HKV, D = 32, 8, 128
 DTYPE = torch.bfloat16
-IMPLS = ["paged", "dense", "sdpa"]
+IMPLS = ["paged", "even", "dense", "sdpa"]
 CHECK_TOLERANCE = 2e-2  # ||a - b|| / ||b|| for bf16 outputs
 
 CONFIGS_FULL = [(b, mean, page) for b in (8, 64) for mean in (4096, 16384)
@@ -105,11 +108,17 @@ def build_set(b, mean, page, gen, device="cuda"):
         v_dense[i, :, :n] = v_pages[pages, keys % page].permute(1, 0, 2)
     keep = torch.arange(s_max, device=device)[None, :] < torch.tensor(
         lens, device=device)[:, None]
+    # The same number of keys as one contiguous cache: every sequence at
+    # the mean length (attn_decode's best case, no padding to read).
+    even = max(1, round(sum(lens) / b))
+    k_even = torch.randn((b, HKV, even, D), dtype=DTYPE, device=device)
+    v_even = torch.randn_like(k_even)
     return dict(lens=lens, q=torch.randn((b, HQ, 1, D), dtype=DTYPE,
                                          device=device),
                 k_pages=k_pages, v_pages=v_pages, table=table,
                 kv_lens=torch.tensor(lens, dtype=torch.int32, device=device),
                 k_dense=k_dense, v_dense=v_dense, mask=keep[:, None, None],
+                k_even=k_even, v_even=v_even,
                 out=torch.empty((b, HQ, 1, D), dtype=DTYPE, device=device))
 
 
@@ -118,7 +127,7 @@ def set_bytes(b, mean, page):
     pages), the padded cache (S_max = 20 mean / 11) and the mask."""
     token = HKV * 2 * D * 2
     pooled = b * (mean + page) * token
-    padded = b * (20 * mean // 11 + 1) * token
+    padded = b * (20 * mean // 11 + 1) * token + b * mean * token
     return pooled + padded + b * (20 * mean // 11 + 1)
 
 
@@ -140,8 +149,14 @@ def make_calls(module, sets):
     """Per implementation, one call per input set, with every buffer
     (outputs, workspaces) allocated here: the calls allocate nothing, so
     that a CUDA graph can capture them."""
-    paged, dense, peer = [], [], []
+    paged, even, dense, peer = [], [], [], []
     for s in sets:
+        s["even_out"] = torch.empty_like(s["out"])
+        s["even_ws"] = module.decode_workspace(s["q"], s["k_even"],
+                                               s["v_even"])
+        even.append(lambda s=s: module.decode(
+            s["q"], s["k_even"], s["v_even"], out=s["even_out"],
+            workspace=s["even_ws"]))
         s["paged_ws"] = module.decode_paged_workspace(
             s["q"], s["k_pages"], s["v_pages"], s["table"], s["kv_lens"],
             kv_layout="bshd")
@@ -155,7 +170,7 @@ def make_calls(module, sets):
             s["q"], s["k_dense"], s["v_dense"], out=s["dense_out"],
             workspace=s["dense_ws"]))
         peer.append(lambda s=s: sdpa(s))
-    return dict(paged=paged, dense=dense, sdpa=peer)
+    return dict(paged=paged, even=even, dense=dense, sdpa=peer)
 
 
 def capture(call):
@@ -261,12 +276,16 @@ def bench_config(module, timer, b, mean, page, l2, copy_gbs, graphs, seed):
         sets[0]["table"], sets[0]["kv_lens"], kv_layout="bshd")
     row["checks"], row["check_ok"] = check(module, sets, calls)
     results = {}
+    # "even" reads its own keys: B x the mean length (the same count up
+    # to rounding).
+    even_keys = sets[0]["k_even"].shape[2] * b
+    impl_bytes = dict(even=even_keys * HKV * (D + D) * 2 + qo_bytes)
     for name in IMPLS:
         entry = time_impl(timer, calls[name], graphs)
         for mode in ("eager", "graph"):
             if entry.get(mode):
-                entry[mode + "_gbs"] = row["bytes"] / (entry[mode] * 1e-3) \
-                    / 1e9
+                entry[mode + "_gbs"] = impl_bytes.get(name, row["bytes"]) / (
+                    entry[mode] * 1e-3) / 1e9
         results[name] = entry
     row["results"] = results
     row["copy_gbs"] = copy_gbs
@@ -279,9 +298,10 @@ def bench_config(module, timer, b, mean, page, l2, copy_gbs, graphs, seed):
 #===------------------------------------------------------------------------===#
 
 
-HEADER = "%-3s %6s %5s %12s | %7s %7s %7s | %7s %7s %7s | %5s %5s | %s" % (
-    "B", "mean", "page", "lens", "paged", "dense", "sdpa", "paged", "dense",
-    "sdpa", "x dn", "x sd", "check")
+HEADER = ("%-3s %6s %5s %12s | %7s %7s %7s %7s | %7s %7s %7s %7s | %5s %5s"
+          " %5s | %s") % (
+    "B", "mean", "page", "lens", "paged", "even", "dense", "sdpa", "paged",
+    "even", "dense", "sdpa", "x ev", "x dn", "x sd", "check")
 
 
 def cell(entry, key):
@@ -301,12 +321,14 @@ def print_row(row):
         b = r[other].get(mode + "_gbs")
         return "%5.2f" % (a / b) if a and b else "%5s" % "-"
 
-    print("%s %12s | %s %s %s | %s %s %s | %s %s | %s (splits %d)" % (
+    print("%s %12s | %s %s %s %s | %s %s %s %s | %s %s %s | %s (splits %d)" % (
         prefix, "%d..%d" % (row["lens_min"], row["lens_max"]),
-        cell(r["paged"], "eager_gbs"), cell(r["dense"], "eager_gbs"),
-        cell(r["sdpa"], "eager_gbs"), cell(r["paged"], "graph_gbs"),
+        cell(r["paged"], "eager_gbs"), cell(r["even"], "eager_gbs"),
+        cell(r["dense"], "eager_gbs"), cell(r["sdpa"], "eager_gbs"),
+        cell(r["paged"], "graph_gbs"), cell(r["even"], "graph_gbs"),
         cell(r["dense"], "graph_gbs"), cell(r["sdpa"], "graph_gbs"),
-        ratio("graph", "dense"), ratio("graph", "sdpa"),
+        ratio("graph", "even"), ratio("graph", "dense"),
+        ratio("graph", "sdpa"),
         "ok" if row["check_ok"] else "MISMATCH: " + "; ".join(
             row["checks"].values()), row["splits"]), flush=True)
     for name in IMPLS:
@@ -355,7 +377,8 @@ def main():
                    for c in args.configs.split(",")]
     print("\nbf16, Hq=%d Hkv=%d D=%d, one query token; GB/s of the K/V a "
           "paged decode reads (sum of lengths) + q + o; eager | CUDA graph "
-          "of one step; x dn, x sd = paged / dense, paged / sdpa (graphs)"
+          "of one step; x ev, x dn, x sd = paged / even, dense, sdpa "
+          "(graphs)"
           % (HQ, HKV, D))
     print(HEADER)
     report = dict(device=props.name, torch=torch.__version__,
@@ -376,7 +399,7 @@ def main():
     mismatches = sum(not r["check_ok"] for r in timed)
     print("\n%d configurations timed in %.0fs; %d output mismatches" % (
         len(timed), time.time() - started, mismatches))
-    for other in ("dense", "sdpa"):
+    for other in ("even", "dense", "sdpa"):
         ratios = [r["results"]["paged"]["graph_gbs"] /
                   r["results"][other]["graph_gbs"] for r in timed
                   if r["results"]["paged"].get("graph_gbs")

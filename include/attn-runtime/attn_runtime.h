@@ -177,11 +177,13 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * p < ceil(kv_lens[b] / page_size) (nothing checks it on the device yet:
  * docs/Runtime.md); the kernel clamps each kv_lens[b] to
  * [0, max_pages * page_size], and a sequence of length 0 gets O = 0 and
- * LSE = -inf. The split count is attn_decode's for Sk = max_pages *
- * page_size (the capacity; each split covers ceil(kv_lens[b] / N) keys of
- * its sequence), and the workspace attn_decode_workspace_size(q, v_cache,
- * n): v_cache only gives Dv there. max_pages * page_size must be below
- * 2^31 (kv_lens cannot count more keys). */
+ * LSE = -inf. Each split covers ceil(kv_lens[b] / N) keys of its
+ * sequence; the default split count comes from the capacity Sk = max_pages
+ * * page_size, B * Hkv and the SMs, with more splits than attn_decode
+ * takes for B > 1, since ragged lengths leave the longest sequence's
+ * splits for last (docs/Runtime.md); the workspace
+ * attn_decode_workspace_size(q, v_cache, n): v_cache only gives Dv there.
+ * max_pages * page_size must be below 2^31 (kv_lens cannot count more keys). */
 ATTN_RUNTIME_API attn_status attn_decode_paged(
     attn_module *module, const attn_tensor *q, const attn_tensor *k_cache,
     const attn_tensor *v_cache, const attn_tensor *block_table,

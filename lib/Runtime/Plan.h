@@ -163,6 +163,17 @@ ATTN_RUNTIME_API int64_t defaultSplits(int smCount, int64_t batch,
                                        int64_t headsKv, int64_t seqK,
                                        int64_t blockKv);
 
+/// The split count of a paged decode call (lengths on the device, unknown
+/// here; `seqK` the capacity): the count with the least modelled time,
+/// (CTAs x (half the capacity's tiles / splits + 2)) / SMs for the work of
+/// a batch whose sequences fill half their capacity on average, plus half
+/// a full sequence's split (tiles / splits + 2) for the tail that ragged
+/// lengths leave; at most one split per key tile. One sequence (B = 1)
+/// takes defaultSplits().
+ATTN_RUNTIME_API int64_t pagedDefaultSplits(int smCount, int64_t batch,
+                                            int64_t headsKv, int64_t seqK,
+                                            int64_t blockKv);
+
 /// attn_decode_splits() (attn_decode_paged_splits() for a paged call) for
 /// a module with `smCount` SMs: the split count a decode call with these
 /// inputs uses, or the error it would fail with.

@@ -936,6 +936,16 @@ int runDecode() {
         static_cast<long long>(s[0]), static_cast<long long>(s[1]),
         static_cast<long long>(s[2]),
         static_cast<long long>(defaultSplits(132, s[0], s[1], s[2], 64)));
+  // The paged model, Sk the capacity: (B, Hkv, Sk).
+  const int64_t pagedShapes[][3] = {
+      {8, 8, 7456},   {8, 8, 29792},  {64, 8, 29792}, {64, 8, 7552},
+      {1, 8, 131072}, {256, 8, 4096}, {1, 1, 1},      {INT64_MAX, 8, 4096}};
+  for (const auto &s : pagedShapes)
+    std::printf(
+        "paged-default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
+        static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+        static_cast<long long>(s[2]),
+        static_cast<long long>(pagedDefaultSplits(132, s[0], s[1], s[2], 64)));
   {
     DecodeArgs a(1, 32, 1000);
     for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
