@@ -127,12 +127,13 @@ std::string Case::parse(const std::string &text) {
       ok = !val.empty() && val.size() <= 4 &&
            val.find_first_not_of("bhqk1") == std::string::npos;
     } else if (key == "kill-rows" || key == "lse" || key == "dynamic" ||
-               key == "kv-lens") {
+               key == "kv-lens" || key == "packed") {
       int64_t v;
       ok = num(v) && (v == 0 || v == 1);
       (key == "kill-rows" ? killRows
        : key == "lse"     ? lse
        : key == "dynamic" ? dynamic
+       : key == "packed"  ? packed
                           : kvLens) = v;
     } else if (key == "page-size") {
       ok = num(pageSize) && pageSize >= 1;
@@ -170,6 +171,10 @@ std::string Case::validate() const {
     return "splits only applies to op=split";
   if (op == "grad" && kvLens)
     return "kv-lens and page-size apply to op=attention and op=split";
+  if (packed && op != "attention")
+    return "packed applies to op=attention";
+  if (packed && mask != MaskKind::None)
+    return "a packed batch takes no mask";
   std::string canon = "bhqk";
   for (size_t i = 0; i < maskShape.size(); ++i) {
     char c = maskShape[i];
@@ -215,6 +220,8 @@ std::string Case::str() const {
     os << " page-size=" << pageSize;
   else if (kvLens)
     os << " kv-lens=1";
+  if (packed)
+    os << " packed=1";
   os << " dynamic=" << dynamic << " seed=" << seed;
   return os.str();
 }
@@ -254,6 +261,8 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
     c.pageSize = rng() % 2 ? pick({1, 4, 16, range(1, 40)}) : 0;
     c.roundKeysToPages();
   }
+  if (c.op == "attention" && c.mask == MaskKind::None && rng() % 3 == 0)
+    c.packed = true;
   c.seed = rng() % 100000;
   return c;
 }
@@ -262,16 +271,60 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
 // IR
 //===----------------------------------------------------------------------===//
 
+std::vector<int64_t> Case::packedCounts(bool keys) const {
+  std::mt19937_64 rng(seed * 7919 + (keys ? 2 : 1));
+  int64_t most = keys ? sk : sq;
+  std::vector<int64_t> counts(b);
+  for (int64_t &n : counts) {
+    uint64_t r = rng() % 5;
+    n = r == 0 ? 0 : r == 1 ? most : 1 + int64_t(rng() % most);
+  }
+  // At least one row in all.
+  if (std::all_of(counts.begin(), counts.end(), [](int64_t n) { return !n; }))
+    counts.back() = most;
+  return counts;
+}
+
+std::vector<int64_t> Case::offsetsOf(const std::vector<int64_t> &counts) {
+  std::vector<int64_t> offsets = {0};
+  for (int64_t n : counts)
+    offsets.push_back(offsets.back() + n);
+  return offsets;
+}
+
 std::string Case::toIR() const {
   std::string elt = dtypeName(dtype);
-  auto stored = [&](int64_t heads, int64_t seq, int64_t last, std::string e) {
-    std::vector<int64_t> shape = {b, bshd ? seq : heads, bshd ? heads : seq, last};
+  auto storedIn = [&](int64_t batch, int64_t heads, int64_t seq, int64_t last,
+                      std::string e) {
+    std::vector<int64_t> shape = {batch, bshd ? seq : heads, bshd ? heads : seq,
+                                  last};
     std::vector<bool> dyn = {dynamic, dynamic && bshd, dynamic && !bshd, false};
     return tensorType(shape, dyn, e);
+  };
+  auto stored = [&](int64_t heads, int64_t seq, int64_t last, std::string e) {
+    return storedIn(b, heads, seq, last, e);
   };
   std::string qT = stored(hq, sq, d, elt), kT = stored(hkv, sk, d, elt),
               vT = stored(hkv, sk, dv, elt), oT = stored(hq, sq, dv, elt);
   std::string lseT = tensorType({b, hq, sq}, {dynamic, false, dynamic}, "f32");
+  // A packed batch: its sequences back to back in one, and their offsets.
+  std::string packedUse, packedArgs;
+  if (packed) {
+    int64_t t = offsetsOf(packedCounts(false)).back();
+    std::string offsetsT = tensorType({b + 1}, {dynamic}, "i32");
+    qT = storedIn(1, hq, t, d, elt);
+    oT = storedIn(1, hq, t, dv, elt);
+    lseT = tensorType({1, hq, t}, {dynamic, false, dynamic}, "f32");
+    packedUse = " query_offsets(%qoff : " + offsetsT + ")";
+    packedArgs = ", %qoff: " + offsetsT;
+    if (packedKeys()) {
+      int64_t tk = offsetsOf(packedCounts(true)).back();
+      kT = storedIn(1, hkv, tk, d, elt);
+      vT = storedIn(1, hkv, tk, dv, elt);
+      packedUse += " key_offsets(%koff : " + offsetsT + ")";
+      packedArgs += ", %koff: " + offsetsT;
+    }
+  }
 
   std::string maskT;
   if (mask != MaskKind::None) {
@@ -331,6 +384,8 @@ std::string Case::toIR() const {
     maskUse = cache + maskUse;
     maskArg = args + maskArg;
   }
+  maskUse = packedUse + maskUse;
+  maskArg = packedArgs + maskArg;
 
   std::ostringstream ir;
   if (op == "attention") {
@@ -448,6 +503,69 @@ reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
 }
 } // namespace
 
+namespace {
+/// Rows i < counts[b] of every sequence b of a logical [B, H, S, X]
+/// tensor, back to back in a packed [1, H, T, X] one stored in the case's
+/// layout.
+HostTensor packHost(const Case &c, const std::vector<double> &dense,
+                    const std::vector<int64_t> &counts, int64_t heads,
+                    int64_t seq, int64_t last, DType dtype) {
+  std::vector<int64_t> offsets = Case::offsetsOf(counts);
+  int64_t t = offsets.back();
+  HostTensor packed(dtype, {1, c.bshd ? t : heads, c.bshd ? heads : t, last});
+  for (int64_t s = 0; s < c.b; ++s)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < counts[s]; ++i) {
+        int64_t row = offsets[s] + i;
+        int64_t to = c.bshd ? row * heads + h : h * t + row;
+        for (int64_t x = 0; x < last; ++x)
+          packed.set(to * last + x,
+                     dense[((s * heads + h) * seq + i) * last + x]);
+      }
+  return packed;
+}
+
+/// The logical [B, H, S, X] tensor of a packed one (0 past each
+/// sequence's rows).
+std::vector<double> unpackHost(const Case &c, const HostTensor &packed,
+                               const std::vector<int64_t> &counts,
+                               int64_t heads, int64_t seq, int64_t last) {
+  std::vector<int64_t> offsets = Case::offsetsOf(counts);
+  int64_t t = offsets.back();
+  std::vector<double> dense(c.b * heads * seq * last, 0.0);
+  for (int64_t s = 0; s < c.b; ++s)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < counts[s]; ++i) {
+        int64_t row = offsets[s] + i;
+        int64_t from = c.bshd ? row * heads + h : h * t + row;
+        for (int64_t x = 0; x < last; ++x)
+          dense[((s * heads + h) * seq + i) * last + x] =
+              packed.get(from * last + x);
+      }
+  return dense;
+}
+
+/// Rows i < counts[b] of a logical [B, H, S(, X)] result, packed as the op
+/// returns it: O [1, H, T, X] in the case's layout, LSE [1, H, T].
+std::vector<double> packResult(const Case &c, const std::vector<double> &dense,
+                               const std::vector<int64_t> &counts,
+                               int64_t heads, int64_t seq, int64_t last,
+                               bool inLayout) {
+  std::vector<int64_t> offsets = Case::offsetsOf(counts);
+  int64_t t = offsets.back();
+  std::vector<double> packed(heads * t * last, 0.0);
+  for (int64_t s = 0; s < c.b; ++s)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < counts[s]; ++i) {
+        int64_t row = offsets[s] + i;
+        int64_t to = inLayout && c.bshd ? row * heads + h : h * t + row;
+        for (int64_t x = 0; x < last; ++x)
+          packed[to * last + x] = dense[((s * heads + h) * seq + i) * last + x];
+      }
+  return packed;
+}
+} // namespace
+
 std::vector<HostTensor> Case::makeInputs() const {
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> in;
@@ -492,6 +610,26 @@ std::vector<HostTensor> Case::makeInputs() const {
     for (int64_t i = 0; i < lT.numElements(); ++i)
       lT.set(i, l[i]);
     in.push_back(lT);
+  }
+  if (packed) {
+    // The sequences back to back: Q (and K, V without kv_lens) packed to
+    // their counts, and the offsets.
+    auto offsets = [&](const std::vector<int64_t> &counts) {
+      std::vector<int64_t> o = offsetsOf(counts);
+      HostTensor t(DType::I32, {b + 1});
+      for (int64_t i = 0; i <= b; ++i)
+        t.set(i, o[i]);
+      return t;
+    };
+    std::vector<int64_t> qc = packedCounts(false);
+    in[0] = packHost(*this, logical(*this, in[0]), qc, hq, sq, d, dtype);
+    in.push_back(offsets(qc));
+    if (packedKeys()) {
+      std::vector<int64_t> kc = packedCounts(true);
+      in[1] = packHost(*this, logical(*this, in[1]), kc, hkv, sk, d, dtype);
+      in[2] = packHost(*this, logical(*this, in[2]), kc, hkv, sk, dv, dtype);
+      in.push_back(offsets(kc));
+    }
   }
   if (kvLens) {
     // Lengths from 0 to sk, the ends of the range among them.
@@ -551,10 +689,14 @@ namespace {
 /// sequence's length are 0; the reference hides them).
 std::vector<double>
 denseKeysOrValues(const Case &c, const std::vector<HostTensor> &in, int which) {
+  int64_t last = which == 1 ? c.d : c.dv;
+  if (c.packedKeys())
+    return unpackHost(c, in[which], c.packedCounts(true), c.hkv, c.sk, last);
   if (!c.pageSize)
     return logical(c, in[which]);
-  int64_t last = which == 1 ? c.d : c.dv;
-  const HostTensor &pool = in[which], &lens = in[3], &table = in[4];
+  size_t lensAt = c.packed ? 4 : 3;
+  const HostTensor &pool = in[which], &lens = in[lensAt],
+                   &table = in[lensAt + 1];
   std::vector<double> dense(c.b * c.hkv * c.sk * last, 0.0);
   for (int64_t s = 0; s < c.b; ++s)
     for (int64_t j = 0; j < lens.get(s); ++j) {
@@ -575,12 +717,28 @@ denseKeysOrValues(const Case &c, const std::vector<HostTensor> &in, int which) {
 std::vector<std::vector<double>>
 Case::expectedOutputs(const std::vector<HostTensor> &in) const {
   reference::Problem p = problemOf(*this, in);
-  std::vector<double> q = logical(*this, in[0]),
+  std::vector<double> q = packed ? unpackHost(*this, in[0], packedCounts(false),
+                                              hq, sq, d)
+                                 : logical(*this, in[0]),
                       k = denseKeysOrValues(*this, in, 1),
                       v = denseKeysOrValues(*this, in, 2);
   if (kvLens)
     for (int64_t s = 0; s < b; ++s)
-      p.keyLens.push_back(static_cast<int64_t>(in[3].get(s)));
+      p.keyLens.push_back(static_cast<int64_t>(in[packed ? 4 : 3].get(s)));
+  if (packedKeys())
+    p.keyLens = packedCounts(true);
+  if (packed) {
+    // O and LSE of each sequence's own queries, packed.
+    p.queryLens = packedCounts(false);
+    std::vector<double> o, l;
+    reference::attention(p, q, k, v, o, l);
+    std::vector<std::vector<double>> out = {
+        packResult(*this, o, p.queryLens, hq, sq, dv, /*inLayout=*/true)};
+    if (lse)
+      out.push_back(
+          packResult(*this, l, p.queryLens, hq, sq, 1, /*inLayout=*/false));
+    return out;
+  }
   std::vector<std::vector<double>> out;
   if (op == "grad") {
     std::vector<double> dq, dk, dv_;

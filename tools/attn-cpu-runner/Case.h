@@ -43,6 +43,10 @@ struct Case {
   /// in random page order (the block table).
   bool kvLens = false;
   int64_t pageSize = 0;
+  /// A packed batch (op=attention): the queries of each sequence (0 to sq,
+  /// from the seed) back to back, with query_offsets; without kv_lens the
+  /// keys (0 to sk each) too, with key_offsets.
+  bool packed = false;
   uint64_t seed = 1;
 
   /// Pages per sequence (ceil(sk / pageSize)) and in the pool (two spare
@@ -54,6 +58,13 @@ struct Case {
     if (pageSize > 0 && sk > 0)
       sk = maxPages() * pageSize;
   }
+
+  /// A packed case's query and key counts per sequence (drawn from the
+  /// seed, 0 and the maxima among them), and their offsets.
+  std::vector<int64_t> packedCounts(bool keys) const;
+  static std::vector<int64_t> offsetsOf(const std::vector<int64_t> &counts);
+  /// Whether K and V are packed too (key_offsets).
+  bool packedKeys() const { return packed && !kvLens; }
 
   /// Parses `key=value` words; returns an error message or "".
   std::string parse(const std::string &text);

@@ -28,7 +28,8 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
   Index4 ki{p.kvHeads, p.keySeq, p.headDim};
   int64_t kvh = h / (p.queryHeads / p.kvHeads);
   int64_t keys = p.keysOf(b);
-  int64_t diag = i + (p.causal == Causal::BottomRight ? keys - p.querySeq : 0);
+  int64_t diag =
+      i + (p.causal == Causal::BottomRight ? keys - p.queriesOf(b) : 0);
   std::vector<double> s(p.keySeq);
   for (int64_t j = 0; j < p.keySeq; ++j) {
     double dot = 0;

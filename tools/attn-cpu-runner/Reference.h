@@ -31,9 +31,15 @@ struct Problem {
   /// every sequence. Keys past a sequence's count are hidden, and its
   /// causal diagonal and split chunks follow its count.
   std::vector<int64_t> keyLens;
+  /// Per-sequence query counts in [0, Sq] (a packed batch); empty: Sq.
+  /// The causal diagonal follows them; queries past them are not read.
+  std::vector<int64_t> queryLens;
 
   int64_t keysOf(int64_t b) const {
     return keyLens.empty() ? keySeq : keyLens[b];
+  }
+  int64_t queriesOf(int64_t b) const {
+    return queryLens.empty() ? querySeq : queryLens[b];
   }
 };
 

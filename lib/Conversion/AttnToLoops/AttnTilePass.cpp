@@ -61,10 +61,7 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "deterministic attention_grad ops with destination "
                            "buffers and a row statistics buffer");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AttentionOp>([&](AttentionOp op) -> LogicalResult {
-        if (op.getQueryOffsets())
-          return op.emitOpError("attn-tile: packed batches (query_offsets) "
-                                "are not lowered yet");
+      .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);
       })
       .Case<AttentionPartialOp>([&](AttentionPartialOp op) {

@@ -186,20 +186,32 @@ SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
   return llvm::to_vector(forall.getInductionVars());
 }
 
-RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc,
-                                   const Problem &p, int64_t blockQ) {
+RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
+                                   int64_t blockQ, Problem *seq) {
   IndexMath ix{b, loc};
   Value tiles = ix.ceilDiv(p.querySeq, ix.c(blockQ));
   SmallVector<Value> ivs = beginForall(
       b, loc, {p.batch, p.queryHeads, tiles},
       {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
+  Value querySeq = p.querySeq;
+  if (seq) {
+    *seq = p.forBatch(b, loc, ivs[0]);
+    querySeq = seq->querySeq;
+  }
   Value tile = ivs[2];
-  if (p.causal != CausalKind::None)
+  if (p.causal != CausalKind::None && p.queryOffsets) {
+    // The sequence's own tiles last first; the grid's others are empty.
+    Value own = ix.ceilDiv(querySeq, ix.c(blockQ));
+    tile = ix.select(ix.cmp(arith::CmpIPredicate::slt, tile, own),
+                     ix.sub(ix.sub(own, ix.c(1)), tile), tile);
+  } else if (p.causal != CausalKind::None) {
     tile = ix.sub(ix.sub(tiles, ix.c(1)), tile);
+  }
   Value q0 = ix.mul(tile, ix.c(blockQ));
-  return RowTile{ivs[0], ivs[1], q0,
-                 ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)),
-                 /*packed=*/false};
+  Value rows = ix.min(ix.c(blockQ), ix.sub(querySeq, q0));
+  if (p.queryOffsets)
+    rows = ix.max(rows, ix.c(0));
+  return RowTile{ivs[0], ivs[1], q0, rows, /*packed=*/false};
 }
 
 //===----------------------------------------------------------------------===//
@@ -231,6 +243,14 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
   p.batch = dimOf(p.query, 0);
   p.querySeq = dimOf(p.query, seqDim);
   p.keySeq = dimOf(p.key, seqDim);
+  if constexpr (std::is_same_v<OpTy, AttentionOp>) {
+    if (Value offsets = op.getQueryOffsets()) {
+      p.queryOffsets = toReadOnlyBuffer(b, loc, offsets);
+      p.batch = ix.sub(dimOf(p.queryOffsets, 0), ix.c(1));
+    }
+    if (Value offsets = op.getKeyOffsets())
+      p.keyOffsets = toReadOnlyBuffer(b, loc, offsets);
+  }
   if constexpr (!std::is_same_v<OpTy, AttentionGradOp>) {
     if (Value lens = op.getKvLens())
       p.kvLens = toReadOnlyBuffer(b, loc, lens);
@@ -273,21 +293,67 @@ static Value indexOf(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
+/// Rows [begin, end) of sequence `batch` of a packed buffer of `rows`
+/// rows: offsets[batch] and offsets[batch + 1], clamped into [0, rows] and
+/// never decreasing, so that no offset the device holds reads past it.
+static std::pair<Value, Value>
+packedRows(OpBuilder &b, Location loc, Value offsets, Value batch, Value rows) {
+  IndexMath ix{b, loc};
+  auto clamped = [&](Value i, Value lo) {
+    Value v = indexOf(b, loc, memref::LoadOp::create(b, loc, offsets, i));
+    return ix.min(ix.max(v, lo), rows);
+  };
+  Value begin = clamped(batch, ix.c(0));
+  return {begin, clamped(ix.add(batch, ix.c(1)), begin)};
+}
+
 Problem Problem::forBatch(OpBuilder &b, Location loc, Value batch) const {
-  if (!kvLens)
+  if (!kvLens && !queryOffsets)
     return *this;
   IndexMath ix{b, loc};
   Problem p = *this;
-  Value len = indexOf(b, loc, memref::LoadOp::create(b, loc, kvLens, batch));
-  // Clamped, so that no length the device holds reads past the cache.
-  p.keySeq = ix.min(ix.max(len, ix.c(0)), keySeq);
+  if (queryOffsets) {
+    auto [begin, end] = packedRows(b, loc, queryOffsets, batch, querySeq);
+    p.queryBase = begin;
+    p.querySeq = ix.sub(end, begin);
+  }
+  if (keyOffsets) {
+    auto [begin, end] = packedRows(b, loc, keyOffsets, batch, keySeq);
+    p.keyBase = begin;
+    p.keySeq = ix.sub(end, begin);
+  } else if (kvLens) {
+    Value len = indexOf(b, loc, memref::LoadOp::create(b, loc, kvLens, batch));
+    // Clamped, so that no length the device holds reads past the cache.
+    p.keySeq = ix.min(ix.max(len, ix.c(0)), keySeq);
+  }
   if (causal == CausalKind::BottomRight)
-    p.diagOffset = ix.sub(p.keySeq, querySeq);
+    p.diagOffset = ix.sub(p.keySeq, p.querySeq);
   return p;
+}
+
+SmallVector<Value> Problem::queryIndices(OpBuilder &b, Location loc,
+                                         Value batch, Value head,
+                                         Value i) const {
+  if (!queryOffsets)
+    return storedIndices(layout, batch, head, i);
+  IndexMath ix{b, loc};
+  return storedIndices(layout, ix.c(0), head, ix.add(queryBase, i));
+}
+
+SmallVector<Value> Problem::lseIndices(OpBuilder &b, Location loc, Value batch,
+                                       Value head, Value i) const {
+  if (!queryOffsets)
+    return {batch, head, i};
+  IndexMath ix{b, loc};
+  return {ix.c(0), head, ix.add(queryBase, i)};
 }
 
 SmallVector<Value> Problem::keyIndices(OpBuilder &b, Location loc, Value batch,
                                        Value kvHead, Value j) const {
+  if (keyOffsets) {
+    IndexMath ix{b, loc};
+    return storedIndices(layout, ix.c(0), kvHead, ix.add(keyBase, j));
+  }
   if (!blockTable)
     return storedIndices(layout, batch, kvHead, j);
   IndexMath ix{b, loc};

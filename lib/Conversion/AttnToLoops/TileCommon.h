@@ -184,11 +184,23 @@ struct Problem : AttentionConfig {
   /// cache (i32 [B, max_pages]); null without. With a block table, K and V
   /// are page pools of `pageSize` rows and `keySeq` is the capacity.
   Value kvLens, blockTable, pageSize;
+  /// Packed batches: the first row of every sequence and the end of the
+  /// last (i32 [B + 1]) of Q (and O, LSE) and of K and V; null without.
+  /// The problem's `querySeq` (`keySeq`) is then the packed rows, and
+  /// forBatch's the sequence's own count, from row `queryBase`
+  /// (`keyBase`).
+  Value queryOffsets, keyOffsets, queryBase, keyBase;
 
-  /// The problem of sequence `batch`: with per-sequence key counts, its
-  /// own Sk (clamped to [0, capacity]) and causal diagonal; itself
-  /// without.
+  /// The problem of sequence `batch`: with per-sequence counts (kv_lens,
+  /// offsets), its own Sq and Sk (clamped into the buffers) and causal
+  /// diagonal; itself without.
   Problem forBatch(OpBuilder &b, Location loc, Value batch) const;
+  /// The stored indices of the Q (O) row of query `i` of head `head` of
+  /// sequence `batch`, and of its LSE.
+  SmallVector<Value> queryIndices(OpBuilder &b, Location loc, Value batch,
+                                  Value head, Value i) const;
+  SmallVector<Value> lseIndices(OpBuilder &b, Location loc, Value batch,
+                                Value head, Value i) const;
   /// The stored indices of the K/V row of key `j` of key/value head
   /// `kvHead` of sequence `batch` (through the block table when paged).
   SmallVector<Value> keyIndices(OpBuilder &b, Location loc, Value batch,
@@ -236,9 +248,12 @@ struct RowTile {
 /// at the builder's insertion point and returns the body's plain row tile.
 /// On a GPU the three go to grid dimensions z, y and x; under a causal
 /// mask the tiles are handed out last first, so that the longest ones (the
-/// most visible keys) start in the first wave.
+/// most visible keys) start in the first wave. With `seq`, sets it to the
+/// body's sequence (Problem::forBatch) and counts the rows in it: a packed
+/// batch's grid covers its packed rows, and the tiles past a sequence's
+/// own rows have none.
 RowTile beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
-                             int64_t blockQ);
+                             int64_t blockQ, Problem *seq = nullptr);
 
 /// The keys `[begin, end)` that some query in `[iLo, iHi]` may see under the
 /// causal kind and window (all of `[0, Sk)` without them).

@@ -84,7 +84,11 @@ template <typename OpTy>
 static std::optional<Shape> getShape(OpTy op) {
   // With per-sequence key counts, every sequence at the capacity: an
   // upper bound (the counts are known at run time only).
-  AttentionDims d = getAttentionConfig(op).dims;
+  AttentionConfig c = getAttentionConfig(op);
+  // A packed batch's sequence lengths are known at run time only.
+  if (c.packedQueries)
+    return std::nullopt;
+  AttentionDims d = c.dims;
   if (ShapedType::isDynamic(d.batch) || ShapedType::isDynamic(d.querySeq) ||
       ShapedType::isDynamic(d.keySeq))
     return std::nullopt;

@@ -88,7 +88,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
            [&](OpBuilder &b, Location loc, Value r) {
              IndexMath ix{b, loc};
              auto [head, pos] = rows.coords(ix, p, r);
-             return storedIndices(p.layout, rows.batch, head, pos);
+             return p.queryIndices(b, loc, rows.batch, head, pos);
            });
   ring.stream(b, loc, kvHead, jBegin, jEnd);
 
@@ -289,7 +289,9 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
   int64_t br = config.sizes.blockQ;
 
   Value hq = p.queryHeads;
-  SmallVector<Value> oSizes = {p.batch, hq, p.querySeq, ix.c(d.valueDim)};
+  // A packed batch's O and LSE hold its sequences in one: a leading 1.
+  Value stored = p.queryOffsets ? ix.c(1) : p.batch;
+  SmallVector<Value> oSizes = {stored, hq, p.querySeq, ix.c(d.valueDim)};
   if (p.layout == Layout::BSHD)
     std::swap(oSizes[1], oSizes[2]);
   Value out, lse;
@@ -299,24 +301,28 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
   } else {
     out = allocResult(b, loc, op.getOutput().getType(), oSizes);
     if (op.getLse())
-      lse = allocResult(b, loc, op.getLse().getType(),
-                        {p.batch, hq, p.querySeq});
+      lse =
+          allocResult(b, loc, op.getLse().getType(), {stored, hq, p.querySeq});
   }
 
   {
     OpBuilder::InsertionGuard guard(b);
-    RowTile rows = beginQueryTileForall(b, loc, p, br);
+    Problem seq;
+    RowTile rows = beginQueryTileForall(b, loc, p, br, &seq);
     setSchedule(b, config);
-    Problem seq = p.forBatch(b, loc, rows.batch);
     auto [iLo, iHi] = rows.queryRange(ix, seq);
     auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
+    // A packed batch's tiles past their sequence's rows visit no keys.
+    if (p.queryOffsets)
+      jEnd = ix.select(ix.cmp(arith::CmpIPredicate::sgt, rows.rows, ix.c(0)),
+                       jEnd, jBegin);
     Value kvHead = ix.div(rows.head, p.group);
     SoftmaxState st =
         buildQueryTile(b, loc, seq, rows, kvHead, jBegin, jEnd, config);
     auto outRow = [&](OpBuilder &b, Location loc, Value r) {
       IndexMath ix{b, loc};
-      return storedIndices(p.layout, rows.batch, rows.head,
-                           ix.add(rows.rowBegin, r));
+      return seq.queryIndices(b, loc, rows.batch, rows.head,
+                              ix.add(rows.rowBegin, r));
     };
     tileStore(b, loc,
               normalisedTile(b, loc, st,
@@ -327,8 +333,8 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
       tileStore(b, loc, lseTile(b, loc, st), lse, rows.rows,
                 [&](OpBuilder &b, Location loc, Value r) {
                   IndexMath ix{b, loc};
-                  return SmallVector<Value>{rows.batch, rows.head,
-                                            ix.add(rows.rowBegin, r)};
+                  return seq.lseIndices(b, loc, rows.batch, rows.head,
+                                        ix.add(rows.rowBegin, r));
                 });
   }
 

@@ -42,25 +42,185 @@ constexpr IteratorType red = IteratorType::reduction;
 struct Problem : AttentionConfig {
   /// K and V are dense (a paged cache is gathered first, gatherPages).
   Value query, key, value, mask;
-  /// Per-sequence key counts (i32 [B]), or null.
-  Value kvLens;
+  /// Per-sequence key counts (i32 [B]), and the offsets of a packed
+  /// batch's queries and keys (i32 [B + 1]; Q, K and V are unpacked to
+  /// dense [B, H, T, X] first, unpackRows), or null.
+  Value kvLens, queryOffsets, keyOffsets;
   OpFoldResult batch, querySeq, keySeq;
 
-  /// The keys of sequence `batch` (an index inside a linalg body): its
-  /// `kv_lens` clamped to [0, Sk], or Sk.
+  /// Whether sequences have counts of their own (so the masks and the
+  /// causal diagonal are per sequence).
+  bool perSequence() const { return kvLens || queryOffsets; }
+  /// The keys (queries) of sequence `batch` (an index inside a linalg
+  /// body): its `kv_lens` clamped to [0, Sk] or its offsets' span, or Sk
+  /// (Sq).
   Value keysOf(OpBuilder &b, Location loc, Value batch) const;
+  Value queriesOf(OpBuilder &b, Location loc, Value batch) const;
 };
+
+Value clampIndex(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
+                                hi);
+}
+
+Value extractIndex(OpBuilder &b, Location loc, Value tensor, Value at) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), tensor::ExtractOp::create(b, loc, tensor, at));
+}
+
+/// Rows [begin, end) of sequence `batch` of a packed tensor of `rows` rows:
+/// its offsets clamped into [0, rows], never decreasing.
+std::pair<Value, Value> packedRows(OpBuilder &b, Location loc, Value offsets,
+                                   Value batch, Value rows) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value begin =
+      clampIndex(b, loc, extractIndex(b, loc, offsets, batch), zero, rows);
+  Value next = arith::AddIOp::create(b, loc, batch, one);
+  return {begin,
+          clampIndex(b, loc, extractIndex(b, loc, offsets, next), begin, rows)};
+}
+
+Value spanOf(OpBuilder &b, Location loc, Value offsets, Value batch,
+             Value rows) {
+  auto [begin, end] = packedRows(b, loc, offsets, batch, rows);
+  return arith::SubIOp::create(b, loc, end, begin);
+}
 
 Value Problem::keysOf(OpBuilder &b, Location loc, Value batch) const {
   Value capacity = getValueOrCreateConstantIndexOp(b, loc, keySeq);
+  if (keyOffsets)
+    return spanOf(b, loc, keyOffsets, batch, capacity);
   if (!kvLens)
     return capacity;
-  Value len = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      tensor::ExtractOp::create(b, loc, kvLens, batch));
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, len, zero), capacity);
+  return clampIndex(b, loc, extractIndex(b, loc, kvLens, batch),
+                    arith::ConstantIndexOp::create(b, loc, 0), capacity);
+}
+
+Value Problem::queriesOf(OpBuilder &b, Location loc, Value batch) const {
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, querySeq);
+  if (!queryOffsets)
+    return rows;
+  return spanOf(b, loc, queryOffsets, batch, rows);
+}
+
+/// The dense `[B, H, T, X]` tensor (stored in `layout`) of a packed
+/// `[1, H, T, X]` one (`layout` too) whose sequence b is rows
+/// `[offsets[b], offsets[b + 1])`: row i of sequence b, 0 past its rows.
+Value unpackRows(OpBuilder &b, Location loc, Layout layout, Value packed,
+                 Value offsets, OpFoldResult batch) {
+  unsigned seqDim = getSeqDim(layout);
+  auto type = cast<RankedTensorType>(packed.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, packed);
+  sizes[0] = batch;
+  Value rows = tensor::DimOp::create(b, loc, packed, seqDim);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             b.getMultiDimIdentityMap(4), SmallVector<IteratorType>(4, par),
+             [&](OpBuilder &b, Location loc, ValueRange) {
+               SmallVector<Value> at;
+               for (unsigned d = 0; d < 4; ++d)
+                 at.push_back(linalg::IndexOp::create(b, loc, d));
+               auto [begin, end] = packedRows(b, loc, offsets, at[0], rows);
+               Value row = arith::AddIOp::create(b, loc, begin, at[seqDim]);
+               Value inside = arith::CmpIOp::create(
+                   b, loc, arith::CmpIPredicate::slt, row, end);
+               auto read = scf::IfOp::create(
+                   b, loc, inside,
+                   [&](OpBuilder &b, Location loc) {
+                     SmallVector<Value> from(at);
+                     from[0] = arith::ConstantIndexOp::create(b, loc, 0);
+                     from[seqDim] = row;
+                     scf::YieldOp::create(b, loc,
+                                          Value(tensor::ExtractOp::create(
+                                              b, loc, packed, from)));
+                   },
+                   [&](OpBuilder &b, Location loc) {
+                     scf::YieldOp::create(
+                         b, loc,
+                         Value(arith::ConstantOp::create(
+                             b, loc, b.getZeroAttr(type.getElementType()))));
+                   });
+               linalg::YieldOp::create(b, loc, read.getResult(0));
+             })
+      .getResult(0);
+}
+
+/// The packed tensor of type `type` (`[1, H, T, X]` stored in `layout`, or
+/// `[1, H, T]`) of a dense logical f32 `[B, H, T(, X)]` one: row t is row
+/// t - offsets[b] of the sequence b whose rows hold it (converted to
+/// `type`'s element type), `fill` in a row no sequence holds.
+Value packRows(OpBuilder &b, Location loc, Layout layout, Value dense,
+               Value offsets, OpFoldResult batch, RankedTensorType type,
+               double fill) {
+  bool rank4 = type.getRank() == 4;
+  unsigned seqDim = rank4 ? getSeqDim(layout) : 2;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, dense);
+  sizes[0] = b.getIndexAttr(1);
+  if (rank4 && layout == Layout::BSHD)
+    std::swap(sizes[1], sizes[2]);
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, sizes[seqDim]);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  unsigned rank = type.getRank();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             b.getMultiDimIdentityMap(rank),
+             SmallVector<IteratorType>(rank, par),
+             [&](OpBuilder &b, Location loc, ValueRange) {
+               SmallVector<Value> at;
+               for (unsigned d = 0; d < rank; ++d)
+                 at.push_back(linalg::IndexOp::create(b, loc, d));
+               Value t = at[seqDim];
+               // The sequence that holds row t, -1 when none does.
+               Value none = arith::ConstantIndexOp::create(b, loc, -1);
+               Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+               Value one = arith::ConstantIndexOp::create(b, loc, 1);
+               auto find = scf::ForOp::create(
+                   b, loc, zero, getValueOrCreateConstantIndexOp(b, loc, batch),
+                   one, ValueRange{none},
+                   [&](OpBuilder &b, Location loc, Value s, ValueRange acc) {
+                     auto [begin, end] = packedRows(b, loc, offsets, s, rows);
+                     Value holds = arith::AndIOp::create(
+                         b, loc,
+                         arith::CmpIOp::create(
+                             b, loc, arith::CmpIPredicate::sge, t, begin),
+                         arith::CmpIOp::create(
+                             b, loc, arith::CmpIPredicate::slt, t, end));
+                     scf::YieldOp::create(b, loc,
+                                          Value(arith::SelectOp::create(
+                                              b, loc, holds, s, acc[0])));
+                   });
+               Value owner = find.getResult(0);
+               Value found = arith::CmpIOp::create(
+                   b, loc, arith::CmpIPredicate::sge, owner, zero);
+               auto read = scf::IfOp::create(
+                   b, loc, found,
+                   [&](OpBuilder &b, Location loc) {
+                     auto [begin, end] =
+                         packedRows(b, loc, offsets, owner, rows);
+                     // Logical (b, h, i[, x]) of the dense tensor.
+                     SmallVector<Value> from = {
+                         owner, at[rank4 && layout == Layout::BSHD ? 2 : 1],
+                         arith::SubIOp::create(b, loc, t, begin)};
+                     if (rank4)
+                       from.push_back(at[3]);
+                     Value v = tensor::ExtractOp::create(b, loc, dense, from);
+                     if (v.getType() != type.getElementType())
+                       v = arith::TruncFOp::create(b, loc,
+                                                   type.getElementType(), v);
+                     scf::YieldOp::create(b, loc, v);
+                   },
+                   [&](OpBuilder &b, Location loc) {
+                     scf::YieldOp::create(
+                         b, loc,
+                         Value(arith::ConstantOp::create(
+                             b, loc,
+                             b.getFloatAttr(type.getElementType(), fill))));
+                   });
+               linalg::YieldOp::create(b, loc, read.getResult(0));
+             })
+      .getResult(0);
 }
 
 /// The dense `[B, Hkv, max_pages x page_size, X]` tensor (stored in
@@ -129,6 +289,22 @@ Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
   p.batch = tensor::getMixedSize(b, loc, p.query, 0);
   p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
   p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));
+  if constexpr (std::is_same_v<OpTy, AttentionOp>) {
+    // A packed batch: dense [B, H, T, X] tensors of its sequences, padded
+    // to the packed rows.
+    if (Value offsets = op.getQueryOffsets()) {
+      p.queryOffsets = offsets;
+      p.batch = Value(arith::SubIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, offsets, 0),
+          arith::ConstantIndexOp::create(b, loc, 1)));
+      p.query = unpackRows(b, loc, p.layout, p.query, offsets, p.batch);
+    }
+    if (Value offsets = op.getKeyOffsets()) {
+      p.keyOffsets = offsets;
+      p.key = unpackRows(b, loc, p.layout, p.key, offsets, p.batch);
+      p.value = unpackRows(b, loc, p.layout, p.value, offsets, p.batch);
+    }
+  }
   if constexpr (!std::is_same_v<OpTy, AttentionGradOp>) {
     p.kvLens = op.getKvLens();
     if (Value table = op.getBlockTable()) {
@@ -234,12 +410,13 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
                                 Value(arith::AddFOp::create(b, loc, a[2], prod)));
       });
 
-  // Sk - Sq (bottom_right) or 0; per sequence, in the body, with kv_lens.
+  // Sk - Sq (bottom_right) or 0; per sequence, in the body, with counts of
+  // its own.
   Value diagOffset;
-  if (p.causal == CausalKind::BottomRight && !p.kvLens)
+  if (p.causal == CausalKind::BottomRight && !p.perSequence())
     diagOffset = arith::SubIOp::create(b, loc, index(b, loc, p.keySeq),
                                        index(b, loc, p.querySeq));
-  else if (!p.kvLens)
+  else if (!p.perSequence())
     diagOffset = arith::ConstantIndexOp::create(b, loc, 0);
 
   AffineMap id4 = b.getMultiDimIdentityMap(4);
@@ -263,11 +440,13 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
         else if (p.mask)
           s = arith::AddFOp::create(b, loc, s, toF32(b, loc, a[1]));
         Value offset = diagOffset;
-        if (p.kvLens) {
+        if (p.perSequence()) {
           // Keys past the sequence's own count are hidden, and its causal
-          // diagonal follows that count.
+          // diagonal follows its counts (its queries past its own count
+          // are padding, dropped by packRows).
           Value kj = linalg::IndexOp::create(b, loc, 3);
-          Value keys = p.keysOf(b, loc, linalg::IndexOp::create(b, loc, 0));
+          Value seq = linalg::IndexOp::create(b, loc, 0);
+          Value keys = p.keysOf(b, loc, seq);
           s = arith::SelectOp::create(
               b, loc,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kj,
@@ -275,7 +454,7 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
               s, ninf);
           offset = p.causal == CausalKind::BottomRight
                        ? Value(arith::SubIOp::create(b, loc, keys,
-                                                     index(b, loc, p.querySeq)))
+                                                     p.queriesOf(b, loc, seq)))
                        : Value(arith::ConstantIndexOp::create(b, loc, 0));
         }
         if (p.causal != CausalKind::None) {
@@ -477,11 +656,23 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Location loc = op.getLoc();
     Problem p = getProblem(rewriter, loc, op);
     auto [parts, lses] = buildPartials(rewriter, loc, p, /*numSplits=*/1);
-    Value out = storeAs(rewriter, loc, dropSplitDim(rewriter, loc, parts),
-                        p.layout, op.getOutput().getType().getElementType());
+    Value out = dropSplitDim(rewriter, loc, parts);
+    // A packed batch goes back to its packed rows: O = 0 and LSE = -inf
+    // on rows no sequence holds.
+    out = p.queryOffsets
+              ? packRows(rewriter, loc, p.layout, out, p.queryOffsets,
+                         p.batch, op.getOutput().getType(), 0.0)
+              : storeAs(rewriter, loc, out, p.layout,
+                        op.getOutput().getType().getElementType());
     SmallVector<Value> results = {out};
-    if (op.getLse())
-      results.push_back(dropSplitDim(rewriter, loc, lses));
+    if (op.getLse()) {
+      Value lse = dropSplitDim(rewriter, loc, lses);
+      if (p.queryOffsets)
+        lse = packRows(rewriter, loc, p.layout, lse, p.queryOffsets, p.batch,
+                       op.getLse().getType(),
+                       -std::numeric_limits<double>::infinity());
+      results.push_back(lse);
+    }
     replaceWithCasts(rewriter, op, results);
     return success();
   }
@@ -738,15 +929,6 @@ struct AttnDecomposePass
   void runOnOperation() override {
     Operation *root = getOperation();
     unsigned count = 0;
-    WalkResult packed = root->walk([&](AttentionOp op) {
-      if (!op.getQueryOffsets())
-        return WalkResult::advance();
-      op.emitOpError("attn-decompose: packed batches (query_offsets) are not "
-                     "lowered yet");
-      return WalkResult::interrupt();
-    });
-    if (packed.wasInterrupted())
-      return signalPassFailure();
     root->walk([&](Operation *op) {
       if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
         ++count;
