@@ -14,6 +14,10 @@ a call fails.
     o = module.decode(q, k_cache, v_cache)                # split-KV decode
     o = module.decode_paged(q, k_pages, v_pages, block_table, kv_lens,
                             kv_layout="bshd")             # vLLM's paged cache
+    o = module.forward_varlen(q, k, v, cu_seqlens_q,      # [T, H, D] each
+                              key_offsets=cu_seqlens_k, causal="bottom_right")
+    o = module.forward_varlen(q, k_pages, v_pages, cu_seqlens_q,
+                              kv_lens=lens, block_table=table)  # chunked
     dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
@@ -41,7 +45,7 @@ STATUS_NAMES = {
 }
 _DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2}
 ATTN_BOOL = 3  # boolean masks: 1 byte, nonzero = keep
-ATTN_I32 = 4  # decode_paged's block_table and kv_lens
+ATTN_I32 = 4  # offsets, kv_lens and block_table
 _CAUSAL_CODES = {"none": 0, "top_left": 1, "bottom_right": 2}
 
 
@@ -115,6 +119,9 @@ def load_library(path=None):
                                  _TENSOR_P, _TENSOR_P, _TENSOR_P, _OPTIONS_P,
                                  ctypes.c_void_p]
     lib.attn_forward.restype = ctypes.c_int
+    lib.attn_forward_varlen.argtypes = [ctypes.c_void_p] + [_TENSOR_P] * 9 + [
+        ctypes.c_int64, _OPTIONS_P, ctypes.c_void_p]
+    lib.attn_forward_varlen.restype = ctypes.c_int
     lib.attn_decode_workspace_size.argtypes = [_TENSOR_P, _TENSOR_P,
                                                ctypes.c_int64]
     lib.attn_decode_workspace_size.restype = ctypes.c_int64
@@ -296,9 +303,10 @@ _POOL_DIMS = {"bhsd": "[P, Hkv, page_size, D]",
 
 
 def _describe_index(t, name, dims):
-    """The attn_tensor of decode_paged's block_table ([B, max_pages]) or
-    kv_lens ([B]): a torch.int32 CUDA tensor, described as it is (its
-    strides included; the runtime wants the last dim contiguous)."""
+    """The attn_tensor of an index tensor: a block_table ([B, max_pages]),
+    kv_lens ([B]) or offsets ([B + 1]), a torch.int32 CUDA tensor, described
+    as it is (its strides included; the runtime wants the last dim
+    contiguous)."""
     import torch
     if not t.is_cuda:
         raise ValueError("%s must be a CUDA tensor" % name)
@@ -320,9 +328,47 @@ def _describe_index(t, name, dims):
     return d
 
 
-def _describe_lse(t):
-    if not t.is_cuda or t.dim() != 3:
-        raise ValueError("lse must be a 3-dim CUDA tensor [B, Hq, Sq]")
+def _describe_packed(t, name, layout, what):
+    """The attn_tensor [1, H, T, D] of a packed batch's tensor: 3 dims in
+    `layout` order without the leading 1 ([T, H, D], FlashAttention's
+    varlen convention, or [H, T, D]), or 4 dims with it. `what` names the
+    dims ('T, Hq, D') in messages."""
+    if t.dim() == 4:
+        return _describe(t, name, layout, "[1, %s]" % what)
+    if not t.is_cuda:
+        raise ValueError("%s must be a CUDA tensor" % name)
+    if t.dim() != 3:
+        raise ValueError("%s must have 3 dims [%s] or 4 [1, %s], not shape %s"
+                         % (name, what, what, tuple(t.shape)))
+    dtype = _dtype_name(t.dtype)
+    if dtype is None:
+        raise TypeError("%s has dtype %s; attn takes float32, float16, "
+                        "bfloat16" % (name, t.dtype))
+    shape, strides = list(t.shape), list(t.stride())
+    # The leading 1 steps as unsqueeze(0) would make it: over everything.
+    d = _Tensor()
+    d.data = t.data_ptr() or None
+    d.dtype = _DTYPE_CODES[dtype]
+    d.rank = 4
+    shape = [1] + _logical([1] + shape, layout)[1:]
+    strides = [t.shape[0] * strides[0]] + _logical([0] + strides, layout)[1:]
+    for i in range(4):
+        d.shape[i] = shape[i]
+        d.strides[i] = strides[i]
+    return d
+
+
+def _describe_lse(t, packed=False):
+    """The attn_tensor of an LSE: [B, Hq, Sq], or for a packed batch
+    [1, Hq, T] or [Hq, T] (FlashAttention's varlen softmax_lse; its leading
+    1 steps as unsqueeze(0) would make it)."""
+    shape, strides = list(t.shape), list(t.stride())
+    if packed and t.dim() == 2:
+        shape, strides = [1] + shape, [shape[0] * strides[0]] + strides
+    if not t.is_cuda or len(shape) != 3:
+        raise ValueError("lse must be a %s CUDA tensor"
+                         % ("[Hq, T] or [1, Hq, T]" if packed
+                            else "3-dim [B, Hq, Sq]"))
     dtype = _dtype_name(t.dtype)
     if dtype is None:
         raise TypeError("lse has dtype %s; it must be float32" % t.dtype)
@@ -331,8 +377,8 @@ def _describe_lse(t):
     d.dtype = _DTYPE_CODES[dtype]  # the runtime rejects all but f32
     d.rank = 3
     for i in range(3):
-        d.shape[i] = t.shape[i]
-        d.strides[i] = t.stride(i)
+        d.shape[i] = shape[i]
+        d.strides[i] = strides[i]
     return d
 
 
@@ -389,14 +435,16 @@ class Module:
             raise AttnError(status, self.last_error())
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
-                   causal="none", mask="none", paged=False):
+                   causal="none", mask="none", paged=False, packed=False):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
         or a torch dtype; mask 'none', 'add' or 'bool'; paged: a
         decode_partial kernel for decode_paged, manifest kv=paged, rather
-        than for decode) in the section the module loaded, or None: the
-        kernels of the manifest's other targets do not count.
+        than for decode; packed: a forward kernel for forward_varlen,
+        manifest q=packed, with packed keys, kv=packed, or with paged=True
+        on a paged cache, kv=paged) in the section the module loaded, or
+        None: the kernels of the manifest's other targets do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
@@ -413,7 +461,10 @@ class Module:
                     continue
                 if k.get("causal") != causal:
                     continue
-                if (k.get("kv") == "paged") != bool(paged):
+                if k.get("q") != ("packed" if packed else None):
+                    continue
+                keys = "paged" if paged else "packed" if packed else None
+                if k.get("kv") != keys:
                     continue
             return k
         return None
@@ -653,6 +704,111 @@ class Module:
             ctypes.byref(options), requested,
             ctypes.c_void_p(workspace.data_ptr()),
             workspace.numel() * workspace.element_size(),
+            ctypes.c_void_p(stream))
+        self._check(status)
+        return (out, lse) if lse is not None else out
+
+    def forward_varlen(self, q, k, v, query_offsets, *, key_offsets=None,
+                       kv_lens=None, block_table=None, max_seqlen_q=0,
+                       causal=False, window=None, scale=None, layout="bshd",
+                       kv_layout=None, return_lse=False, out=None, lse=None):
+        """forward() over a packed (variable-length) batch of B sequences,
+        in one launch on the current stream: varlen prefill with packed
+        keys, or chunked prefill against a paged KV cache.
+
+        q holds the sequences' query rows back to back: with layout='bshd'
+        (the default) [T, Hq, D], FlashAttention's varlen convention, or
+        [1, T, Hq, D]; with layout='bhsd' [Hq, T, D] or [1, Hq, T, D].
+        query_offsets is torch.int32 [B + 1] (FlashAttention's cu_seqlens_q):
+        sequence b has rows [query_offsets[b], query_offsets[b + 1]). Its
+        keys, with exactly one of:
+          - key_offsets (torch.int32 [B + 1], cu_seqlens_k): k and v packed
+            the same way, [Tk, Hkv, D] in `layout` ([1, Tk, Hkv, D]...);
+          - kv_lens (torch.int32 [B]) and block_table (torch.int32
+            [B, max_pages]): k and v are page pools as decode_paged()
+            takes them (kv_layout 'bshd': vLLM's [P, page_size, Hkv, D],
+            'bhsd': [P, Hkv, page_size, D]; None: `layout`).
+        Nothing is copied. causal and window apply per sequence
+        ('bottom_right': the queries sit at the end of their sequence's
+        keys, as chunked prefill needs); scale as forward(); no mask.
+
+        The caller guarantees the offsets start at 0, never decrease and
+        end at T (key_offsets at Tk), the table's entries for a sequence's
+        keys are in [0, P), and max_seqlen_q >= every sequence's query
+        count: the grid covers max_seqlen_q rows per sequence (<= 0: T,
+        always enough, with more CTAs). The host never reads the offsets,
+        lengths or table (a CUDA graph replays the call with new ones). A
+        sequence without keys gets O = 0 and LSE = -inf; rows that no
+        sequence covers are not written.
+
+        Returns O in q's shape (Dv for D), and with return_lse (or a given
+        `lse`) the LSE, f32 [Hq, T] for a 3-dim q (FlashAttention's
+        softmax_lse) or [1, Hq, T] for a 4-dim one. Needs a forward kernel
+        with q=packed and kv=packed or kv=paged (has_kernel(...,
+        packed=True, paged=...))."""
+        import torch
+        if layout not in ("bhsd", "bshd"):
+            raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
+                             % (layout,))
+        kv_layout = layout if kv_layout is None else kv_layout
+        if kv_layout not in ("bhsd", "bshd"):
+            raise ValueError("kv_layout must be 'bhsd' or 'bshd', not %r"
+                             % (kv_layout,))
+        paged = kv_lens is not None or block_table is not None
+        if paged and key_offsets is not None:
+            # k and v would be a pool for one and packed rows for the other.
+            raise ValueError("pass key_offsets (packed keys) or kv_lens and "
+                             "block_table (a paged cache), not both")
+        named = (("q", q), ("k", k), ("v", v),
+                 ("query_offsets", query_offsets), ("key_offsets",
+                                                    key_offsets),
+                 ("kv_lens", kv_lens), ("block_table", block_table))
+        for name, t in named:
+            if t is not None and t.device != self.device:
+                raise ValueError("%s is on %s, the module on %s"
+                                 % (name, t.device, self.device))
+        qd = _describe_packed(q, "q", layout, "T, Hq, D" if layout == "bshd"
+                              else "Hq, T, D")
+        if paged:
+            pool = _POOL_DIMS[kv_layout]
+            kd = _describe(k, "k", kv_layout, pool)
+            vd = _describe(v, "v", kv_layout, pool.replace("D]", "Dv]"))
+        else:
+            rows = "Tk, Hkv, %s" if layout == "bshd" else "Hkv, Tk, %s"
+            kd = _describe_packed(k, "k", layout, rows % "D")
+            vd = _describe_packed(v, "v", layout, rows % "Dv")
+        qo = _describe_index(query_offsets, "query_offsets", ("B + 1",))
+        ko = _describe_index(key_offsets, "key_offsets", ("B + 1",)) \
+            if key_offsets is not None else None
+        lens = _describe_index(kv_lens, "kv_lens", ("B",)) \
+            if kv_lens is not None else None
+        table = _describe_index(block_table, "block_table",
+                                ("B", "max_pages")) \
+            if block_table is not None else None
+        options = _Options()
+        options.scale = 0.0 if scale is None else float(scale)
+        options.causal = _CAUSAL_CODES[_causal_name(causal)]
+        options.window = -1 if window is None else int(window)
+
+        hq, rows = qd.shape[1], qd.shape[2]
+        dv = vd.shape[3]
+        if out is None:
+            shape = [rows, hq, dv] if layout == "bshd" else [hq, rows, dv]
+            if q.dim() == 4:
+                shape = [1] + shape
+            out = torch.empty(tuple(shape), dtype=q.dtype, device=q.device)
+        if lse is None and return_lse:
+            shape = (hq, rows) if q.dim() == 3 else (1, hq, rows)
+            lse = torch.empty(shape, dtype=torch.float32, device=q.device)
+        od = _describe_packed(out, "out", layout, "T, Hq, Dv"
+                              if layout == "bshd" else "Hq, T, Dv")
+        ld = _describe_lse(lse, packed=True) if lse is not None else None
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        status = self._lib.attn_forward_varlen(
+            self._handle,
+            *[ctypes.byref(d) if d is not None else None
+              for d in (qd, kd, vd, qo, ko, lens, table, od, ld)],
+            int(max_seqlen_q or 0), ctypes.byref(options),
             ctypes.c_void_p(stream))
         self._check(status)
         return (out, lse) if lse is not None else out

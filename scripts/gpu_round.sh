@@ -189,7 +189,7 @@ elif [ "$MODE" = quick ] || [ "$MODE" = full ] || [ "$MODE" = tests ]; then
   done < <(awk -v chosen="$chosen" '$1 == "target" { t = $2 }
     $1 == "kernel" && t == chosen {
       delete f; for (i = 3; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      if (f["kind"] == "forward" && f["head_dim"] == f["value_dim"])
+      if (f["kind"] == "forward" && f["head_dim"] == f["value_dim"] && f["q"] == "")
         print f["dtype"], f["head_dim"], f["causal"] }' "$MANIFEST")
   while read -r dtype d causal; do
     run_example --decode --dtype "$dtype" --causal "$causal" \

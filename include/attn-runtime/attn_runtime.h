@@ -17,6 +17,10 @@
  * (attn_decode_paged) takes K and V as page pools [P, Hkv, page_size, D]
  * and [P, Hkv, page_size, Dv] (vLLM's [P, page_size, Hkv, D] storage is
  * strides too), a block table i32 [B, max_pages] and lengths i32 [B].
+ * A packed (variable-length) batch (attn_forward_varlen) holds its B
+ * sequences back to back: Q [1, Hq, T, D], O [1, Hq, T, Dv], LSE [1, Hq, T]
+ * with offsets i32 [B + 1] (FlashAttention's varlen [T, H, D] is strides
+ * too), its keys packed the same way, K [1, Hkv, Tk, D], or paged.
  *===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTN_RUNTIME_H
@@ -52,7 +56,7 @@ typedef enum attn_dtype {
   ATTN_F16 = 1,
   ATTN_BF16 = 2,
   ATTN_BOOL = 3, /* 1 byte, nonzero = true; boolean masks only */
-  ATTN_I32 = 4   /* 4 bytes; attn_decode_paged's block_table, kv_lens only */
+  ATTN_I32 = 4   /* 4 bytes; offsets, kv_lens, block_table only */
 } attn_dtype;
 
 typedef enum attn_causal {
@@ -62,8 +66,8 @@ typedef enum attn_causal {
 } attn_causal;
 
 /* A device tensor in logical order (see above). `rank` is 4, or 3 for LSE;
- * attn_decode_paged's kv_lens has rank 1 and its block_table rank 2 (the
- * entries of shape and strides past `rank` are ignored). */
+ * the offsets and kv_lens have rank 1, a block_table rank 2 (the entries of
+ * shape and strides past `rank` are ignored). */
 typedef struct attn_tensor {
   void *data; /* device pointer (CUdeviceptr) */
   attn_dtype dtype;
@@ -131,6 +135,49 @@ ATTN_RUNTIME_API attn_status
 attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
              const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
              const attn_options *options, void *stream);
+
+/* attn_forward over a packed (variable-length) batch of B sequences, one
+ * launch: varlen prefill (packed keys) or chunked prefill (new queries
+ * against a paged KV cache). q [1, Hq, T, D], o [1, Hq, T, Dv] and lse
+ * [1, Hq, T] (f32, optional) hold the sequences' rows back to back:
+ * sequence b has rows [query_offsets[b], query_offsets[b + 1]), with
+ * query_offsets i32 [B + 1]. Its keys are, with exactly one of the two:
+ *   - key_offsets (i32 [B + 1]): rows [key_offsets[b], key_offsets[b + 1])
+ *     of k [1, Hkv, Tk, D] and v [1, Hkv, Tk, Dv];
+ *   - kv_lens (i32 [B]) and block_table (i32 [B, max_pages]): kv_lens[b]
+ *     keys of the page pools k [P, Hkv, page_size, D] and v
+ *     [P, Hkv, page_size, Dv], key j at slot j % page_size of page
+ *     block_table[b][j / page_size], as attn_decode_paged reads them.
+ * The other pointers are null. Any strides with the last dim contiguous
+ * (FlashAttention's varlen [T, H, D] is [1, H, T, D] by strides); the
+ * checks are attn_forward's and attn_decode_paged's, the index tensors
+ * with a 4-byte aligned data pointer and their last dim contiguous.
+ * Options as attn_forward's but no mask (options->mask is
+ * ATTN_ERROR_INVALID_ARGUMENT); causal alignment and window apply per
+ * sequence (bottom_right: query i of sequence b sees keys
+ * j <= i + Sk_b - Sq_b). The module needs a forward kernel with q=packed
+ * and kv=packed or kv=paged (docs/KernelABI.md); attn_forward never takes
+ * one, nor this call another.
+ *
+ * The offsets and lengths are device data, which the host never reads.
+ * The caller guarantees query_offsets[0] = 0, never decreasing, ending at
+ * T (key_offsets likewise, ending at Tk), block_table entries in [0, P)
+ * for the pages a sequence's keys occupy, and max_seqlen_q >= every
+ * sequence's query count: the grid is (ceil(max_seqlen_q / block_q), Hq,
+ * B), and a longer sequence's rows past max_seqlen_q are not written.
+ * max_seqlen_q <= 0 means T (always enough, more CTAs, which return at
+ * once); more than T is clamped to T. The kernel clamps the offsets into
+ * [0, T] and [0, Tk] and kv_lens to [0, max_pages * page_size]; rows no
+ * sequence covers are not written; a sequence without keys gets O = 0 and
+ * LSE = -inf. T, Tk and max_pages * page_size must be below 2^31 (i32
+ * offsets and lengths count them), B and Hq at most 65535 (the grid). */
+ATTN_RUNTIME_API attn_status attn_forward_varlen(
+    attn_module *module, const attn_tensor *q, const attn_tensor *k,
+    const attn_tensor *v, const attn_tensor *query_offsets,
+    const attn_tensor *key_offsets, const attn_tensor *kv_lens,
+    const attn_tensor *block_table, const attn_tensor *o,
+    const attn_tensor *lse, int64_t max_seqlen_q, const attn_options *options,
+    void *stream);
 
 /* Split-KV decode (Flash-Decoding): partial kernel over `num_splits` chunks
  * of the keys, then the combine kernel. num_splits <= 0 picks the count from

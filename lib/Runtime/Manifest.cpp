@@ -12,7 +12,7 @@ namespace attn::runtime {
 namespace {
 /// The WHEN column of attn_kernel_abi.def, spelled as it is there so that a
 /// value this runtime does not know fails to compile.
-enum class AbiWhen { always, mask, tma, paged };
+enum class AbiWhen { always, mask, tma, paged, packed, packed_kv };
 
 struct AbiEntry {
   const char *kind, *name, *type;
@@ -32,8 +32,8 @@ constexpr KernelKind kKinds[] = {
 
 /// Whether the ABI gives kernels of `kind` parameters that only some of
 /// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
-/// and block table): the manifest keys that ask for those (mask, tma, kv)
-/// are for such kinds only.
+/// and block table, a packed batch's offsets): the manifest keys that ask
+/// for those (mask, tma, kv, q) are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
   for (const AbiEntry &e : kAbi)
     if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
@@ -67,7 +67,9 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
     bool taken = e.when == AbiWhen::always ||
                  (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
                  (e.when == AbiWhen::tma && kernel.usesTma()) ||
-                 (e.when == AbiWhen::paged && kernel.paged);
+                 (e.when == AbiWhen::paged && kernel.paged) ||
+                 (e.when == AbiWhen::packed && kernel.packedQueries) ||
+                 (e.when == AbiWhen::packed_kv && kernel.packedKeys);
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
@@ -90,11 +92,19 @@ std::string abiName(const KernelSpec &kernel) {
   std::string name = std::string("kind=") + kernelKindName(kernel.kind);
   if (kernel.mask != MaskKind::None)
     name += std::string(" mask=") + maskKindName(kernel.mask);
-  if (kernel.paged)
-    name += " kv=paged";
+  name += kernel.batchKeys();
   if (kernel.usesTma())
     name += " with tensor maps";
   return name;
+}
+
+std::string KernelSpec::batchKeys() const {
+  std::string keys = packedQueries ? " q=packed" : "";
+  if (paged)
+    keys += " kv=paged";
+  else if (packedKeys)
+    keys += " kv=packed";
+  return keys;
 }
 
 const TmaBox *KernelSpec::tmaBox(std::string_view tensor) const {
@@ -129,10 +139,12 @@ const char *maskKindName(MaskKind mask) {
 const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
                                         int64_t headDim, int64_t valueDim,
                                         attn_causal causal, MaskKind mask,
-                                        bool paged) const {
+                                        bool paged, bool packedQueries,
+                                        bool packedKeys) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
-        k.mask != mask || k.paged != paged)
+        k.mask != mask || k.paged != paged ||
+        k.packedQueries != packedQueries || k.packedKeys != packedKeys)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -175,8 +187,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
       out += " mask=";
       out += maskKindName(k.mask);
     }
-    if (k.paged)
-      out += " kv=paged";
+    out += k.batchKeys();
   }
   return out.empty() ? "none" : out;
 }
@@ -371,11 +382,12 @@ attn_status Parser::closeSection(int line, bool atEnd) {
           o.kind == k.kind && o.dtype == k.dtype && o.valueDim == k.valueDim;
       if (k.kind != KernelKind::DecodeCombine)
         same = same && o.headDim == k.headDim && o.causal == k.causal;
-      same = same && o.mask == k.mask && o.paged == k.paged;
+      same = same && o.mask == k.mask && o.paged == k.paged &&
+             o.packedQueries == k.packedQueries && o.packedKeys == k.packedKeys;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
                                  "dtype, head_dim, value_dim, causal, " +
-                                 "mask and kv as '" + o.name + "' (line " +
+                                 "mask, q and kv as '" + o.name + "' (line " +
                                  std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
@@ -456,15 +468,15 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
-      "kind",    "dtype", "head_dim", "value_dim", "causal",
-      "block_q", "rows",  "block_kv", "threads",   "smem",
-      "grid",    "mask",  "kv",       "tma",       "params"};
+      "kind", "dtype",    "head_dim", "value_dim", "causal", "block_q",
+      "rows", "block_kv", "threads",  "smem",      "grid",   "mask",
+      "q",    "kv",       "tma",      "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
                             &k.threads, &k.smem,   nullptr,    nullptr,
-                            nullptr,    nullptr,   nullptr};
+                            nullptr,    nullptr,   nullptr,    nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -535,11 +547,21 @@ attn_status Parser::parseKernel(int line,
         k.mask = MaskKind::Bool;
       else
         return error(line, bad + " (none, add, bool)");
+    } else if (key == "q") {
+      // Without the key a kernel reads each sequence's own Q rows.
+      if (value != "packed")
+        return error(line, bad + " (packed; absent means one sequence per "
+                                 "batch row)");
+      k.packedQueries = true;
     } else if (key == "kv") {
       // Without the key a kernel reads each sequence's own K/V rows.
-      if (value != "paged")
-        return error(line, bad + " (paged; absent means contiguous K/V)");
-      k.paged = true;
+      if (value == "paged")
+        k.paged = true;
+      else if (value == "packed")
+        k.packedKeys = true;
+      else
+        return error(line,
+                     bad + " (paged, packed; absent means contiguous K/V)");
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -606,6 +628,42 @@ attn_status Parser::parseKernel(int line,
                            "paged KV cache (" +
                            kindsTaking(AbiWhen::paged) +
                            "), not kind=" + kernelKindName(k.kind));
+  if (k.packedQueries && !kindTakes(k.kind, AbiWhen::packed))
+    return error(line, where +
+                           "q=packed is for the kinds whose kernels read a "
+                           "packed batch (" +
+                           kindsTaking(AbiWhen::packed) +
+                           "), not kind=" + kernelKindName(k.kind));
+  // A packed batch's keys are packed too, or paged; only a packed batch
+  // has packed keys, and a forward kernel reads a paged cache only for
+  // one (chunked prefill): attn_forward's batch has no lengths.
+  if (k.packedKeys && !k.packedQueries)
+    return error(line, where + "kv=packed needs q=packed: key_offsets split "
+                               "the keys of a packed batch");
+  if (k.packedQueries && !k.paged && !k.packedKeys)
+    return error(line, where + "q=packed needs kv=packed (key_offsets) or "
+                               "kv=paged (kv_lens and block_table): the ABI "
+                               "says how a packed batch's keys are found");
+  if (k.kind == KernelKind::Forward && k.paged && !k.packedQueries)
+    return error(line, where + "kv=paged on kind=forward needs q=packed: a "
+                               "forward kernel reads a paged cache for a "
+                               "packed batch (chunked prefill) only");
+  // Each sequence of a packed batch has its own rows, which no mask
+  // operand [B, Hq, Sq, Sk], persistent tile order or tensor map of one
+  // strided box describes.
+  if (k.packedQueries && k.mask != MaskKind::None)
+    return error(line, where + "q=packed and mask=" + maskKindName(k.mask) +
+                           " do not go together: a packed batch takes no "
+                           "mask operand");
+  if (k.packedQueries && k.persistent)
+    return error(line, where + "q=packed and grid=persistent do not go "
+                               "together: a packed batch's grid is its "
+                               "sequences' query tiles");
+  if (k.packedQueries && seen[numKeys - 2])
+    return error(line, where + "q=packed and tma do not go together: a "
+                               "packed kernel copies each sequence's rows "
+                               "through its offsets, which no tensor map "
+                               "describes");
   // A tensor map describes one strided box; a paged kernel's K/V tiles
   // come from pages that the block table scatters over the pool.
   if (k.paged && seen[numKeys - 2])

@@ -72,11 +72,18 @@ struct KernelSpec {
   int64_t blockKv = 0; // forward, decode_partial, backward_*; combine: columns
   int64_t threads = 0;
   int64_t smem = 0;
-  /// `kv=paged` (decode_partial): K and V are page pools that the kernel
-  /// reads through its kv_lens and block_table parameters
-  /// (docs/KernelABI.md); such a kernel serves attn_decode_paged only, the
-  /// others attn_decode only.
+  /// `kv=paged` (decode_partial, forward with q=packed): K and V are page
+  /// pools that the kernel reads through its kv_lens and block_table
+  /// parameters (docs/KernelABI.md); such a decode_partial kernel serves
+  /// attn_decode_paged only, the others attn_decode only.
   bool paged = false;
+  /// `q=packed` (forward): a packed batch, Q, O and LSE [1, Hq, T] with the
+  /// sequences' rows back to back, split by the query_offsets parameter;
+  /// its keys are packed too (`kv=packed`, key_offsets: packedKeys) or
+  /// paged (`kv=paged`). Such a kernel serves attn_forward_varlen only,
+  /// the others attn_forward only.
+  bool packedQueries = false;
+  bool packedKeys = false;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
@@ -91,6 +98,9 @@ struct KernelSpec {
 
   /// Whether the kernel takes tensor maps (the ABI's WHEN=tma parameters).
   bool usesTma() const { return !tma.empty(); }
+  /// The keys that say how the kernel reads its batch, for messages: "",
+  /// " kv=paged", " q=packed kv=packed", " q=packed kv=paged".
+  std::string batchKeys() const;
   /// The box of the tensor map over `tensor` ("q"); null when there is none.
   const TmaBox *tmaBox(std::string_view tensor) const;
 };
@@ -105,7 +115,8 @@ struct AbiParam {
 };
 
 /// The parameters of `kernel`, in order: those of its kind, with the mask
-/// operand's when it takes a mask, kv_lens and block_table when it is
+/// operand's when it takes a mask, query_offsets when its batch is packed,
+/// key_offsets when its keys are, kv_lens and block_table when it is
 /// paged, and the tensor maps when it has `tma`.
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
@@ -119,7 +130,7 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
-/// kv=paged".
+/// kv=paged", "kind=forward q=packed kv=packed".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the
@@ -135,18 +146,22 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// The kernel of `kind` that fits; `headDim` and `causal` are ignored for
   /// decode_combine; `mask` must match (MaskKind::None for decode kinds),
   /// and so must `paged` (true for attn_decode_paged's decode_partial
-  /// kernel only). Null when none does.
+  /// kernel and attn_forward_varlen's on a paged cache), `packedQueries`
+  /// and `packedKeys` (attn_forward_varlen's forward kernels only). Null
+  /// when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
-                         MaskKind mask = MaskKind::None,
-                         bool paged = false) const;
+                         MaskKind mask = MaskKind::None, bool paged = false,
+                         bool packedQueries = false,
+                         bool packedKeys = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
   bool hasMasks(KernelKind kind) const;
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
-  /// d128/128 causal=none kv=paged, ..." for the kernels of `kind`
-  /// (messages; mask=none and unpaged K/V are not written).
+  /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none q=packed
+  /// kv=packed, ..." for the kernels of `kind` (messages; mask=none and
+  /// each sequence's own Q, K/V are not written).
   std::string describe(KernelKind kind) const;
 };
 

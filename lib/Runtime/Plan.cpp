@@ -70,7 +70,7 @@ bool validDtype(const attn_dtype &field) {
 
 /// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
 /// names its logical dims for messages. Only masks may be ATTN_BOOL, and
-/// only attn_decode_paged's block table and lengths ATTN_I32
+/// only the index tensors (offsets, lengths, block tables) ATTN_I32
 /// (checkIndexTensor).
 attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                         int rank, const char *dims) {
@@ -90,9 +90,9 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                  api, name);
   if (t->dtype == ATTN_I32)
     return failf(ATTN_ERROR_DTYPE,
-                 "%s: %s has dtype i32; only attn_decode_paged's block_table "
-                 "and kv_lens may be i32 (the other tensors are f32, f16 or "
-                 "bf16, lse f32)",
+                 "%s: %s has dtype i32; only query_offsets, key_offsets, "
+                 "kv_lens and block_table may be i32 (the other tensors are "
+                 "f32, f16 or bf16, lse f32)",
                  api, name);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
@@ -176,15 +176,29 @@ attn_status checkAlignment(const char *api, const char *name,
   return ATTN_OK;
 }
 
-/// The names of k and v in messages and their logical dims: each
-/// sequence's own keys, or attn_decode_paged's page pools.
-struct KeyValueNames {
-  const char *k, *v, *kDims, *vDims;
+/// How a call lays out q, k and v: the logical dims of q and the names and
+/// logical dims of k and v in messages, whether k and v are page pools
+/// (their first dim counts pages, not sequences) and whether q holds a
+/// packed batch (its first dim is 1, the sequences' rows back to back in
+/// dim 2; so are k and v unless they are pools).
+struct InputLayout {
+  const char *qDims, *k, *v, *kDims, *vDims;
+  bool pools, packed;
 };
-constexpr KeyValueNames kSequenceKv = {"k", "v", "B, Hkv, Sk, D",
-                                       "B, Hkv, Sk, Dv"};
-constexpr KeyValueNames kPagedKv = {
-    "k_cache", "v_cache", "P, Hkv, page_size, D", "P, Hkv, page_size, Dv"};
+/// attn_forward, attn_decode, attn_backward: each sequence's own rows.
+constexpr InputLayout kSequenceInputs = {
+    "B, Hq, Sq, D", "k", "v", "B, Hkv, Sk, D", "B, Hkv, Sk, Dv", false, false};
+/// attn_decode_paged: the pools k_cache and v_cache.
+constexpr InputLayout kPagedInputs = {
+    "B, Hq, Sq, D",          "k_cache", "v_cache", "P, Hkv, page_size, D",
+    "P, Hkv, page_size, Dv", true,      false};
+/// attn_forward_varlen: a packed batch with packed keys (varlen prefill),
+/// or against a paged cache (chunked prefill).
+constexpr InputLayout kPackedInputs = {
+    "1, Hq, T, D", "k", "v", "1, Hkv, Tk, D", "1, Hkv, Tk, Dv", false, true};
+constexpr InputLayout kPackedPagedInputs = {
+    "1, Hq, T, D",           "k",  "v", "P, Hkv, page_size, D",
+    "P, Hkv, page_size, Dv", true, true};
 
 /// Checks the options (causal enum, window needs causal, finite scale) and
 /// records them in `p`; the mask is the caller's (checkMask, or decode's
@@ -225,15 +239,17 @@ attn_status checkOptions(const char *api, const attn_options *options,
 }
 
 /// Checks q, k, v and the options; fills everything of `p` they determine.
-/// With `paged`, k and v are attn_decode_paged's page pools k_cache and
-/// v_cache [P, Hkv, page_size, D]: their first dim counts pages, not
-/// sequences, and p.seqK is left to checkPages (the pages a sequence has).
+/// With `n.pools`, k and v are page pools [P, Hkv, page_size, D]: their
+/// first dim counts pages, not sequences, and p.seqK is left to checkPages
+/// (the pages a sequence has). With `n.packed`, q is a packed batch
+/// [1, Hq, T, D], and so are k and v [1, Hkv, Tk, D] unless they are
+/// pools: p.batch is then 1 and p.seqQ = T rows, the sequences are left
+/// to the offsets (checkVarlenIndices).
 attn_status checkInputs(const char *api, const attn_tensor *q,
                         const attn_tensor *k, const attn_tensor *v,
                         const attn_options *options, Problem &p,
-                        bool paged = false) {
-  const KeyValueNames &n = paged ? kPagedKv : kSequenceKv;
-  if (attn_status s = checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+                        const InputLayout &n = kSequenceInputs) {
+  if (attn_status s = checkTensor(api, "q", q, 4, n.qDims))
     return s;
   if (attn_status s = checkTensor(api, n.k, k, 4, n.kDims))
     return s;
@@ -251,15 +267,28 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
   p.headsKv = k->shape[1];
   p.valueDim = v->shape[3];
   p.dtype = q->dtype;
-  p.paged = paged;
-  if (paged) {
+  p.paged = n.pools;
+  p.packedQueries = n.packed;
+  p.packedKeys = n.packed && !n.pools;
+  // A packed batch is one row of the batch dim: its sequences lie back to
+  // back along dim 2.
+  const char *names[] = {"q", n.k, n.v};
+  const attn_tensor *tensors[] = {q, k, v};
+  const char *dims[] = {n.qDims, n.kDims, n.vDims};
+  for (int i = 0; i < (n.pools ? 1 : 3) && n.packed; ++i)
+    if (tensors[i]->shape[0] != 1)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %s has shape %s (%s): a packed batch has its "
+                   "sequences' rows back to back in dim 2, dim 0 must be 1",
+                   api, names[i], shapeString(*tensors[i]).c_str(), dims[i]);
+  if (n.pools) {
     p.pageSize = k->shape[2];
     if (v->shape[0] != k->shape[0] || v->shape[1] != p.headsKv ||
         v->shape[2] != p.pageSize)
       return failf(ATTN_ERROR_SHAPE,
-                   "%s: k_cache %s and v_cache %s must agree on P, Hkv and "
-                   "page_size",
-                   api, shapeString(*k).c_str(), shapeString(*v).c_str());
+                   "%s: %s %s and %s %s must agree on P, Hkv and page_size",
+                   api, n.k, shapeString(*k).c_str(), n.v,
+                   shapeString(*v).c_str());
   } else {
     p.seqK = k->shape[2];
     if (k->shape[0] != p.batch || v->shape[0] != p.batch)
@@ -268,8 +297,9 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
                    shapeString(*v).c_str());
     if (v->shape[1] != p.headsKv || v->shape[2] != p.seqK)
       return failf(ATTN_ERROR_SHAPE,
-                   "%s: k %s and v %s must agree on Hkv and Sk", api,
-                   shapeString(*k).c_str(), shapeString(*v).c_str());
+                   "%s: k %s and v %s must agree on Hkv and %s", api,
+                   shapeString(*k).c_str(), shapeString(*v).c_str(),
+                   n.packed ? "Tk" : "Sk");
   }
   if (k->shape[3] != p.headDim)
     return failf(ATTN_ERROR_SHAPE,
@@ -279,8 +309,6 @@ attn_status checkInputs(const char *api, const attn_tensor *q,
     return failf(
         ATTN_ERROR_SHAPE, "%s: Hq = %lld is not a multiple of Hkv = %lld", api,
         static_cast<long long>(p.headsQ), static_cast<long long>(p.headsKv));
-  const char *names[] = {"q", n.k, n.v};
-  const attn_tensor *tensors[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
     if (attn_status s = checkStrides(api, names[i], *tensors[i], false))
       return s;
@@ -308,13 +336,15 @@ attn_status checkElementAlignment(const char *api, const char *name,
   return ATTN_OK;
 }
 
-/// Checks one of attn_decode_paged's index tensors: i32 of `rank` (kv_lens
-/// [B], block_table [B, max_pages]) with q's batch. Kernels read them an
-/// element at a time (4-byte alignment), and as inputs they may repeat a
-/// row (a zero stride).
+/// Checks one index tensor: i32 of `rank` (kv_lens [B], block_table
+/// [B, max_pages], query_offsets and key_offsets [B + 1]) whose dim 0 has
+/// `rows` entries (any when < 0; `rowsFrom` says what gives the count, for
+/// messages: "q has B = 4 sequences"). Kernels read them an element at a
+/// time (4-byte alignment), and as inputs they may repeat a row (a zero
+/// stride).
 attn_status checkIndexTensor(const char *api, const char *name,
                              const attn_tensor *t, int rank, const char *dims,
-                             const Problem &p) {
+                             int64_t rows, const std::string &rowsFrom) {
   if (!t)
     return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s is null", api, name);
   if (t->rank != rank)
@@ -332,11 +362,9 @@ attn_status checkIndexTensor(const char *api, const char *name,
       return failf(ATTN_ERROR_SHAPE,
                    "%s: %s has shape %s (%s): every size must be >= 1", api,
                    name, shapeString(*t).c_str(), dims);
-  if (t->shape[0] != p.batch)
-    return failf(ATTN_ERROR_SHAPE,
-                 "%s: %s has shape %s (%s), q has B = %lld sequences", api,
-                 name, shapeString(*t).c_str(), dims,
-                 static_cast<long long>(p.batch));
+  if (rows >= 0 && t->shape[0] != rows)
+    return failf(ATTN_ERROR_SHAPE, "%s: %s has shape %s (%s), %s", api, name,
+                 shapeString(*t).c_str(), dims, rowsFrom.c_str());
   if (!t->data)
     return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s->data is null", api,
                  name);
@@ -347,17 +375,20 @@ attn_status checkIndexTensor(const char *api, const char *name,
   return checkElementAlignment(api, name, *t);
 }
 
-/// Checks attn_decode_paged's block table and lengths, then sets p.seqK to
-/// the capacity max_pages * page_size: the host never reads the lengths (a
-/// CUDA graph replays one call for every step), so the plan is made for
-/// the longest sequence the table can hold. kv_lens is i32: a capacity it
-/// cannot count is refused.
+/// Checks the block table and lengths of a paged cache for `batch`
+/// sequences (`batchFrom` says what gives the count, checkIndexTensor),
+/// then sets p.seqK to the capacity max_pages * page_size: the host never
+/// reads the lengths (a CUDA graph replays one call for every step), so
+/// the plan is made for the longest sequence the table can hold. kv_lens
+/// is i32: a capacity it cannot count is refused.
 attn_status checkPages(const char *api, const attn_tensor *blockTable,
-                       const attn_tensor *kvLens, Problem &p) {
+                       const attn_tensor *kvLens, int64_t batch,
+                       const std::string &batchFrom, Problem &p) {
   if (attn_status s = checkIndexTensor(api, "block_table", blockTable, 2,
-                                       "B, max_pages", p))
+                                       "B, max_pages", batch, batchFrom))
     return s;
-  if (attn_status s = checkIndexTensor(api, "kv_lens", kvLens, 1, "B", p))
+  if (attn_status s =
+          checkIndexTensor(api, "kv_lens", kvLens, 1, "B", batch, batchFrom))
     return s;
   p.maxPages = blockTable->shape[1];
   int64_t capacity = 0;
@@ -371,6 +402,45 @@ attn_status checkPages(const char *api, const attn_tensor *blockTable,
         shapeString(*blockTable).c_str(), static_cast<long long>(p.pageSize),
         static_cast<double>(p.maxPages) * static_cast<double>(p.pageSize));
   p.seqK = capacity;
+  return ATTN_OK;
+}
+
+/// Checks the index tensors of a packed batch: query_offsets i32 [B + 1]
+/// (at least one sequence), then key_offsets [B + 1] or the paged cache's
+/// block_table [B, max_pages] and kv_lens [B]; sets p.sequences to B. The
+/// offsets count rows in i32, so T and Tk past 2^31 - 1 are refused. The
+/// host never reads the offsets: the kernel clamps them into [0, T] and
+/// [0, Tk].
+attn_status checkVarlenIndices(const char *api, const ForwardTensors &t,
+                               Problem &p) {
+  if (attn_status s = checkIndexTensor(api, "query_offsets", t.queryOffsets, 1,
+                                       "B + 1", -1, ""))
+    return s;
+  int64_t offsets = t.queryOffsets->shape[0];
+  if (offsets < 2)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: query_offsets has shape %s (B + 1): a packed batch "
+                 "needs at least one sequence, two offsets",
+                 api, shapeString(*t.queryOffsets).c_str());
+  p.sequences = offsets - 1;
+  if (p.seqQ > INT32_MAX)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: q has T = %lld rows, more than query_offsets (i32) can "
+                 "address (2^31 - 1)",
+                 api, static_cast<long long>(p.seqQ));
+  std::string from = "query_offsets has shape " + shapeString(*t.queryOffsets) +
+                     " (B + 1): B = " + std::to_string(p.sequences) +
+                     " sequences";
+  if (p.paged)
+    return checkPages(api, t.blockTable, t.kvLens, p.sequences, from, p);
+  if (attn_status s = checkIndexTensor(api, "key_offsets", t.keyOffsets, 1,
+                                       "B + 1", offsets, from))
+    return s;
+  if (p.seqK > INT32_MAX)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: k has Tk = %lld rows, more than key_offsets (i32) can "
+                 "address (2^31 - 1)",
+                 api, static_cast<long long>(p.seqK));
   return ATTN_OK;
 }
 
@@ -400,24 +470,24 @@ attn_status checkShaped(const char *api, const char *name, const attn_tensor *t,
   return checkAlignment(api, name, *t);
 }
 
-/// Checks an LSE tensor, f32 [B, Hq, Sq]: the forward's output, the
-/// backward's input. Kernels read and write it one f32 at a time, so it
-/// needs only 4-byte alignment.
+/// Checks an LSE tensor, f32 [B, Hq, Sq] ([1, Hq, T] for a packed batch):
+/// the forward's output, the backward's input. Kernels read and write it
+/// one f32 at a time, so it needs only 4-byte alignment.
 attn_status checkLse(const char *api, const attn_tensor *lse, const Problem &p,
                      bool output) {
-  if (attn_status s = checkTensor(api, "lse", lse, 3, "B, Hq, Sq"))
+  const char *dims = p.packedQueries ? "1, Hq, T" : "B, Hq, Sq";
+  if (attn_status s = checkTensor(api, "lse", lse, 3, dims))
     return s;
   if (lse->dtype != ATTN_F32)
     return failf(ATTN_ERROR_DTYPE, "%s: lse has dtype %s, must be f32", api,
                  dtypeName(lse->dtype));
   if (lse->shape[0] != p.batch || lse->shape[1] != p.headsQ ||
       lse->shape[2] != p.seqQ)
-    return failf(
-        ATTN_ERROR_SHAPE,
-        "%s: lse has shape %s, expected [%lld, %lld, %lld] "
-        "(B, Hq, Sq)",
-        api, shapeString(*lse).c_str(), static_cast<long long>(p.batch),
-        static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: lse has shape %s, expected [%lld, %lld, %lld] (%s)", api,
+                 shapeString(*lse).c_str(), static_cast<long long>(p.batch),
+                 static_cast<long long>(p.headsQ),
+                 static_cast<long long>(p.seqQ), dims);
   if (attn_status s = checkStrides(api, "lse", *lse, output))
     return s;
   if (attn_status s = checkExtent(api, "lse", *lse))
@@ -429,8 +499,9 @@ attn_status checkLse(const char *api, const attn_tensor *lse, const Problem &p,
 attn_status checkOutputs(const char *api, const attn_tensor *o,
                          const attn_tensor *lse, const Problem &p) {
   const int64_t shape[4] = {p.batch, p.headsQ, p.seqQ, p.valueDim};
-  if (attn_status s = checkShaped(api, "o", o, "B, Hq, Sq, Dv", shape, p,
-                                  /*output=*/true))
+  if (attn_status s = checkShaped(
+          api, "o", o, p.packedQueries ? "1, Hq, T, Dv" : "B, Hq, Sq, Dv",
+          shape, p, /*output=*/true))
     return s;
   return lse ? checkLse(api, lse, p, /*output=*/true) : ATTN_OK;
 }
@@ -526,9 +597,10 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
 }
 
 /// What a call asks of a kernel of `kinds`: "bf16 d128/128 causal=top_left
-/// mask=bool", "bf16 d128/128 causal=none kv=paged". The mask kind is named
-/// when the call has a mask or the module has masked kernels of those
-/// kinds: either may be what is missing.
+/// mask=bool", "bf16 d128/128 causal=none kv=paged", "bf16 d128/128
+/// causal=none q=packed kv=packed". The mask kind is named when the call
+/// has a mask or the module has masked kernels of those kinds: either may
+/// be what is missing.
 std::string describeCall(const ManifestSection &section,
                          std::initializer_list<KernelKind> kinds,
                          const Problem &p) {
@@ -540,21 +612,26 @@ std::string describeCall(const ManifestSection &section,
     masks = masks || section.hasMasks(kind);
   if (masks)
     call += std::string(" mask=") + maskKindName(p.mask);
+  if (p.packedQueries)
+    call += " q=packed";
   if (p.paged)
     call += " kv=paged";
+  else if (p.packedKeys)
+    call += " kv=packed";
   return call;
 }
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
 /// ATTN_ERROR_NO_KERNEL with the kernels the module does have. A paged
-/// call needs a paged decode_partial kernel, and no other call may have
-/// one; both share the decode_combine kernel.
+/// decode call needs a paged decode_partial kernel, a packed batch a
+/// forward kernel of its q and kv keys, and no other call may have one;
+/// paged and unpaged decode share the decode_combine kernel.
 attn_status findKernel(const char *api, const ManifestSection &section,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  bool paged = p.paged && kind == KernelKind::DecodePartial;
+  bool paged = p.paged && kind != KernelKind::DecodeCombine;
   kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
-                        paged);
+                        paged, p.packedQueries, p.packedKeys);
   if (kernel)
     return ATTN_OK;
   if (!section.hasDtype(kind, p.dtype))
@@ -812,6 +889,36 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
   return ATTN_OK;
 }
 
+/// The parameters of a forward kernel in attn_kernel_abi.def's order: q, k,
+/// v, a packed batch's query_offsets, then its key_offsets, or kv_lens and
+/// block_table, o, lse, the mask when the kernel takes one, scale_log2 and
+/// window, then the tensor maps of a kernel with `tma`.
+attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
+                            const attn_tensor *mask, const Problem &p,
+                            Launch &launch) {
+  const KernelSpec &kernel = *launch.kernel;
+  std::vector<uint64_t> &args = launch.args;
+  args.clear();
+  pushTensor(args, *t.q);
+  pushTensor(args, *t.k);
+  pushTensor(args, *t.v);
+  if (kernel.packedQueries)
+    pushTensor(args, *t.queryOffsets);
+  if (kernel.packedKeys)
+    pushTensor(args, *t.keyOffsets);
+  if (kernel.paged) {
+    pushTensor(args, *t.kvLens);
+    pushTensor(args, *t.blockTable);
+  }
+  pushTensor(args, *t.o);
+  pushLse(args, t.lse, p);
+  if (kernel.mask != MaskKind::None)
+    pushMask(args, *mask, p);
+  pushF32(args, p.scaleLog2);
+  args.push_back(static_cast<uint64_t>(p.window));
+  return pushTensorMaps(api, launch, t.q, t.k, t.v);
+}
+
 /// Decode's checks that do not involve the outputs: the inputs (with a
 /// paged call's block table and lengths) and the kernels.
 attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
@@ -819,10 +926,13 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
                               const attn_options *options, Problem &p,
                               const KernelSpec *&partial,
                               const KernelSpec *&combine) {
-  if (attn_status s = checkInputs(api, t.q, t.k, t.v, options, p, t.paged))
+  if (attn_status s = checkInputs(api, t.q, t.k, t.v, options, p,
+                                  t.paged ? kPagedInputs : kSequenceInputs))
     return s;
   if (t.paged)
-    if (attn_status s = checkPages(api, t.blockTable, t.kvLens, p))
+    if (attn_status s = checkPages(
+            api, t.blockTable, t.kvLens, p.batch,
+            "q has B = " + std::to_string(p.batch) + " sequences", p))
       return s;
   if (options && options->mask)
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
@@ -1061,18 +1171,56 @@ attn_status planForward(const ManifestSection &section, int smCount,
   } else if (attn_status s = setGrid(api, launch, tiles, p.headsQ, p.batch)) {
     return s;
   }
-  std::vector<uint64_t> &args = launch.args;
-  args.clear();
-  pushTensor(args, *q);
-  pushTensor(args, *k);
-  pushTensor(args, *v);
-  pushTensor(args, *o);
-  pushLse(args, lse, p);
-  if (launch.kernel->mask != MaskKind::None)
-    pushMask(args, *mask, p);
-  pushF32(args, p.scaleLog2);
-  args.push_back(static_cast<uint64_t>(p.window));
-  return pushTensorMaps(api, launch, q, k, v);
+  ForwardTensors t;
+  t.q = q;
+  t.k = k;
+  t.v = v;
+  t.o = o;
+  t.lse = lse;
+  return pushForwardArgs(api, t, mask, p, launch);
+}
+
+attn_status planForwardVarlen(const ManifestSection &section,
+                              const ForwardTensors &t, int64_t maxSeqlenQ,
+                              const attn_options *options, Launch &launch) {
+  const char *api = "attn_forward_varlen";
+  // The keys are packed (key_offsets) or paged (kv_lens and block_table):
+  // one of the two, which also says what k and v are.
+  bool paged = t.kvLens || t.blockTable;
+  if (t.keyOffsets && paged)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: key_offsets (packed keys) and kv_lens or block_table "
+                 "(a paged cache) are both given: pass one or the other",
+                 api);
+  if (!t.keyOffsets && !paged)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: key_offsets, kv_lens and block_table are all null: "
+                 "pass key_offsets for packed keys, or kv_lens and "
+                 "block_table for a paged cache",
+                 api);
+  Problem p;
+  if (attn_status s = checkInputs(api, t.q, t.k, t.v, options, p,
+                                  paged ? kPackedPagedInputs : kPackedInputs))
+    return s;
+  if (attn_status s = checkOutputs(api, t.o, t.lse, p))
+    return s;
+  if (attn_status s = checkVarlenIndices(api, t, p))
+    return s;
+  if (options && options->mask)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->mask is set, but packed kernels take no mask; "
+                 "use attn_forward for a masked call",
+                 api);
+  if (attn_status s =
+          findKernel(api, section, KernelKind::Forward, p, launch.kernel))
+    return s;
+  // The CTAs past a sequence's own query tiles return at once: any count
+  // of rows that covers the longest sequence serves, and T covers all.
+  int64_t rows = maxSeqlenQ <= 0 || maxSeqlenQ > p.seqQ ? p.seqQ : maxSeqlenQ;
+  if (attn_status s = setGrid(api, launch, ceilDiv(rows, launch.kernel->blockQ),
+                              p.headsQ, p.sequences))
+    return s;
+  return pushForwardArgs(api, t, nullptr, p, launch);
 }
 
 int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,

@@ -1,11 +1,12 @@
 //===- Plan.h - argument checks and launch plans ----------------*- C++ -*-===//
 //
-// Turns one attn_forward / attn_decode / attn_decode_paged / attn_backward
-// call into the launches it needs (the kernel, grid, block, dynamic shared
-// memory, the parameter words of docs/KernelABI.md and the tensor maps to
-// encode), after checking every argument. Nothing here touches CUDA: a plan is
-// pure data, so the tests check arguments and parameter packing without a GPU,
-// and the C API only encodes and launches what a plan says.
+// Turns one attn_forward / attn_forward_varlen / attn_decode /
+// attn_decode_paged / attn_backward call into the launches it needs (the
+// kernel, grid, block, dynamic shared memory, the parameter words of
+// docs/KernelABI.md and the tensor maps to encode), after checking every
+// argument. Nothing here touches CUDA: a plan is pure data, so the tests check
+// arguments and parameter packing without a GPU, and the C API only encodes and
+// launches what a plan says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,11 +80,29 @@ struct Problem {
   int64_t window = -1; // < 0: none
   MaskKind mask = MaskKind::None; // from options->mask's dtype (forward)
   float scaleLog2 = 0; // scale * log2(e)
-  // attn_decode_paged: keys per page (k_cache's size 2) and pages per
-  // sequence (block_table's size 1); seqK is their product, the most keys a
-  // sequence can have, since the lengths stay on the device.
+  // A paged cache (attn_decode_paged, attn_forward_varlen): keys per page
+  // (the pools' size 2) and pages per sequence (block_table's size 1);
+  // seqK is their product, the most keys a sequence can have, since the
+  // lengths stay on the device.
   bool paged = false;
   int64_t pageSize = 0, maxPages = 0;
+  // attn_forward_varlen: a packed batch of `sequences` sequences, whose
+  // rows q, o and lse hold back to back (batch = 1, seqQ = T), with packed
+  // keys (seqK = Tk) or a paged cache.
+  bool packedQueries = false, packedKeys = false;
+  int64_t sequences = 0;
+};
+
+/// The tensors of a forward call: attn_forward's q, k, v, o and lse (null:
+/// not written), or attn_forward_varlen's, whose packed batch adds
+/// queryOffsets [B + 1] and either keyOffsets [B + 1] (packed keys) or
+/// kvLens [B] and blockTable [B, max_pages] (a paged cache: k and v are
+/// then page pools [P, Hkv, page_size, D]).
+struct ForwardTensors {
+  const attn_tensor *q = nullptr, *k = nullptr, *v = nullptr;
+  const attn_tensor *queryOffsets = nullptr, *keyOffsets = nullptr;
+  const attn_tensor *kvLens = nullptr, *blockTable = nullptr;
+  const attn_tensor *o = nullptr, *lse = nullptr;
 };
 
 /// The tensors of a decode call, as the C API takes them: attn_decode's
@@ -133,6 +152,16 @@ ATTN_RUNTIME_API attn_status planForward(
     const ManifestSection &section, int smCount, const attn_tensor *q,
     const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
     const attn_tensor *lse, const attn_options *options, Launch &launch);
+
+/// Checks an attn_forward_varlen call (no mask) and plans its launch with a
+/// packed kernel of `section` (q=packed, kv=packed or kv=paged as the call's
+/// keys): grid (ceil(rows / block_q), Hq, B) for rows = `maxSeqlenQ`, or T
+/// when that is <= 0 or more than T (no sequence has more rows).
+ATTN_RUNTIME_API attn_status planForwardVarlen(const ManifestSection &section,
+                                               const ForwardTensors &tensors,
+                                               int64_t maxSeqlenQ,
+                                               const attn_options *options,
+                                               Launch &launch);
 
 /// Checks a decode call, paged or not, and plans its two launches.
 /// `numSplits` <= 0 uses defaultSplits(); more splits than key tiles are

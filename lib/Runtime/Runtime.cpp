@@ -459,6 +459,39 @@ attn_status attn_forward(attn_module *module, const attn_tensor *q,
   }
 }
 
+attn_status attn_forward_varlen(attn_module *module, const attn_tensor *q,
+                                const attn_tensor *k, const attn_tensor *v,
+                                const attn_tensor *query_offsets,
+                                const attn_tensor *key_offsets,
+                                const attn_tensor *kv_lens,
+                                const attn_tensor *block_table,
+                                const attn_tensor *o, const attn_tensor *lse,
+                                int64_t max_seqlen_q,
+                                const attn_options *options, void *stream) {
+  if (!module)
+    return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                "attn_forward_varlen: module is null");
+  try {
+    ForwardTensors tensors;
+    tensors.q = q;
+    tensors.k = k;
+    tensors.v = v;
+    tensors.queryOffsets = query_offsets;
+    tensors.keyOffsets = key_offsets;
+    tensors.kvLens = kv_lens;
+    tensors.blockTable = block_table;
+    tensors.o = o;
+    tensors.lse = lse;
+    Launch plan;
+    if (attn_status s = planForwardVarlen(*module->section, tensors,
+                                          max_seqlen_q, options, plan))
+      return s;
+    return launch(*module, plan, stream);
+  } catch (...) {
+    return internalError("attn_forward_varlen", "unexpected exception");
+  }
+}
+
 int64_t attn_decode_workspace_size(const attn_tensor *q, const attn_tensor *v,
                                    int64_t num_splits) {
   try {

@@ -290,7 +290,8 @@ def _matches(record, kind, spec):
             and record.get("head_dim") == spec.head_dim
             and record.get("value_dim") == spec.value_dim
             and record.get("causal") == spec.causal
-            and record.get("mask", "none") == spec.mask)
+            and record.get("mask", "none") == spec.mask
+            and record.get("q") is None)  # not a packed batch's kernel
 
 
 def _has_kernel(module, kind, spec):

@@ -43,6 +43,22 @@ them; an empty sequence has O = 0 and LSE = -inf. "relen" cases then
 shorten the lengths in place and run again with the same tensors (what a
 CUDA graph replay does).
 
+Packed forward cases (names start with "varlen"; --filter varlen runs
+them and forward_varlen's error cases alone): forward_varlen on ragged
+batches of query lengths 0, 1, 77, 128, 129 and 1000 (block_q's edges) in
+FlashAttention's [T, H, D] (and [H, T, D], and with a leading 1): varlen
+prefill (keys packed with the queries' lengths) with causal none,
+top_left and bottom_right, and chunked prefill, the new queries of each
+sequence against a cached prefix and themselves (keys longer than
+queries), packed or in a paged cache (pages of 16 and 128 keys in random
+order, NaN in every pool slot no key owns, both pool layouts); GQA groups
+1, 4 and 8, D 64 and 128, f16 and bf16, windows, LSE, sequences with
+queries but no keys (O = 0, LSE = -inf). The reference is the float64 one
+on each sequence's own rows and keys. Outputs are NaN first: every row of
+the packed output must be written when the offsets tile T (and none past
+the last offset when they do not); a second call with max_seqlen_q = 0
+must give bitwise the output of max_seqlen_q = the longest sequence.
+
 Backward cases (names start with "backward"; --filter backward runs them
 and the backward's error cases alone): O and LSE from the float64
 reference (O rounded to the dtype), dO random, then dQ, dK, dV against
@@ -286,6 +302,8 @@ def case(kind, dtype, b, hq, hkv, sq, sk, d, causal="none", window=None,
 def case_name(c):
     if c["kind"] == "error":
         return "error " + c["name"]
+    if c["kind"] == "varlen":
+        return varlen_name(c)
     prefix = {"forward": "fwd", "decode": "dec", "backward": "backward",
               "paged": "paged"}
     name = "%s %s d%d B=%d H=%d/%d Sq=%d Sk=%d %s" % (
@@ -311,6 +329,27 @@ def case_name(c):
         name += " twice"
     if c.get("relen"):
         name += " relen"
+    return name
+
+
+def varlen_name(c):
+    def lengths(n):
+        return ",".join(str(x) for x in n)
+
+    name = "varlen %s d%d H=%d/%d q=%s k=%s %s" % (
+        c["dtype"], c["d"], c["hq"], c["hkv"], lengths(c["q_lens"]),
+        lengths(c["k_lens"]), c["causal"])
+    if c["window"] is not None:
+        name += " w=%d" % c["window"]
+    name += " page=%d kv=%s" % (c["page"], c["kv_layout"]) if c["page"] \
+        else " packed"
+    name += " " + c["layout"] + (" 4d" if c["four_dim"] else "")
+    if c["tail"]:
+        name += " tail=%d" % c["tail"]
+    if c["scale"] is not None:
+        name += " scale=%g" % c["scale"]
+    if not c["lse"]:
+        name += " no-lse"
     return name
 
 
@@ -544,6 +583,78 @@ def paged_cases(quick):
     return cases
 
 
+# The query lengths of the packed cases: an empty sequence, one row, a
+# ragged tile, exactly one tile of 128 rows and one row past it, many
+# tiles; and the cached prefixes of chunked prefill (keys = prefix + the
+# sequence's own queries).
+VARLEN_Q = [77, 0, 1000, 1, 129, 128]
+VARLEN_PREFIX = [300, 5, 0, 2000, 17, 64]
+
+
+def varlen_case(dtype, d, q_lens, k_lens=None, hq=8, hkv=2, causal="none",
+                window=None, page=None, kv_layout="bshd", layout="bshd",
+                lse=True, scale=None, four_dim=False, tail=0):
+    """A forward_varlen case: one sequence per entry of q_lens, with
+    k_lens[b] keys (q_lens by default: prefill), packed or (`page`) in a
+    paged cache of pages of that many keys; `tail` extra rows of q past the
+    last offset."""
+    k_lens = list(q_lens) if k_lens is None else list(k_lens)
+    c = case("varlen", dtype, len(q_lens), hq, hkv, max(q_lens), max(k_lens),
+             d, causal, window=window, layout=layout, lse=lse, scale=scale)
+    c.update(q_lens=list(q_lens), k_lens=k_lens, page=page,
+             kv_layout=kv_layout, four_dim=four_dim, tail=tail)
+    return c
+
+
+def varlen_cases(quick):
+    """forward_varlen for f16 and bf16, D = 64 and 128: prefill with each
+    causal kind, GQA 1, 4 and 8, windows, chunked prefill against packed
+    and paged keys, both layouts, sequences without keys, rows past the
+    last offset."""
+    chunked = [q + p for q, p in zip(VARLEN_Q, VARLEN_PREFIX)]
+    cases = []
+    for dtype in ("bf16", "f16"):
+        for d in (64, 128):
+            mine = [varlen_case(dtype, d, VARLEN_Q, causal=causal)
+                    for causal in ("none", "top_left", "bottom_right")]
+            mine += [
+                varlen_case(dtype, d, VARLEN_Q, hq=4, hkv=4,
+                            causal="bottom_right", layout="bhsd"),
+                varlen_case(dtype, d, VARLEN_Q, hq=8, hkv=1,
+                            causal="top_left"),
+                varlen_case(dtype, d, VARLEN_Q, causal="bottom_right",
+                            window=64),
+                # Chunked prefill with the prefix packed beside the new keys.
+                varlen_case(dtype, d, VARLEN_Q, chunked,
+                            causal="bottom_right"),
+                varlen_case(dtype, d, VARLEN_Q, chunked, lse=False,
+                            scale=0.3),
+                varlen_case(dtype, d, VARLEN_Q, chunked, causal="top_left",
+                            four_dim=True),
+                # Chunked prefill against a paged cache.
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=16,
+                            causal="bottom_right"),
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=128,
+                            causal="bottom_right", window=100,
+                            kv_layout="bhsd", layout="bhsd"),
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=16, hq=8,
+                            hkv=1, causal="none"),
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=128, hq=4,
+                            hkv=4, causal="top_left", four_dim=True),
+                # Sequences with queries and no keys: O = 0, LSE = -inf.
+                varlen_case(dtype, d, [5, 77, 10, 129], [0, 77, 300, 0]),
+                varlen_case(dtype, d, [5, 77, 10, 129], [0, 77, 300, 0],
+                            page=16, causal="bottom_right"),
+                # Rows past the last offset: never written.
+                varlen_case(dtype, d, [77, 1, 300], causal="bottom_right",
+                            tail=7),
+            ]
+            if quick and not (dtype == "bf16" and d == 128):
+                mine = mine[::3]
+            cases += mine
+    return cases
+
+
 # (Sq, Sk) of the backward cases without a causal kind; B, H = 1, 2 past
 # four million scores, else 2, 4.
 BACKWARD_PAIRS = [(1, 1), (1, 77), (77, 77), (77, 1000), (1000, 77),
@@ -617,6 +728,14 @@ def backward_cases(quick):
 def skip_reason(module, c):
     """Why the manifest cannot run this case, or None."""
     mask = c.get("mask", "none")
+    if c["kind"] == "varlen":
+        paged = c["page"] is not None
+        if module.has_kernel("forward", c["dtype"], c["d"], c["dv"],
+                             c["causal"], packed=True, paged=paged) is None:
+            return "no forward kernel for %s d%d/%d causal=%s q=packed " \
+                "kv=%s" % (c["dtype"], c["d"], c["dv"], c["causal"],
+                           "paged" if paged else "packed")
+        return None
     if c["kind"] == "backward":
         missing = [kind for kind in BACKWARD_KINDS
                    if module.has_kernel(kind, c["dtype"], c["d"], c["dv"],
@@ -710,14 +829,15 @@ def run_numeric(module, c, gen):
     return result
 
 
-def make_paged(c, gen):
-    """The tensors of a paged case: q (in its layout), the pools (in their
-    kv_layout) with random keys in the slots the block table gives each
-    sequence and NaN everywhere else, the block table (each sequence's
-    pages in random order out of a pool larger than needed; its unused
-    entries point at an unowned page, all NaN) and the lengths, int32."""
+def make_pools(c, lens, gen):
+    """The page pools of a paged cache for sequences of `lens` keys (in
+    c's kv_layout, pages of c["page"] keys) with random keys in the slots
+    the block table gives each sequence and NaN everywhere else, and the
+    block table: each sequence's pages in random order out of a pool
+    larger than needed; its unused entries point at an unowned page, all
+    NaN."""
     dtype = TORCH_DTYPE[c["dtype"]]
-    page, lens = c["page"], c["lens"]
+    page = c["page"]
     device = gen.device
     owned = [-(-n // page) for n in lens]
     needed = sum(owned)
@@ -746,19 +866,37 @@ def make_paged(c, gen):
             slots = table[b, keys // page].long()
             logical[slots, :, keys % page] = torch.randn(
                 (n, c["hkv"], dim), generator=gen, device=device).to(dtype)
+    return k, v, table
+
+
+def make_paged(c, gen):
+    """The tensors of a paged case: q (in its layout), the pools and the
+    block table (make_pools) and the lengths, int32."""
+    k, v, table = make_pools(c, c["lens"], gen)
     q, _ = random_tensor(c["b"], c["hq"], c["sq"], c["d"], c["dtype"],
                          c["layout"], gen)
-    kv_lens = torch.tensor(lens, dtype=torch.int32, device=device)
+    kv_lens = torch.tensor(c["lens"], dtype=torch.int32, device=gen.device)
     return q, k, v, table, kv_lens
+
+
+def sequence_keys(c, k, v, table, i, n):
+    """Sequence i's n keys and values of the pools, gathered through the
+    block table (key j at slot j % page of page table[i][j // page]), as
+    logical [1, Hkv, n, D] and [1, Hkv, n, Dv]."""
+    kl = k.transpose(1, 2) if c["kv_layout"] == "bshd" else k
+    vl = v.transpose(1, 2) if c["kv_layout"] == "bshd" else v
+    keys = torch.arange(n, device=k.device)
+    pages = table[i, keys // c["page"]].long()
+    ks = kl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
+    vs = vl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
+    return ks, vs
 
 
 def paged_reference(c, q, k, v, table, lens):
     """O and LSE in float64 from each sequence's keys, gathered through the
-    block table (key j at slot j % page of page table[b][j // page]):
-    reference() on each; an empty sequence has O = 0 and LSE = -inf."""
+    block table: reference() on each; an empty sequence has O = 0 and
+    LSE = -inf."""
     ql = q.transpose(1, 2) if c["layout"] == "bshd" else q
-    kl = k.transpose(1, 2) if c["kv_layout"] == "bshd" else k
-    vl = v.transpose(1, 2) if c["kv_layout"] == "bshd" else v
     b, hq, sq = c["b"], c["hq"], c["sq"]
     o = torch.zeros((b, hq, sq, c["dv"]), dtype=torch.float64,
                     device=q.device)
@@ -767,10 +905,7 @@ def paged_reference(c, q, k, v, table, lens):
     for i, n in enumerate(lens):
         if n == 0:
             continue
-        keys = torch.arange(n, device=q.device)
-        pages = table[i, keys // c["page"]].long()
-        ks = kl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
-        vs = vl[pages, :, keys % c["page"]].permute(1, 0, 2)[None]
+        ks, vs = sequence_keys(c, k, v, table, i, n)
         o[i:i + 1], lse[i:i + 1] = reference(ql[i:i + 1], ks, vs, c["causal"],
                                              c["window"], c["scale"])
     return o, lse
@@ -828,6 +963,147 @@ def run_paged(module, c, gen):
         result["status"] = FAIL
         result["detail"] = "; ".join(problems)
     result["kernel_ms"] = time_call(call)
+    return result
+
+
+def packed_logical(x, layout):
+    """The logical [1, H, T, D] view of a packed batch's tensor: [T, H, D]
+    ('bshd') or [H, T, D] ('bhsd'), with or without its leading 1."""
+    if x.dim() == 4:
+        x = x[0]
+    return (x.transpose(0, 1) if layout == "bshd" else x)[None]
+
+
+def offsets_of(lens, device):
+    """The offsets [B + 1] of sequences of `lens` rows back to back."""
+    starts = [0]
+    for n in lens:
+        starts.append(starts[-1] + n)
+    return torch.tensor(starts, dtype=torch.int32, device=device)
+
+
+def make_varlen(c, gen):
+    """The tensors of a packed case: q (T rows in c's layout, and
+    c["tail"] rows past the last offset), its offsets, and the keys: packed
+    k and v with key_offsets, or the pools and block table of a paged cache
+    (make_pools) with the lengths, as forward_varlen's keyword arguments."""
+    dtype = TORCH_DTYPE[c["dtype"]]
+    device = gen.device
+
+    def packed(h, rows, dim):
+        shape = (rows, h, dim) if c["layout"] == "bshd" else (h, rows, dim)
+        x = torch.randn(shape, generator=gen, device=device,
+                        dtype=torch.float32).to(dtype)
+        return x[None] if c["four_dim"] else x
+
+    q = packed(c["hq"], sum(c["q_lens"]) + c["tail"], c["d"])
+    query_offsets = offsets_of(c["q_lens"], device)
+    if c["page"] is None:
+        tk = sum(c["k_lens"])
+        k, v = packed(c["hkv"], tk, c["d"]), packed(c["hkv"], tk, c["dv"])
+        keys = dict(key_offsets=offsets_of(c["k_lens"], device))
+    else:
+        k, v, table = make_pools(c, c["k_lens"], gen)
+        keys = dict(kv_lens=torch.tensor(c["k_lens"], dtype=torch.int32,
+                                         device=device),
+                    block_table=table)
+    return q, k, v, query_offsets, keys
+
+
+def varlen_reference(c, q, k, v, keys):
+    """O [1, Hq, T, Dv] and LSE [1, Hq, T] in float64: reference() on each
+    sequence's own query rows and keys (packed rows, or gathered through
+    the block table); a sequence without keys has O = 0 and LSE = -inf, and
+    so do the rows past the last offset (not compared)."""
+    ql = packed_logical(q, c["layout"])
+    t = ql.shape[2]
+    o = torch.zeros((1, c["hq"], t, c["dv"]), dtype=torch.float64,
+                    device=q.device)
+    lse = torch.full((1, c["hq"], t), float("-inf"), dtype=torch.float64,
+                     device=q.device)
+    if c["page"] is None:
+        kl, vl = packed_logical(k, c["layout"]), packed_logical(v, c["layout"])
+    row = key = 0
+    for i, (nq, nk) in enumerate(zip(c["q_lens"], c["k_lens"])):
+        if nq and nk:
+            if c["page"] is None:
+                ks, vs = kl[:, :, key:key + nk], vl[:, :, key:key + nk]
+            else:
+                ks, vs = sequence_keys(c, k, v, keys["block_table"], i, nk)
+            o[:, :, row:row + nq], lse[:, :, row:row + nq] = reference(
+                ql[:, :, row:row + nq], ks, vs, c["causal"], c["window"],
+                c["scale"])
+        row, key = row + nq, key + nk
+    return o, lse
+
+
+def run_varlen(module, c, gen):
+    """One packed case: forward_varlen with max_seqlen_q = the longest
+    sequence into NaN outputs against the per-sequence float64 reference;
+    every row the offsets cover written, none past them; then again with
+    max_seqlen_q = 0 into fresh NaN outputs, bitwise the same."""
+    dtype = TORCH_DTYPE[c["dtype"]]
+    q, k, v, query_offsets, keys = make_varlen(c, gen)
+    hq, covered = c["hq"], sum(c["q_lens"])
+    t = covered + c["tail"]
+    out_shape = q.shape[:-1] + (c["dv"],)
+    lse_shape = (hq, t) if q.dim() == 3 else (1, hq, t)
+
+    def outputs():
+        out = torch.full(out_shape, float("nan"), dtype=dtype, device="cuda")
+        lse = torch.full(lse_shape, float("nan"), dtype=torch.float32,
+                         device="cuda") if c["lse"] else None
+        return out, lse
+
+    def call(out, lse, max_seqlen_q):
+        module.forward_varlen(q, k, v, query_offsets,
+                              max_seqlen_q=max_seqlen_q, causal=c["causal"],
+                              window=c["window"], scale=c["scale"],
+                              layout=c["layout"], kv_layout=c["kv_layout"],
+                              out=out, lse=lse, **keys)
+
+    out, lse = outputs()
+    call(out, lse, max(c["q_lens"]))
+    torch.cuda.synchronize()
+    ref_o, ref_lse = varlen_reference(c, q, k, v, keys)
+    got_o = packed_logical(out, c["layout"])
+    got_lse = None if lse is None else lse if lse.dim() == 3 else lse[None]
+    result = compare(got_o[:, :, :covered],
+                     got_lse[:, :, :covered] if lse is not None else None,
+                     ref_o[:, :, :covered], ref_lse[:, :, :covered],
+                     c["dtype"])
+    problems = [result["detail"]] if "detail" in result else []
+    # Offsets that tile the rows leave none unwritten; the rows past the
+    # last offset are nobody's and stay as they were.
+    unwritten = int(torch.isnan(got_o[:, :, :covered]).any(dim=-1).sum())
+    if lse is not None:
+        unwritten += int(torch.isnan(got_lse[:, :, :covered]).sum())
+    result["rows_unwritten"] = unwritten
+    if unwritten:
+        problems.append("%d rows of O or LSE that the offsets cover were not "
+                        "written (NaN)" % unwritten)
+    if c["tail"]:
+        stray = int((~torch.isnan(got_o[:, :, covered:])).any(dim=-1).sum())
+        if lse is not None:
+            stray += int((~torch.isnan(got_lse[:, :, covered:])).sum())
+        if stray:
+            problems.append("%d rows past the last offset were written"
+                            % stray)
+    out0, lse0 = outputs()
+    call(out0, lse0, 0)
+    torch.cuda.synchronize()
+    same = torch.equal(out.view(torch.int16), out0.view(torch.int16))
+    if lse is not None:
+        same = same and torch.equal(lse.view(torch.int32),
+                                    lse0.view(torch.int32))
+    result["max_seqlen_0_bitwise"] = same
+    if not same:
+        problems.append("max_seqlen_q = 0 gave other bits than max_seqlen_q "
+                        "= %d" % max(c["q_lens"]))
+    if problems:
+        result["status"] = FAIL
+        result["detail"] = "; ".join(problems)
+    result["kernel_ms"] = time_call(lambda: call(out, lse, max(c["q_lens"])))
     return result
 
 
@@ -909,11 +1185,13 @@ def error_cases(module):
     """Checks on the first forward kernel of the manifest (bf16 d128 when
     there is one): each raises the expected error and leaves the output as
     it was (NaN)."""
-    forward = [k for k in module.kernels if k.get("kind") == "forward"]
+    forward = [k for k in module.kernels if k.get("kind") == "forward"
+               and k.get("q") is None]  # forward()'s, not forward_varlen()'s
     if not forward:
         return [dict(kind="error", name="(all)",
                      skip="the manifest has no forward kernel")] + \
-            paged_error_cases(module) + backward_error_cases(module)
+            paged_error_cases(module) + varlen_error_cases(module) + \
+            backward_error_cases(module)
     # The calls below pass no mask (but the mask cases): an unmasked kernel.
     unmasked = [k for k in forward if k.get("mask", "none") == "none"] \
         or forward
@@ -1080,7 +1358,8 @@ def error_cases(module):
                 out=out, workspace=ws)), out
         add("decode workspace misaligned", "ATTN_ERROR_ALIGNMENT",
             misaligned_workspace)
-    return cases + paged_error_cases(module) + backward_error_cases(module)
+    return cases + paged_error_cases(module) + varlen_error_cases(module) + \
+        backward_error_cases(module)
 
 
 def paged_error_cases(module):
@@ -1145,6 +1424,70 @@ def paged_error_cases(module):
     add("workspace too small", "ATTN_ERROR_INVALID_ARGUMENT",
         lambda: call(workspace=torch.empty(256, dtype=torch.uint8,
                                            device="cuda")))
+    add("window without causal", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(causal=False, window=16))
+    return cases
+
+
+def varlen_error_cases(module):
+    """forward_varlen's checks on a packed kernel of the manifest (with
+    packed keys, bf16 d128 when there is one): each raises the expected
+    error and leaves the output as it was (NaN). A module without packed
+    kernels must say so."""
+    packed = [k for k in module.kernels if k.get("kind") == "forward"
+              and k.get("q") == "packed" and k.get("kv") == "packed"]
+    base = next((k for k in packed if k["dtype"] == "bf16"
+                 and k["head_dim"] == 128), packed[0] if packed else None)
+    dt = base["dtype"] if base else "bf16"
+    d = base["head_dim"] if base else 128
+    dv = base["value_dim"] if base else 128
+    causal = base["causal"] if base else "none"
+    tdt = TORCH_DTYPE[dt]
+    lens, hq, hkv = [77, 0, 200], 8, 2
+    t = sum(lens)
+    cases = []
+
+    def add(name, expect, make):
+        cases.append(dict(kind="error", name="varlen " + name, expect=expect,
+                          make=make))
+
+    def call(offsets_dtype=torch.int32, key_entries=len(lens) + 1,
+             q_batch=None, offset=0, **kw):
+        """A forward_varlen call on [T, H, D] tensors and its NaN output."""
+        def x(*shape, dtype=tdt):
+            return torch.randn(shape, device="cuda").to(dtype)
+        n = t * hq * d
+        q = x(n + 8)[offset:offset + n].view(t, hq, d)
+        if q_batch:
+            q = x(q_batch, t, hq, d)
+        k, v = x(t, hkv, d), x(t, hkv, dv)
+        qo = offsets_of(lens, "cuda").to(offsets_dtype)
+        ko = offsets_of(lens + [0] * (key_entries - len(lens) - 1),
+                        "cuda")[:key_entries]
+        out = torch.full((q_batch, t, hq, dv) if q_batch else (t, hq, dv),
+                         float("nan"), device="cuda", dtype=tdt)
+        kw.setdefault("causal", causal)
+        kw.setdefault("key_offsets", ko)
+        return (lambda: module.forward_varlen(q, k, v, qo, out=out, **kw)), \
+            out
+
+    if base is None:
+        kinds = [k for k in module.kernels
+                 if k.get("kind") == "forward" and k["dtype"] == dt]
+        add("without a packed kernel",
+            "ATTN_ERROR_NO_KERNEL" if kinds else "ATTN_ERROR_DTYPE", call)
+        return cases
+    add("query_offsets int64", "TypeError",
+        lambda: call(offsets_dtype=torch.int64))
+    add("key_offsets of B + 2 entries", "ATTN_ERROR_SHAPE",
+        lambda: call(key_entries=len(lens) + 2))
+    add("q of batch 2", "ATTN_ERROR_SHAPE", lambda: call(q_batch=2))
+    add("q misaligned", "ATTN_ERROR_ALIGNMENT", lambda: call(offset=1))
+    add("both key kinds", "ValueError",
+        lambda: call(kv_lens=torch.zeros(len(lens), dtype=torch.int32,
+                                         device="cuda")))
+    add("no keys", "ATTN_ERROR_INVALID_ARGUMENT",
+        lambda: call(key_offsets=None))
     add("window without causal", "ATTN_ERROR_INVALID_ARGUMENT",
         lambda: call(causal=False, window=16))
     return cases
@@ -1291,7 +1634,7 @@ def main():
     parser.add_argument("--filter", default=None,
                         help="only cases whose name contains this "
                              "('backward': the backward's cases, 'paged': "
-                             "decode_paged's)")
+                             "decode_paged's, 'varlen': forward_varlen's)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-scores", type=int, default=None,
                         help="only cases with at most this many scores "
@@ -1345,7 +1688,7 @@ def main():
 
     cases = forward_cases(args.quick) + mask_cases(args.quick) + \
         decode_cases(args.quick) + paged_cases(args.quick) + \
-        backward_cases(args.quick)
+        varlen_cases(args.quick) + backward_cases(args.quick)
     if args.max_scores is not None:
         small = [c for c in cases
                  if c["b"] * c["hq"] * c["sq"] * c["sk"] <= args.max_scores]
@@ -1378,6 +1721,8 @@ def main():
                     r.update(run_backward(module, c, gen))
                 elif c["kind"] == "paged":
                     r.update(run_paged(module, c, gen))
+                elif c["kind"] == "varlen":
+                    r.update(run_varlen(module, c, gen))
                 else:
                     r.update(run_numeric(module, c, gen))
             except Exception as e:  # noqa: BLE001 - a failing case, reported

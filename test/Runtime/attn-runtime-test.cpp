@@ -7,8 +7,9 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        backward|load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
-//        launch-backward FILE|launch-paged FILE|fuzz FILE CASES SEED
+//        varlen|backward|load DIR|launch FILE|launch-tma FILE|
+//        launch-multi FILE|launch-backward FILE|launch-paged FILE|
+//        launch-varlen FILE|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -449,6 +450,75 @@ int runManifest() {
   parseCase("paged-duplicate-config", h + dec + " kv=paged\n" +
                                           dec.substr(0, 8) + "2" +
                                           dec.substr(8) + " kv=paged\n");
+  // The q key (forward only): q=packed, a packed batch whose ABI adds
+  // query_offsets after v, then key_offsets (kv=packed) or kv_lens and
+  // block_table (kv=paged); one of the two is required, and neither goes
+  // with a mask, a persistent grid or tma. The lookup tells a packed, a
+  // paged and a plain kernel of the same dtype, dims and causal apart.
+  const std::string packedParams =
+      "q:memref4,k:memref4,v:memref4,query_offsets:memref1,"
+      "key_offsets:memref1,o:memref4,lse:memref3,scale_log2:f32,window:i64";
+  const std::string packedPagedParams =
+      "q:memref4,k:memref4,v:memref4,query_offsets:memref1,kv_lens:memref1,"
+      "block_table:memref2,o:memref4,lse:memref3,scale_log2:f32,window:i64";
+  {
+    Manifest m;
+    report("varlen-valid",
+           parseManifest(
+               h + fwd + " params=" + fwdParams + "\n" + fwd.substr(0, 8) +
+                   "_varlen" + fwd.substr(8) +
+                   " q=packed kv=packed params=" + packedParams + "\n" +
+                   fwd.substr(0, 8) + "_chunked" + fwd.substr(8) +
+                   " kv=paged q=packed params=" + packedPagedParams + "\n" +
+                   // attn-compile's line for examples/gpu/varlen.mlir.
+                   "kernel attn_fwd_bf16_d64_dv64_none_varlen_packed "
+                   "kind=forward dtype=bf16 head_dim=64 value_dim=64 "
+                   "causal=none q=packed kv=packed block_q=128 block_kv=64 "
+                   "threads=128 smem=73728 params=" +
+                   packedParams + "\n",
+               "m.manifest", m));
+    const ManifestSection &section = m.sections.front();
+    for (const KernelSpec &k : section.kernels)
+      std::printf("  line %d: %s (%s) params=%zu\n", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+    std::printf("varlen-valid: forward: %s\n",
+                section.describe(KernelKind::Forward).c_str());
+    const struct {
+      bool paged, packedQueries, packedKeys;
+    } lookups[] = {{false, false, false},
+                   {false, true, true},
+                   {true, true, false},
+                   {false, true, false},
+                   {true, false, false}};
+    for (const auto &l : lookups) {
+      const KernelSpec *k = section.find(
+          KernelKind::Forward, ATTN_BF16, 128, 128, ATTN_CAUSAL_NONE,
+          MaskKind::None, l.paged, l.packedQueries, l.packedKeys);
+      std::printf("varlen-valid: find paged=%d q=%d kv=%d: %s\n", l.paged,
+                  l.packedQueries, l.packedKeys, k ? k->name.c_str() : "none");
+    }
+  }
+  parseCase("varlen-bad-value", h + fwd + " q=ragged kv=packed\n");
+  parseCase("varlen-twice", h + fwd + " q=packed q=packed kv=packed\n");
+  parseCase("varlen-decode", h + dec + " q=packed kv=paged\n");
+  parseCase("varlen-backward", h + bwd + " q=packed kv=packed\n");
+  parseCase("varlen-no-kv", h + fwd + " q=packed\n");
+  parseCase("varlen-kv-without-q", h + fwd + " kv=packed\n");
+  parseCase("varlen-kv-decode", h + dec + " kv=packed\n");
+  parseCase("varlen-mask", h + fwd + " q=packed kv=packed mask=add\n");
+  parseCase("varlen-mask-none", h + fwd + " q=packed kv=paged mask=none\n");
+  parseCase("varlen-persistent",
+            h + fwd + " q=packed kv=packed grid=persistent\n");
+  parseCase("varlen-tma", h + fwd + " q=packed kv=packed" + tma + "\n");
+  parseCase("varlen-paged-tma", h + fwd + " q=packed kv=paged" + tma + "\n");
+  parseCase("varlen-params-plain",
+            h + fwd + " q=packed kv=packed params=" + fwdParams + "\n");
+  parseCase("varlen-params-paged",
+            h + fwd + " q=packed kv=packed params=" + packedPagedParams + "\n");
+  parseCase("plain-params-varlen", h + fwd + " params=" + packedParams + "\n");
+  parseCase("varlen-duplicate-config",
+            h + fwd + " q=packed kv=packed\n" + fwd.substr(0, 8) + "2" +
+                fwd.substr(8) + " kv=packed q=packed\n");
   parseCase("duplicate-config-mask",
             h + fwd + " mask=add\n" +
                 "kernel k2 kind=forward dtype=bf16 head_dim=128 "
@@ -1859,6 +1929,422 @@ int runPaged() {
 }
 
 //===----------------------------------------------------------------------===//
+// Packed (variable-length) forward plans (attn_forward_varlen)
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kQueryOffsets = 0xe00000, kKeyOffsets = 0xf00000;
+
+/// kModule plus packed forward kernels (q=packed): bf16 d128 with packed
+/// keys (kv=packed) for causal none and bottom_right, on a paged cache
+/// (kv=paged) for bottom_right only, and f16 d64 top_left with packed keys.
+std::string varlenModule() {
+  return std::string(kModule) +
+         "kernel fwd_bf16_128_none_varlen kind=forward dtype=bf16 "
+         "head_dim=128 value_dim=128 causal=none q=packed kv=packed "
+         "block_q=128 block_kv=32 threads=128 smem=87040\n"
+         "kernel fwd_bf16_128_br_varlen kind=forward dtype=bf16 head_dim=128 "
+         "value_dim=128 causal=bottom_right q=packed kv=packed block_q=128 "
+         "block_kv=64 threads=256 smem=139264\n"
+         "kernel fwd_bf16_128_br_chunked kind=forward dtype=bf16 "
+         "head_dim=128 value_dim=128 causal=bottom_right q=packed kv=paged "
+         "block_q=128 block_kv=64 threads=256 smem=139264\n"
+         "kernel fwd_f16_64_tl_varlen kind=forward dtype=f16 head_dim=64 "
+         "value_dim=64 causal=top_left q=packed kv=packed block_q=64 "
+         "block_kv=64 threads=128 smem=73728\n";
+}
+
+/// Offsets i32 [entries] (B + 1), contiguous.
+attn_tensor offsetsOf(int64_t entries, uint64_t data) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   ATTN_I32,
+                   1,
+                   {entries, 0, 0, 0},
+                   {1, 0, 0, 0}};
+  return t;
+}
+
+struct VarlenArgs {
+  attn_tensor q, k, v, queryOffsets, keyOffsets, kvLens, blockTable, o, lse;
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
+  int64_t maxSeqlenQ = 0;
+  bool paged, withLse = true;
+
+  /// B sequences, Hq=32, Hkv=8, D=Dv=128, bf16, in FlashAttention's varlen
+  /// storage [T, H, D] (logical [1, H, T, D]): T query rows, and packed
+  /// keys of Tk rows or (`paged`) vLLM's pools [P, page_size, Hkv, D] of
+  /// 1000 pages of 16 keys with a block table of 256 pages per sequence.
+  explicit VarlenArgs(bool paged = false, int64_t b = 4, int64_t t = 1000,
+                      int64_t tk = 3000)
+      : paged(paged) {
+    q = bshd(ATTN_BF16, 1, 32, t, 128, kQ);
+    if (paged) {
+      k = bshd(ATTN_BF16, 1000, 8, 16, 128, kK);
+      v = bshd(ATTN_BF16, 1000, 8, 16, 128, kV);
+    } else {
+      k = bshd(ATTN_BF16, 1, 8, tk, 128, kK);
+      v = bshd(ATTN_BF16, 1, 8, tk, 128, kV);
+    }
+    queryOffsets = offsetsOf(b + 1, kQueryOffsets);
+    keyOffsets = offsetsOf(b + 1, kKeyOffsets);
+    kvLens = kvLensOf(b);
+    blockTable = blockTableOf(b, 256);
+    o = bshd(ATTN_BF16, 1, 32, t, 128, kO);
+    lse = lseOf(1, 32, t, kLse);
+  }
+  /// q, o and lse of `t` rows.
+  void setRows(int64_t t) {
+    q = bshd(q.dtype, 1, q.shape[1], t, q.shape[3], kQ);
+    o = bshd(o.dtype, 1, o.shape[1], t, o.shape[3], kO);
+    lse = lseOf(1, lse.shape[1], t, kLse);
+  }
+  ForwardTensors tensors() const {
+    ForwardTensors t;
+    t.q = &q;
+    t.k = &k;
+    t.v = &v;
+    t.queryOffsets = &queryOffsets;
+    if (paged) {
+      t.kvLens = &kvLens;
+      t.blockTable = &blockTable;
+    } else {
+      t.keyOffsets = &keyOffsets;
+    }
+    t.o = &o;
+    t.lse = withLse ? &lse : nullptr;
+    return t;
+  }
+  attn_status plan(const ManifestSection &m, Launch &l) const {
+    return planForwardVarlen(m, tensors(), maxSeqlenQ, &options, l);
+  }
+  /// The same call through the C API.
+  attn_status call(attn_module *module, void *stream) const {
+    ForwardTensors t = tensors();
+    return attn_forward_varlen(module, t.q, t.k, t.v, t.queryOffsets,
+                               t.keyOffsets, t.kvLens, t.blockTable, t.o, t.lse,
+                               maxSeqlenQ, &options, stream);
+  }
+};
+
+void printVarlen(const char *name, const Launch &l) {
+  printLaunchHeader(name, l);
+  size_t at = 0;
+  at = printMemref("q", l.args, at, 4);
+  at = printMemref("k", l.args, at, 4);
+  at = printMemref("v", l.args, at, 4);
+  at = printMemref("query_offsets", l.args, at, 1);
+  if (l.kernel->paged) {
+    at = printMemref("kv_lens", l.args, at, 1);
+    at = printMemref("block_table", l.args, at, 2);
+  } else {
+    at = printMemref("key_offsets", l.args, at, 1);
+  }
+  at = printMemref("o", l.args, at, 4);
+  at = printMemref("lse", l.args, at, 3);
+  std::printf("  scale_log2=%.6f window=%lld\n", f32Word(l.args[at]),
+              static_cast<long long>(l.args[at + 1]));
+}
+
+void varlenCase(const ManifestSection &m, const char *name,
+                const VarlenArgs &a) {
+  Launch l;
+  report(name, a.plan(m, l));
+}
+
+int runVarlen() {
+  Manifest parsed, plain;
+  if (parseManifest(varlenModule(), "m.manifest", parsed) ||
+      parseManifest(kModule, "m.manifest", plain)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  const ManifestSection &m = parsed.sections.front();
+  {
+    // Varlen prefill: 4 sequences of at most 300 queries in T = 1000 rows,
+    // their keys packed in Tk = 3000 rows: query_offsets and key_offsets
+    // (rank 1, [B + 1]) right after v; grid (ceil(300 / 128), Hq, B).
+    VarlenArgs a;
+    a.maxSeqlenQ = 300;
+    Launch l;
+    report("packed", a.plan(m, l));
+    printVarlen("packed", l);
+  }
+  {
+    // The grid's x for max_seqlen_q: <= 0 means T = 1000 (8 tiles of 128),
+    // more than T is clamped to T; the tiles of block_q = 128 rows.
+    VarlenArgs a;
+    for (int64_t rows : {int64_t(0), int64_t(-1), int64_t(1), int64_t(128),
+                         int64_t(129), int64_t(1000), int64_t(5000)}) {
+      a.maxSeqlenQ = rows;
+      Launch l;
+      attn_status s = a.plan(m, l);
+      std::printf("grid max_seqlen_q=%lld: %s (%u, %u, %u)\n",
+                  static_cast<long long>(rows), statusName(s), l.grid[0],
+                  l.grid[1], l.grid[2]);
+    }
+  }
+  {
+    // Chunked prefill: new queries against vLLM's pools, bottom_right with
+    // a window, scale 0.5, no LSE (its descriptor [1, Hq, T] with a null
+    // pointer): kv_lens (rank 1) and block_table (rank 2) after
+    // query_offsets.
+    VarlenArgs a(/*paged=*/true, 3, 77);
+    a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256, nullptr};
+    a.withLse = false;
+    a.maxSeqlenQ = 40;
+    Launch l;
+    report("chunked", a.plan(m, l));
+    printVarlen("chunked", l);
+  }
+  {
+    // q, k, v, o as [1, H, T, D] (BHSD), f16 d64, one sequence; GQA 4.
+    VarlenArgs a(false, 1, 77, 500);
+    a.q = bhsd(ATTN_F16, 1, 8, 77, 64, kQ);
+    a.k = bhsd(ATTN_F16, 1, 2, 500, 64, kK);
+    a.v = bhsd(ATTN_F16, 1, 2, 500, 64, kV);
+    a.o = bhsd(ATTN_F16, 1, 8, 77, 64, kO);
+    a.lse = lseOf(1, 8, 77, kLse);
+    a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+    Launch l;
+    report("bhsd-f16", a.plan(m, l));
+    printLaunchHeader("bhsd-f16", l);
+  }
+  {
+    // The most rows i32 offsets address: T = 2^31 - 1; a block table row
+    // shared by every sequence (stride 0 over B) is a valid read.
+    VarlenArgs a(false, 1, INT32_MAX, 16);
+    varlenCase(m, "rows-2^31-1", a);
+    a = VarlenArgs(/*paged=*/true);
+    a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    a.blockTable.strides[0] = 0;
+    varlenCase(m, "block-table-broadcast", a);
+  }
+
+  // The lookup: attn_forward never takes a packed kernel, and
+  // attn_forward_varlen only a packed one, of its keys' kind.
+  {
+    ForwardArgs f;
+    Launch l;
+    report("plain-call", f.plan(m, l));
+    std::printf("plain-call: %s\n", l.kernel->name.c_str());
+    Manifest onlyPacked;
+    parseManifest("attn-manifest 1\ntarget sm_90a\nptx k.ptx\n"
+                  "kernel fwd_varlen kind=forward dtype=bf16 head_dim=128 "
+                  "value_dim=128 causal=none q=packed kv=packed block_q=128 "
+                  "block_kv=64 threads=128 smem=0\n",
+                  "m.manifest", onlyPacked);
+    report("plain-call-packed-module", f.plan(onlyPacked.sections.front(), l));
+    VarlenArgs a;
+    report("packed-call", a.plan(onlyPacked.sections.front(), l));
+    std::printf("packed-call: %s\n", l.kernel->name.c_str());
+    a = VarlenArgs(/*paged=*/true);
+    report("paged-call-packed-module", a.plan(onlyPacked.sections.front(), l));
+    a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    report("paged-call", a.plan(m, l));
+    std::printf("paged-call: %s\n", l.kernel->name.c_str());
+  }
+  varlenCase(plain.sections.front(), "no-packed-kernels", VarlenArgs());
+  VarlenArgs a(/*paged=*/true);
+  varlenCase(m, "no-kernel-paged-none", a);
+  a = VarlenArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  varlenCase(m, "no-kernel-top-left", a);
+  a = VarlenArgs();
+  for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o})
+    t->dtype = ATTN_F32;
+  varlenCase(m, "dtype-no-kernel", a);
+
+  // Every argument error, in the order of the checks.
+  {
+    VarlenArgs b;
+    ForwardTensors t = b.tensors();
+    t.kvLens = &b.kvLens;
+    t.blockTable = &b.blockTable;
+    Launch l;
+    report("keys-both", planForwardVarlen(m, t, 0, nullptr, l));
+    t.blockTable = nullptr;
+    report("keys-both-lens", planForwardVarlen(m, t, 0, nullptr, l));
+    t.kvLens = nullptr;
+    t.keyOffsets = nullptr;
+    report("keys-none", planForwardVarlen(m, t, 0, nullptr, l));
+    const char *names[] = {"q",       "k",          "v", "o", "query_offsets",
+                           "kv_lens", "block_table"};
+    for (const char *which : names) {
+      bool paged = std::strcmp(which, "kv_lens") == 0 ||
+                   std::strcmp(which, "block_table") == 0;
+      VarlenArgs c(paged);
+      ForwardTensors u = c.tensors();
+      const attn_tensor **slot =
+          std::strcmp(which, "q") == 0               ? &u.q
+          : std::strcmp(which, "k") == 0             ? &u.k
+          : std::strcmp(which, "v") == 0             ? &u.v
+          : std::strcmp(which, "o") == 0             ? &u.o
+          : std::strcmp(which, "query_offsets") == 0 ? &u.queryOffsets
+          : std::strcmp(which, "kv_lens") == 0       ? &u.kvLens
+                                                     : &u.blockTable;
+      *slot = nullptr;
+      std::string name = std::string("null-") + which;
+      report(name.c_str(), planForwardVarlen(m, u, 0, nullptr, l));
+    }
+  }
+  a = VarlenArgs();
+  a.q.data = nullptr;
+  varlenCase(m, "null-q-data", a);
+  a = VarlenArgs();
+  a.queryOffsets.data = nullptr;
+  varlenCase(m, "null-query-offsets-data", a);
+  a = VarlenArgs();
+  a.keyOffsets.data = nullptr;
+  varlenCase(m, "null-key-offsets-data", a);
+
+  a = VarlenArgs();
+  a.q.rank = 3;
+  varlenCase(m, "rank-q", a);
+  a = VarlenArgs();
+  a.lse.rank = 2;
+  varlenCase(m, "rank-lse", a);
+  a = VarlenArgs();
+  a.queryOffsets.rank = 2;
+  varlenCase(m, "rank-query-offsets", a);
+  a = VarlenArgs();
+  a.keyOffsets.rank = 0;
+  varlenCase(m, "rank-key-offsets", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.blockTable.rank = 1;
+  varlenCase(m, "rank-block-table", a);
+
+  a = VarlenArgs();
+  a.queryOffsets.dtype = ATTN_BF16;
+  varlenCase(m, "dtype-query-offsets", a);
+  a = VarlenArgs();
+  a.keyOffsets.dtype = ATTN_F32;
+  varlenCase(m, "dtype-key-offsets", a);
+  a = VarlenArgs();
+  a.queryOffsets.dtype = static_cast<attn_dtype>(9);
+  varlenCase(m, "dtype-query-offsets-enum", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.kvLens.dtype = ATTN_BOOL;
+  varlenCase(m, "dtype-kv-lens", a);
+  a = VarlenArgs();
+  a.q.dtype = ATTN_I32;
+  varlenCase(m, "dtype-q-i32", a);
+  a = VarlenArgs();
+  a.v.dtype = ATTN_F16;
+  varlenCase(m, "dtype-v", a);
+  a = VarlenArgs();
+  a.o.dtype = ATTN_F16;
+  varlenCase(m, "dtype-o", a);
+  a = VarlenArgs();
+  a.lse.dtype = ATTN_BF16;
+  varlenCase(m, "dtype-lse", a);
+
+  // A packed batch is one row of the batch dim: q, o, lse and packed k
+  // and v have size 1 there; a pool's first dim counts pages.
+  a = VarlenArgs();
+  a.q = bshd(ATTN_BF16, 2, 32, 500, 128, kQ);
+  varlenCase(m, "shape-q-batch", a);
+  a = VarlenArgs();
+  a.k = bshd(ATTN_BF16, 4, 8, 750, 128, kK);
+  varlenCase(m, "shape-k-batch", a);
+  a = VarlenArgs();
+  a.v = bshd(ATTN_BF16, 4, 8, 750, 128, kV);
+  varlenCase(m, "shape-v-batch", a);
+  a = VarlenArgs();
+  a.v = bshd(ATTN_BF16, 1, 8, 2999, 128, kV);
+  varlenCase(m, "shape-tk", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV);
+  varlenCase(m, "shape-pools", a);
+  a = VarlenArgs();
+  a.k = bshd(ATTN_BF16, 1, 8, 3000, 64, kK);
+  varlenCase(m, "shape-head-dim", a);
+  a = VarlenArgs();
+  a.k = bshd(ATTN_BF16, 1, 5, 3000, 128, kK);
+  a.v = bshd(ATTN_BF16, 1, 5, 3000, 128, kV);
+  varlenCase(m, "shape-gqa", a);
+  a = VarlenArgs();
+  a.o = bshd(ATTN_BF16, 1, 32, 999, 128, kO);
+  varlenCase(m, "shape-o", a);
+  a = VarlenArgs();
+  a.o = bshd(ATTN_BF16, 4, 32, 250, 128, kO);
+  varlenCase(m, "shape-o-batch", a);
+  a = VarlenArgs();
+  a.lse = lseOf(4, 32, 250, kLse);
+  varlenCase(m, "shape-lse", a);
+  a = VarlenArgs();
+  a.queryOffsets = offsetsOf(0, kQueryOffsets);
+  varlenCase(m, "shape-query-offsets-0", a);
+  a = VarlenArgs();
+  a.queryOffsets = offsetsOf(1, kQueryOffsets);
+  a.keyOffsets = offsetsOf(1, kKeyOffsets);
+  varlenCase(m, "shape-no-sequence", a);
+  a = VarlenArgs();
+  a.keyOffsets = offsetsOf(4, kKeyOffsets);
+  varlenCase(m, "shape-key-offsets", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.kvLens = kvLensOf(5);
+  varlenCase(m, "shape-kv-lens", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.blockTable = blockTableOf(3, 256);
+  varlenCase(m, "shape-block-table", a);
+  a = VarlenArgs(/*paged=*/true);
+  a.blockTable = blockTableOf(4, int64_t(1) << 31);
+  varlenCase(m, "capacity-2^31", a);
+  // i32 offsets address at most 2^31 - 1 rows of q and of packed k and v.
+  a = VarlenArgs(false, 4, int64_t(1) << 31);
+  varlenCase(m, "rows-2^31", a);
+  a = VarlenArgs(false, 4, 1000, int64_t(1) << 31);
+  varlenCase(m, "key-rows-2^31", a);
+  // 65536 sequences: past grid z's limit.
+  a = VarlenArgs(false, 65536);
+  varlenCase(m, "grid-limit", a);
+
+  a = VarlenArgs();
+  a.q.strides[3] = 2;
+  varlenCase(m, "stride-q-last", a);
+  a = VarlenArgs();
+  a.o.strides[2] = 0;
+  varlenCase(m, "stride-o-zero", a);
+  a = VarlenArgs();
+  a.queryOffsets.strides[0] = 2;
+  varlenCase(m, "stride-query-offsets", a);
+  a = VarlenArgs();
+  misalignPointer(a.q, kQ, 8);
+  varlenCase(m, "align-q", a);
+  a = VarlenArgs();
+  a.k.strides[0] = 3000 * 8 * 132; // [T, H, D] with rows of 132 elements
+  a.k.strides[1] = 132;
+  a.k.strides[2] = 8 * 132;
+  varlenCase(m, "align-k-rows", a);
+  a = VarlenArgs();
+  misalignPointer(a.queryOffsets, kQueryOffsets, 2);
+  varlenCase(m, "align-query-offsets", a);
+  a = VarlenArgs();
+  misalignPointer(a.keyOffsets, kKeyOffsets, 1);
+  varlenCase(m, "align-key-offsets", a);
+  a = VarlenArgs();
+  a.lse.data = reinterpret_cast<void *>(kLse + 2);
+  varlenCase(m, "align-lse", a);
+
+  a = VarlenArgs();
+  a.options.window = 64;
+  varlenCase(m, "window-without-causal", a);
+  a = VarlenArgs();
+  a.options.causal = static_cast<attn_causal>(4);
+  varlenCase(m, "causal-enum", a);
+  a = VarlenArgs();
+  a.options.scale = NAN;
+  varlenCase(m, "scale-nan", a);
+  {
+    VarlenArgs b;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 32, 1000, 3000);
+    b.options.mask = &mask;
+    varlenCase(m, "mask", b);
+  }
+  report("null-module", VarlenArgs().call(nullptr, nullptr));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Backward plans
 //===----------------------------------------------------------------------===//
 
@@ -2450,6 +2936,41 @@ int runLaunchPaged(const std::string &manifest) {
   return 0;
 }
 
+/// Forward launches through Inputs/varlen.manifest: attn_forward_varlen on
+/// the packed kernels (query_offsets, then key_offsets or kv_lens and
+/// block_table, after v) and attn_forward on the same module's plain one.
+int runLaunchVarlen(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  VarlenArgs a;
+  a.maxSeqlenQ = 300;
+  report("varlen", a.call(module, stream));
+  a.maxSeqlenQ = 0;
+  a.withLse = false;
+  a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  report("varlen-br", a.call(module, stream));
+  VarlenArgs b(/*paged=*/true, 3, 77);
+  b.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256, nullptr};
+  b.maxSeqlenQ = 40;
+  report("chunked", b.call(module, stream));
+  ForwardArgs f;
+  report("forward", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
+                                 &f.options, stream));
+  // Nothing reaches the driver for a bad call.
+  a = VarlenArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  report("varlen-top-left", a.call(module, stream));
+  report("chunked-none", VarlenArgs(/*paged=*/true).call(module, stream));
+  a = VarlenArgs();
+  misalignPointer(a.keyOffsets, kKeyOffsets, 2);
+  report("varlen-misaligned", a.call(module, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// Forward launches through a manifest of several sections
 /// (Inputs/multi.manifest): the module has the kernels of the section
 /// chosen for the device, and only those.
@@ -2474,8 +2995,8 @@ int runLaunchMulti(const std::string &manifest) {
 }
 
 /// The C API fuzzed with random descriptors through the fake driver: each
-/// call starts from a valid forward, decode, paged decode or backward call
-/// and gets a few
+/// call starts from a valid forward, decode, paged decode, backward or
+/// packed forward (attn_forward_varlen) call and gets a few
 /// random mutations (null or misaligned pointers, ranks, negative, zero or huge
 /// sizes and strides, bad enums, outputs overlapping inputs, odd options,
 /// split counts and workspaces). Every call must return a status, with a
@@ -2583,8 +3104,49 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   for (int64_t n = 0; n < cases; ++n) {
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     attn_status status;
-    int64_t kind = pick(4);
-    if (kind == 3) {
+    int64_t kind = pick(5);
+    if (kind == 4) {
+      VarlenArgs a(pick(2) != 0, 1 + pick(8), 1 + pick(4096), 1 + pick(8192));
+      attn_tensor *targets[] = {
+          &a.q,      &a.k,          &a.v, &a.queryOffsets, &a.keyOffsets,
+          &a.kvLens, &a.blockTable, &a.o, &a.lse};
+      for (int64_t m = 1 + pick(3); m > 0; --m) {
+        switch (pick(6)) {
+        case 0:
+          mutateOptions(a.options, mask);
+          break;
+        case 1:
+          a.maxSeqlenQ = anySize();
+          break;
+        case 2:
+          a.withLse = pick(4) != 0;
+          break;
+        default:
+          mutateTensor(*targets[pick(std::size(targets))]);
+          break;
+        }
+      }
+      // Now and then the other keys as well, or none.
+      ForwardTensors t = a.tensors();
+      switch (pick(8)) {
+      case 0:
+        t.keyOffsets = &a.keyOffsets;
+        break;
+      case 1:
+        t.kvLens = &a.kvLens;
+        t.blockTable = pick(2) ? &a.blockTable : nullptr;
+        break;
+      case 2:
+        t.keyOffsets = t.kvLens = t.blockTable = nullptr;
+        break;
+      default:
+        break;
+      }
+      status = attn_forward_varlen(module, pick(16) ? t.q : nullptr, t.k, t.v,
+                                   t.queryOffsets, t.keyOffsets, t.kvLens,
+                                   t.blockTable, t.o, t.lse, a.maxSeqlenQ,
+                                   pick(8) ? &a.options : nullptr, nullptr);
+    } else if (kind == 3) {
       PagedArgs a(1 + pick(8), pick(2) ? 8 : 32, 1 + pick(4096),
                   pick(2) ? 16 : 1 + pick(256), 1 + pick(1024));
       attn_tensor *targets[] = {&a.q,      &a.k, &a.v,  &a.blockTable,
@@ -2658,9 +3220,9 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "backward|load DIR|launch FILE|launch-tma FILE|"
+                 "varlen|backward|load DIR|launch FILE|launch-tma FILE|"
                  "launch-multi FILE|launch-backward FILE|launch-paged FILE|"
-                 "fuzz FILE CASES SEED\n",
+                 "launch-varlen FILE|fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
   }
@@ -2679,6 +3241,8 @@ int main(int argc, char **argv) {
     return runDecode();
   if (what == "paged")
     return runPaged();
+  if (what == "varlen")
+    return runVarlen();
   if (what == "backward")
     return runBackward();
   if (what == "load" && argc == 3)
@@ -2693,6 +3257,8 @@ int main(int argc, char **argv) {
     return runLaunchBackward(argv[2]);
   if (what == "launch-paged" && argc == 3)
     return runLaunchPaged(argv[2]);
+  if (what == "launch-varlen" && argc == 3)
+    return runLaunchVarlen(argv[2]);
   if (what == "fuzz" && argc == 5)
     return runFuzz(argv[2], std::atoll(argv[3]),
                    std::strtoull(argv[4], nullptr, 10));

@@ -111,8 +111,14 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.valueDim = dims.valueDim;
     spec.causal = a.getCausal();
     spec.paged = static_cast<bool>(a.getBlockTable());
+    spec.packedQueries = static_cast<bool>(a.getQueryOffsets());
+    spec.packedKeys = static_cast<bool>(a.getKeyOffsets());
     if (a.getKvLens() && !spec.paged)
       return op->emitOpError(kLensWithoutPages);
+    // Rows copied one by one, through offsets or a block table, which no
+    // tensor map describes: sm_80's cp.async mapping on every chip.
+    if (spec.paged || spec.packedQueries)
+      spec.target = TileTarget::Sm80;
     mask = a.getMask();
   } else if (auto p = dyn_cast<AttentionPartialOp>(op)) {
     AttentionDims dims = getAttentionDims(p.getLayout(), p.getQuery().getType(),
@@ -272,10 +278,12 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   Value kvLens = spec.paged ? tensor("kv_lens") : Value();
   Value blockTable = spec.paged ? tensor("block_table") : Value();
   if (spec.kind == KernelKind::Forward) {
+    Value queryOffsets = spec.packedQueries ? tensor("query_offsets") : Value();
+    Value keyOffsets = spec.packedKeys ? tensor("key_offsets") : Value();
     Operation *rebuilt = AttentionOp::create(
         b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
-        tensor("v"), /*query_offsets=*/Value(), /*key_offsets=*/Value(), kvLens,
-        blockTable, mask, FloatAttr(), causal, IntegerAttr(), layout);
+        tensor("v"), queryOffsets, keyOffsets, kvLens, blockTable, mask,
+        FloatAttr(), causal, IntegerAttr(), layout);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   // Any split count: the kernel reads it from partial_o. The op's own

@@ -52,8 +52,12 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
     std::string causal = stringifyCausalKind(spec.causal).str();
     out.push_back({"causal", causal, "_" + causal});
   }
+  if (spec.packedQueries)
+    out.push_back({"q", "packed", "_varlen"});
   if (spec.paged)
     out.push_back({"kv", "paged", "_paged"});
+  if (spec.packedKeys)
+    out.push_back({"kv", "packed", "_packed"});
   if (spec.mask != MaskOperand::None) {
     bool additive = spec.mask == MaskOperand::Additive;
     out.push_back({"mask", additive ? "add" : "bool",
@@ -98,9 +102,11 @@ SmallVector<KernelParam> KernelSpec::params() const {
   };
   SmallVector<KernelParam> params;
   for (const auto &p : abi) {
-    bool taken = p.when == "always" ||
-                 (p.when == "mask" && mask != MaskOperand::None) ||
-                 (p.when == "tma" && usesTma()) || (p.when == "paged" && paged);
+    bool taken =
+        p.when == "always" || (p.when == "mask" && mask != MaskOperand::None) ||
+        (p.when == "tma" && usesTma()) || (p.when == "paged" && paged) ||
+        (p.when == "packed" && packedQueries) ||
+        (p.when == "packed_kv" && packedKeys);
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
@@ -188,9 +194,14 @@ std::string KernelSpec::unsupportedReason() const {
              "), got " + std::to_string(blockQ) + " and " +
              std::to_string(blockKV);
   }
-  if (paged && (kind != KernelKind::DecodePartial || mask != MaskOperand::None))
+  if (paged && ((kind != KernelKind::DecodePartial && !packedQueries) ||
+                mask != MaskOperand::None))
     return "a paged KV cache has GPU kernels for split-KV decode "
-           "(attn.attention_partial) without a mask operand only";
+           "(attn.attention_partial) and packed batches (query_offsets), "
+           "without a mask operand";
+  if (packedQueries && !paged && !packedKeys)
+    return "a packed batch's GPU kernels take packed keys (key_offsets) or "
+           "a paged cache (kv_lens with block_table)";
   if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
     return "decode kernels split each K/V tile between the warps: block-kv "
            "must be a multiple of 16 x warps (" +
@@ -224,7 +235,8 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
-  if (name == "kv_lens" || name == "block_table")
+  if (llvm::is_contained(
+          {"kv_lens", "block_table", "query_offsets", "key_offsets"}, name))
     return b.getI32Type();
   return spec.elementType;
 }

@@ -193,7 +193,30 @@ func.func @lens_without_table(%q: tensor<1x4x1x64xf16>, %k: tensor<1x1x8x64xf16>
 // -----
 
 func.func @paged_forward(%q: tensor<2x4x7x64xf16>, %pool: tensor<9x4x16x64xf16>, %l: tensor<2xi32>, %t: tensor<2x4xi32>) -> tensor<2x4x7x64xf16> {
-  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: a paged KV cache has GPU kernels for split-KV decode (attn.attention_partial) without a mask operand only}}
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: a paged KV cache has GPU kernels for split-KV decode (attn.attention_partial) and packed batches (query_offsets), without a mask operand}}
   %o = attn.attention %q, %pool, %pool kv_lens(%l : tensor<2xi32>) block_table(%t : tensor<2x4xi32>) : tensor<2x4x7x64xf16>, tensor<9x4x16x64xf16>, tensor<9x4x16x64xf16> -> tensor<2x4x7x64xf16>
   return %o : tensor<2x4x7x64xf16>
+}
+
+// -----
+
+// Packed batches: a forward kernel takes query_offsets (and key_offsets,
+// or kv_lens and block_table) after v, on sm_80's cp.async mapping.
+// CHECK-LABEL: func @varlen
+// CHECK: gpu.func @attn_fwd_bf16_d64_dv64_bottom_right_varlen_packed(
+// CHECK-SAME: attn.manifest = "kernel attn_fwd_bf16_d64_dv64_bottom_right_varlen_packed kind=forward dtype=bf16 head_dim=64 value_dim=64 causal=bottom_right q=packed kv=packed {{.*}} params=q:memref4,k:memref4,v:memref4,query_offsets:memref1,key_offsets:memref1,o:memref4,lse:memref3,scale_log2:f32,window:i64"
+// CHECK: gpu.func @attn_fwd_bf16_d64_dv64_none_varlen_paged(
+// CHECK-SAME: q=packed kv=paged {{.*}} params=q:memref4,k:memref4,v:memref4,query_offsets:memref1,kv_lens:memref1,block_table:memref2,o:memref4,
+func.func @varlen(%q: tensor<1x?x8x64xbf16>, %k: tensor<1x?x2x64xbf16>, %qo: tensor<?xi32>, %ko: tensor<?xi32>, %pool: tensor<?x?x2x64xbf16>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> (tensor<1x?x8x64xbf16>, tensor<1x?x8x64xbf16>) {
+  %o = attn.attention %q, %k, %k query_offsets(%qo : tensor<?xi32>) key_offsets(%ko : tensor<?xi32>) {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>} : tensor<1x?x8x64xbf16>, tensor<1x?x2x64xbf16>, tensor<1x?x2x64xbf16> -> tensor<1x?x8x64xbf16>
+  %o2 = attn.attention %q, %pool, %pool query_offsets(%qo : tensor<?xi32>) kv_lens(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>) {layout = #attn.layout<bshd>} : tensor<1x?x8x64xbf16>, tensor<?x?x2x64xbf16>, tensor<?x?x2x64xbf16> -> tensor<1x?x8x64xbf16>
+  return %o, %o2 : tensor<1x?x8x64xbf16>, tensor<1x?x8x64xbf16>
+}
+
+// -----
+
+func.func @packed_dense_keys(%q: tensor<1x?x8x64xbf16>, %k: tensor<2x?x2x64xbf16>, %qo: tensor<3xi32>) -> tensor<1x?x8x64xbf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: a packed batch's GPU kernels take packed keys (key_offsets) or a paged cache (kv_lens with block_table)}}
+  %o = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) {layout = #attn.layout<bshd>} : tensor<1x?x8x64xbf16>, tensor<2x?x2x64xbf16>, tensor<2x?x2x64xbf16> -> tensor<1x?x8x64xbf16>
+  return %o : tensor<1x?x8x64xbf16>
 }

@@ -733,3 +733,21 @@ func.func @paged(%q: tensor<2x1x8x64xbf16>, %kc: tensor<10x16x2x64xbf16>, %vc: t
       : tensor<2x1x8x64xbf16>, tensor<10x16x2x64xbf16>, tensor<10x16x2x64xbf16> -> tensor<3x2x8x1x64xf32>, tensor<3x2x8x1xf32>
   return %po, %pl : tensor<3x2x8x1x64xf32>, tensor<3x2x8x1xf32>
 }
+
+// -----
+
+// A packed batch: each query tile reads its sequence's offsets (clamped
+// into the packed rows), counts its rows in the sequence, and addresses
+// its Q rows and its keys from the sequences' first rows.
+// CHECK-LABEL: func.func @packed(
+// CHECK: scf.forall
+// CHECK: %[[Q0:.+]] = {{memref.load|tensor.extract}} %{{.+}}[%{{.+}}] : {{memref|tensor}}<3xi32
+// CHECK: arith.index_cast %[[Q0]] : i32 to index
+// CHECK: attn.tile.load
+// CHECK: attn.tile.yield %{{.+}}, %{{.+}}, %{{.+}} : index, index, index
+// CHECK: attn.tile.store
+func.func @packed(%q: tensor<1x40x8x64xf32>, %k: tensor<1x50x2x64xf32>, %qo: tensor<3xi32>, %ko: tensor<3xi32>) -> tensor<1x40x8x64xf32> {
+  %o = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<3xi32>) {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>}
+      : tensor<1x40x8x64xf32>, tensor<1x50x2x64xf32>, tensor<1x50x2x64xf32> -> tensor<1x40x8x64xf32>
+  return %o : tensor<1x40x8x64xf32>
+}

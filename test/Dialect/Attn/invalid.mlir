@@ -706,3 +706,97 @@ func.func @paged_capacity_overflow(%q: tensor<2x8x1x64xf16>, %pool: tensor<?x2x1
       : tensor<2x8x1x64xf16>, tensor<?x2x1048576x64xf16>, tensor<?x2x1048576x64xf16> -> tensor<2x8x1x64xf16>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// query_offsets and key_offsets
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @key_offsets_alone(%q: tensor<2x8x4x64xf16>, %k: tensor<1x2x16x64xf16>, %o: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op has 'key_offsets' but no 'query_offsets': packed keys come with packed queries}}
+  %r = attn.attention %q, %k, %k key_offsets(%o : tensor<3xi32>)
+      : tensor<2x8x4x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<2x8x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_query_batch(%q: tensor<2x8x4x64xf16>, %k: tensor<2x2x16x64xf16>, %o: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'query' of a packed batch must have a leading size of 1 (the sequences lie back to back in one), got shape [2, 8, 4, 64]}}
+  %r = attn.attention %q, %k, %k query_offsets(%o : tensor<3xi32>)
+      : tensor<2x8x4x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<2x8x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_offsets_rank(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %o: tensor<3x1xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got [3, 1]}}
+  %r = attn.attention %q, %k, %k query_offsets(%o : tensor<3x1xi32>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_offsets_empty(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %o: tensor<0xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got [0]}}
+  %r = attn.attention %q, %k, %k query_offsets(%o : tensor<0xi32>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_key_count(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %qo: tensor<3xi32>, %ko: tensor<4xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'query_offsets' and 'key_offsets' must give the same number of sequences, got 3 and 4 offsets}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<4xi32>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_key_batch(%q: tensor<1x8x40x64xf16>, %k: tensor<2x2x16x64xf16>, %qo: tensor<3xi32>, %ko: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'key' of a packed batch must have a leading size of 1 (the sequences lie back to back in one), got shape [2, 2, 16, 64]}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<3xi32>)
+      : tensor<1x8x40x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_keys_and_lens(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %qo: tensor<3xi32>, %ko: tensor<3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.attention' op has both 'key_offsets' and 'kv_lens': packed keys give each sequence's keys by their offsets}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<3xi32>) kv_lens(%l : tensor<2xi32>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_mask(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %qo: tensor<3xi32>, %ko: tensor<3xi32>, %m: tensor<40x16xi1>) {
+  // expected-error @+1 {{'attn.attention' op has a mask operand and packed sequences; a packed batch takes no mask}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<3xi32>) mask(%m : tensor<40x16xi1>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_lens_batch(%q: tensor<1x8x40x64xf16>, %k: tensor<2x2x16x64xf16>, %qo: tensor<3xi32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'kv_lens' must have shape [2] ([B], one key count per sequence), got [3]}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) kv_lens(%l : tensor<3xi32>)
+      : tensor<1x8x40x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16> -> tensor<1x8x40x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_output(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %qo: tensor<3xi32>, %ko: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op 'output' must have shape [1, 8, 40, 64] ([B, Hq, Sq, Dv] in the op's layout, query's element type), got [2, 8, 40, 64]}}
+  %r = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) key_offsets(%ko : tensor<3xi32>)
+      : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<2x8x40x64xf16>
+  return
+}

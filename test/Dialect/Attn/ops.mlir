@@ -64,3 +64,17 @@ func.func @kv_cache(%q: tensor<?x8x5x64xf16>, %k: tensor<?x2x40x64xf16>, %lens: 
       : tensor<2x8x5x64xf32>, tensor<100x2x16x64xf32>, tensor<100x2x16x64xf32> -> tensor<2x8x5x64xf32>, tensor<2x8x5xf32>
   return
 }
+
+// Packed batches: the sequences back to back in Q (and K, V), with their
+// offsets; against a paged cache for chunked prefill.
+// CHECK-LABEL: func @packed
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} query_offsets(%{{.*}} : tensor<?xi32>) key_offsets(%{{.*}} : tensor<?xi32>) {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>}
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} query_offsets(%{{.*}} : tensor<3xi32>) kv_lens(%{{.*}} : tensor<2xi32>) block_table(%{{.*}} : tensor<2x4xi32>)
+func.func @packed(%q: tensor<1x?x8x64xbf16>, %k: tensor<1x?x2x64xbf16>, %qo: tensor<?xi32>, %ko: tensor<?xi32>,
+                  %q2: tensor<1x8x40x64xbf16>, %pool: tensor<9x2x16x64xbf16>, %qo2: tensor<3xi32>, %lens: tensor<2xi32>, %table: tensor<2x4xi32>) {
+  %o, %l = attn.attention %q, %k, %k query_offsets(%qo : tensor<?xi32>) key_offsets(%ko : tensor<?xi32>) {causal = #attn.causal<bottom_right>, layout = #attn.layout<bshd>}
+      : tensor<1x?x8x64xbf16>, tensor<1x?x2x64xbf16>, tensor<1x?x2x64xbf16> -> tensor<1x?x8x64xbf16>, tensor<1x8x?xf32>
+  %o2 = attn.attention %q2, %pool, %pool query_offsets(%qo2 : tensor<3xi32>) kv_lens(%lens : tensor<2xi32>) block_table(%table : tensor<2x4xi32>)
+      : tensor<1x8x40x64xbf16>, tensor<9x2x16x64xbf16>, tensor<9x2x16x64xbf16> -> tensor<1x8x40x64xbf16>
+  return
+}

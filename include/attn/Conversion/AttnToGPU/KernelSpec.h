@@ -84,8 +84,11 @@ struct KernelSpec {
   int64_t sharedBytes = 0;
 
   /// K and V are page pools read through a block table, with per-sequence
-  /// key counts (decode partial only; manifest `kv=paged`).
+  /// key counts (decode partial and forward; manifest `kv=paged`).
   bool paged = false;
+  /// A packed batch (forward only): Q, O and LSE hold the sequences back to
+  /// back (`q=packed`), and K and V too with `packedKeys` (`kv=packed`).
+  bool packedQueries = false, packedKeys = false;
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
   /// A persistent grid (the schedule's): the runtime launches one CTA per
@@ -106,7 +109,7 @@ struct KernelSpec {
   /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
   /// gives its kind.
   bool usesTma() const {
-    return target == TileTarget::Sm90a && !paged &&
+    return target == TileTarget::Sm90a && !paged && !packedQueries &&
            (kind == KernelKind::Forward || kind == KernelKind::DecodePartial);
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
