@@ -673,6 +673,11 @@ def parse_args(argv=None):
                              "top-2 gap is at most this x the typical error")
     parser.add_argument("--table-every", type=int, default=8,
                         help="print every Nth step (and the divergences)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also run the reference with transformers' "
+                             "eager attention and report how its greedy "
+                             "tokens drift from sdpa's (bf16 noise between "
+                             "two correct implementations)")
     parser.add_argument("--poison", action="store_true",
                         help="fill unwritten cache slots with NaN")
     args = parser.parse_args(argv)
@@ -703,6 +708,23 @@ def run(args, module, device):
           "%.1f ms, decode %.1f ms (%d x %d single-token forwards)"
           % (ref["prefill_s"] * 1e3, ref["decode_s"] * 1e3, b_count,
              args.steps), flush=True)
+    if args.baseline:
+        # How far two correct implementations drift apart in bf16: the same
+        # model with transformers' eager attention, free-running, against
+        # the sdpa reference (informative; it does not decide the verdict).
+        model.config._attn_implementation = "eager"
+        other = run_reference(model, prompts, args.steps, device)
+        model.config._attn_implementation = "sdpa"
+        agree = int((other["tokens"] == ref["tokens"]).sum())
+        first = first_divergence(other["tokens"], ref["tokens"])
+        firsts = [d for d in first if d is not None]
+        print("baseline (transformers eager vs sdpa, free-running): tokens "
+              "agree %d/%d, first divergence %s, per sequence %s" % (
+                  agree, ref["tokens"].numel(),
+                  "none" if not firsts else "at step %d" % min(firsts),
+                  ",".join("-" if d is None else str(d) for d in first)),
+              flush=True)
+        del other
     verdicts = []
     for page_size in args.page_sizes:
         free = run_attn(model, module, prompts, args.steps, page_size, args,
