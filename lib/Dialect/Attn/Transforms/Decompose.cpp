@@ -63,7 +63,7 @@ Value clampIndex(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
                                 hi);
 }
 
-Value extractIndex(OpBuilder &b, Location loc, Value tensor, Value at) {
+Value extractIndex(OpBuilder &b, Location loc, Value tensor, ValueRange at) {
   return arith::IndexCastOp::create(
       b, loc, b.getIndexType(), tensor::ExtractOp::create(b, loc, tensor, at));
 }
@@ -104,17 +104,20 @@ Value Problem::queriesOf(OpBuilder &b, Location loc, Value batch) const {
   return spanOf(b, loc, queryOffsets, batch, rows);
 }
 
-/// The dense `[B, H, T, X]` tensor (stored in `layout`) of a packed
-/// `[1, H, T, X]` one (`layout` too) whose sequence b is rows
-/// `[offsets[b], offsets[b + 1])`: row i of sequence b, 0 past its rows.
-Value unpackRows(OpBuilder &b, Location loc, Layout layout, Value packed,
-                 Value offsets, OpFoldResult batch) {
-  unsigned seqDim = getSeqDim(layout);
-  auto type = cast<RankedTensorType>(packed.getType());
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, packed);
-  sizes[0] = batch;
-  Value rows = tensor::DimOp::create(b, loc, packed, seqDim);
-  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+/// Where a gathered element comes from: whether it exists (else it is 0)
+/// and, built only where it does, its indices in the source.
+using GatherSource =
+    function_ref<Value(OpBuilder &, Location, ArrayRef<Value> at)>;
+using GatherIndices =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value> at)>;
+
+/// A rank-4 tensor of `sizes` whose element `at` is `source[indices(at)]`
+/// where `exists(at)` and 0 elsewhere: the indices (page numbers, packed
+/// rows) are computed, and read, only for elements that exist.
+Value gather(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             Value source, GatherSource exists, GatherIndices indices) {
+  Type elementType = cast<RankedTensorType>(source.getType()).getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, sizes, elementType);
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{}, init,
              b.getMultiDimIdentityMap(4), SmallVector<IteratorType>(4, par),
@@ -122,29 +125,85 @@ Value unpackRows(OpBuilder &b, Location loc, Layout layout, Value packed,
                SmallVector<Value> at;
                for (unsigned d = 0; d < 4; ++d)
                  at.push_back(linalg::IndexOp::create(b, loc, d));
-               auto [begin, end] = packedRows(b, loc, offsets, at[0], rows);
-               Value row = arith::AddIOp::create(b, loc, begin, at[seqDim]);
-               Value inside = arith::CmpIOp::create(
-                   b, loc, arith::CmpIPredicate::slt, row, end);
                auto read = scf::IfOp::create(
-                   b, loc, inside,
+                   b, loc, exists(b, loc, at),
                    [&](OpBuilder &b, Location loc) {
-                     SmallVector<Value> from(at);
-                     from[0] = arith::ConstantIndexOp::create(b, loc, 0);
-                     from[seqDim] = row;
-                     scf::YieldOp::create(b, loc,
-                                          Value(tensor::ExtractOp::create(
-                                              b, loc, packed, from)));
+                     scf::YieldOp::create(
+                         b, loc,
+                         Value(tensor::ExtractOp::create(b, loc, source,
+                                                         indices(b, loc, at))));
                    },
                    [&](OpBuilder &b, Location loc) {
                      scf::YieldOp::create(
                          b, loc,
                          Value(arith::ConstantOp::create(
-                             b, loc, b.getZeroAttr(type.getElementType()))));
+                             b, loc, b.getZeroAttr(elementType))));
                    });
                linalg::YieldOp::create(b, loc, read.getResult(0));
              })
       .getResult(0);
+}
+
+/// The dense `[B, H, T, X]` tensor (stored in `layout`) of a packed
+/// `[1, H, T, X]` one (`layout` too) whose sequence b is rows
+/// `[offsets[b], offsets[b + 1])`: row i of sequence b, 0 past its rows.
+Value unpackRows(OpBuilder &b, Location loc, Layout layout, Value packed,
+                 Value offsets, OpFoldResult batch) {
+  unsigned seqDim = getSeqDim(layout);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, packed);
+  sizes[0] = batch;
+  Value rows = tensor::DimOp::create(b, loc, packed, seqDim);
+  // The packed row of element `at`.
+  auto rowOf = [&](OpBuilder &b, Location loc, ArrayRef<Value> at) {
+    auto [begin, end] = packedRows(b, loc, offsets, at[0], rows);
+    return std::make_pair(
+        Value(arith::AddIOp::create(b, loc, begin, at[seqDim])), end);
+  };
+  return gather(
+      b, loc, sizes, packed,
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> at) -> Value {
+        auto [row, end] = rowOf(b, loc, at);
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
+                                     end);
+      },
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> at) {
+        SmallVector<Value> from(at);
+        from[0] = arith::ConstantIndexOp::create(b, loc, 0);
+        from[seqDim] = rowOf(b, loc, at).first;
+        return from;
+      });
+}
+
+/// The dense `[B, Hkv, max_pages x page_size, X]` tensor (stored in
+/// `layout`) that a paged `pool` holds for the sequences of `table`: key j
+/// of sequence b is row `j mod page_size` of page `table[b, j floordiv
+/// page_size]`, and keys past the sequence's length are 0 (their pages are
+/// never read).
+Value gatherPages(OpBuilder &b, Location loc, const Problem &p, Value pool,
+                  Value table) {
+  unsigned seqDim = getSeqDim(p.layout), headsDim = getHeadsDim(p.layout);
+  auto poolType = cast<RankedTensorType>(pool.getType());
+  SmallVector<OpFoldResult> sizes = {
+      p.batch, b.getIndexAttr(poolType.getDimSize(headsDim)), p.keySeq,
+      b.getIndexAttr(poolType.getDimSize(3))};
+  if (p.layout == Layout::BSHD)
+    std::swap(sizes[1], sizes[2]);
+  Value pageSize = tensor::DimOp::create(b, loc, pool, seqDim);
+  return gather(
+      b, loc, sizes, pool,
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> at) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     at[seqDim], p.keysOf(b, loc, at[0]));
+      },
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> at) {
+        Value j = at[seqDim];
+        SmallVector<Value> from(at);
+        from[0] = extractIndex(
+            b, loc, table,
+            ValueRange{at[0], arith::DivUIOp::create(b, loc, j, pageSize)});
+        from[seqDim] = arith::RemUIOp::create(b, loc, j, pageSize);
+        return from;
+      });
 }
 
 /// The packed tensor of type `type` (`[1, H, T, X]` stored in `layout`, or
@@ -217,61 +276,6 @@ Value packRows(OpBuilder &b, Location loc, Layout layout, Value dense,
                          Value(arith::ConstantOp::create(
                              b, loc,
                              b.getFloatAttr(type.getElementType(), fill))));
-                   });
-               linalg::YieldOp::create(b, loc, read.getResult(0));
-             })
-      .getResult(0);
-}
-
-/// The dense `[B, Hkv, max_pages x page_size, X]` tensor (stored in
-/// `layout`) that a paged `pool` holds for the sequences of `table`: key j
-/// of sequence b is row `j mod page_size` of page `table[b, j floordiv
-/// page_size]`, and keys past the sequence's length are 0 (their pages are
-/// never read).
-Value gatherPages(OpBuilder &b, Location loc, const Problem &p, Value pool,
-                  Value table) {
-  unsigned seqDim = getSeqDim(p.layout), headsDim = getHeadsDim(p.layout);
-  auto poolType = cast<RankedTensorType>(pool.getType());
-  SmallVector<OpFoldResult> sizes = {
-      p.batch, b.getIndexAttr(poolType.getDimSize(headsDim)), p.keySeq,
-      b.getIndexAttr(poolType.getDimSize(3))};
-  if (p.layout == Layout::BSHD)
-    std::swap(sizes[1], sizes[2]);
-  Value init =
-      tensor::EmptyOp::create(b, loc, sizes, poolType.getElementType());
-  Value pageSize = tensor::DimOp::create(b, loc, pool, seqDim);
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{}, init,
-             b.getMultiDimIdentityMap(4), SmallVector<IteratorType>(4, par),
-             [&](OpBuilder &b, Location loc, ValueRange) {
-               SmallVector<Value> at;
-               for (unsigned d = 0; d < 4; ++d)
-                 at.push_back(linalg::IndexOp::create(b, loc, d));
-               Value batch = at[0], j = at[seqDim];
-               Value inside =
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
-                                         p.keysOf(b, loc, batch));
-               auto read = scf::IfOp::create(
-                   b, loc, inside,
-                   [&](OpBuilder &b, Location loc) {
-                     Value slot = tensor::ExtractOp::create(
-                         b, loc, table,
-                         ValueRange{batch, arith::DivUIOp::create(b, loc, j,
-                                                                  pageSize)});
-                     SmallVector<Value> from(at);
-                     from[0] = arith::IndexCastOp::create(
-                         b, loc, b.getIndexType(), slot);
-                     from[seqDim] = arith::RemUIOp::create(b, loc, j, pageSize);
-                     scf::YieldOp::create(
-                         b, loc,
-                         Value(tensor::ExtractOp::create(b, loc, pool, from)));
-                   },
-                   [&](OpBuilder &b, Location loc) {
-                     scf::YieldOp::create(
-                         b, loc,
-                         Value(arith::ConstantOp::create(
-                             b, loc,
-                             b.getZeroAttr(poolType.getElementType()))));
                    });
                linalg::YieldOp::create(b, loc, read.getResult(0));
              })
