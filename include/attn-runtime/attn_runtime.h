@@ -115,7 +115,9 @@ typedef struct attn_module attn_module;
  * ATTN_ERROR_CUDA. The driver (libcuda.so.1) is opened at run time, so a
  * program linking this library starts without one. ATTN_RUNTIME_VERBOSE=1
  * prints the chosen section and each kernel's registers, local memory and
- * shared memory to stderr at load; =2 also prints every launch. */
+ * shared memory to stderr at load; =2 also prints every launch.
+ * ATTN_RUNTIME_CHECK=1 (read here too) turns on the module's checked mode
+ * for attn_decode_paged and attn_forward_varlen (see those calls). */
 ATTN_RUNTIME_API attn_status attn_module_load(const char *manifest_path,
                                               attn_module **module);
 ATTN_RUNTIME_API void attn_module_destroy(attn_module *module);
@@ -170,7 +172,18 @@ attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
  * [0, T] and [0, Tk] and kv_lens to [0, max_pages * page_size]; rows no
  * sequence covers are not written; a sequence without keys gets O = 0 and
  * LSE = -inf. T, Tk and max_pages * page_size must be below 2^31 (i32
- * offsets and lengths count them), B and Hq at most 65535 (the grid). */
+ * offsets and lengths count them), B and Hq at most 65535 (the grid).
+ *
+ * Checked mode, for debugging: when the module was loaded with
+ * ATTN_RUNTIME_CHECK=1, the call, after the checks above, copies the
+ * offsets (and lengths and block table) to the host on `stream`, waits for
+ * the stream (cuStreamSynchronize), and fails with ATTN_ERROR_SHAPE, naming
+ * the tensor, index and value, unless the offsets start at 0, never
+ * decrease and end at T (Tk), every kv_lens[b] is in
+ * [0, max_pages * page_size], every block_table entry of a page the keys
+ * occupy is in [0, P), and, for 0 < max_seqlen_q < T, no sequence has more
+ * query rows than max_seqlen_q. It cannot run on a stream being captured
+ * into a CUDA graph (ATTN_ERROR_INVALID_ARGUMENT). */
 ATTN_RUNTIME_API attn_status attn_forward_varlen(
     attn_module *module, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_tensor *query_offsets,
@@ -221,8 +234,8 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * Block table entries and lengths are device data, which the host never
  * reads: one call serves every step of a CUDA graph whose lengths change.
  * The caller guarantees block_table[b][p] in [0, P) for every
- * p < ceil(kv_lens[b] / page_size) (nothing checks it on the device yet:
- * docs/Runtime.md); the kernel clamps each kv_lens[b] to
+ * p < ceil(kv_lens[b] / page_size) (only the checked mode below checks
+ * it); the kernel clamps each kv_lens[b] to
  * [0, max_pages * page_size], and a sequence of length 0 gets O = 0 and
  * LSE = -inf. Each split covers ceil(kv_lens[b] / N) keys of its
  * sequence; the default split count comes from the capacity Sk = max_pages
@@ -230,7 +243,16 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * takes for B > 1, since ragged lengths leave the longest sequence's
  * splits for last (docs/Runtime.md); the workspace
  * attn_decode_workspace_size(q, v_cache, n): v_cache only gives Dv there.
- * max_pages * page_size must be below 2^31 (kv_lens cannot count more keys). */
+ * max_pages * page_size must be below 2^31 (kv_lens cannot count more keys).
+ *
+ * Checked mode, for debugging: when the module was loaded with
+ * ATTN_RUNTIME_CHECK=1, the call, after its other checks, copies kv_lens
+ * and block_table to the host on `stream`, waits for the stream
+ * (cuStreamSynchronize), and fails with ATTN_ERROR_SHAPE, naming the
+ * tensor, index and value, unless every kv_lens[b] is in
+ * [0, max_pages * page_size] and block_table[b][p] in [0, P) for every
+ * p < ceil(kv_lens[b] / page_size). It cannot run on a stream being
+ * captured into a CUDA graph (ATTN_ERROR_INVALID_ARGUMENT). */
 ATTN_RUNTIME_API attn_status attn_decode_paged(
     attn_module *module, const attn_tensor *q, const attn_tensor *k_cache,
     const attn_tensor *v_cache, const attn_tensor *block_table,

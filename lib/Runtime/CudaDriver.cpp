@@ -74,6 +74,14 @@ struct LoadedDriver {
     driver.tensorMapEncodeTiled =
         reinterpret_cast<decltype(&::cuTensorMapEncodeTiled)>(
             dlsym(handle, "cuTensorMapEncodeTiled"));
+    driver.memcpyDtoHAsync = reinterpret_cast<decltype(&::cuMemcpyDtoHAsync)>(
+        dlsym(handle, ATTN_STRINGIFY_EXPANDED(cuMemcpyDtoHAsync)));
+    driver.streamSynchronize =
+        reinterpret_cast<decltype(&::cuStreamSynchronize)>(
+            dlsym(handle, ATTN_STRINGIFY_EXPANDED(cuStreamSynchronize)));
+    driver.streamIsCapturing =
+        reinterpret_cast<decltype(&::cuStreamIsCapturing)>(
+            dlsym(handle, ATTN_STRINGIFY_EXPANDED(cuStreamIsCapturing)));
     // The handle stays open for the life of the process.
     CUresult result = driver.cuInit(0);
     if (result != CUDA_SUCCESS)

@@ -45,6 +45,12 @@ struct CudaDriver {
   /// CUDA 12.0+; null on older drivers, which cannot launch kernels that
   /// take tensor maps.
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
+  /// What the checked mode (ATTN_RUNTIME_CHECK=1) reads the index tensors
+  /// back with; null when the driver lacks them (then only that mode fails).
+  decltype(&::cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;
+  decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
+  /// CUDA 10.0+; null: the checked mode cannot tell a capturing stream.
+  decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
 
   /// "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
   std::string errorString(CUresult result) const;

@@ -659,11 +659,6 @@ attn_status Parser::parseKernel(int line,
     return error(line, where + "q=packed and grid=persistent do not go "
                                "together: a packed batch's grid is its "
                                "sequences' query tiles");
-  if (k.packedQueries && seen[numKeys - 2])
-    return error(line, where + "q=packed and tma do not go together: a "
-                               "packed kernel copies each sequence's rows "
-                               "through its offsets, which no tensor map "
-                               "describes");
   // A tensor map describes one strided box; a paged kernel's K/V tiles
   // come from pages that the block table scatters over the pool.
   if (k.paged && seen[numKeys - 2])

@@ -14,6 +14,7 @@
 #include "Plan.h"
 
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +35,9 @@ struct attn_module {
   std::vector<CUfunction> functions; // parallel to section->kernels
   int smCount = 0;
   int verbose = 0;
+  /// ATTN_RUNTIME_CHECK=1: attn_decode_paged and attn_forward_varlen read
+  /// their index tensors back and check them before launching.
+  bool check = false;
 
   CUfunction function(const KernelSpec *kernel) const {
     return functions[static_cast<size_t>(kernel - section->kernels.data())];
@@ -351,6 +355,215 @@ attn_status launch(const attn_module &m, const Launch &l, void *stream) {
   return ATTN_OK;
 }
 
+//===----------------------------------------------------------------------===//
+// The checked mode (ATTN_RUNTIME_CHECK=1)
+//===----------------------------------------------------------------------===//
+
+/// Reads i32 index tensors (rank 1, or rank 2 with rows of contiguous
+/// elements) from the device to the host on the caller's stream, so that
+/// the copies see what earlier work on it wrote. read() queues a copy;
+/// finish() waits for them all.
+class IndexReader {
+public:
+  IndexReader(const CudaDriver &driver, const char *api, CUstream stream)
+      : driver(driver), api(api), stream(stream) {}
+
+  /// Fails when the stream is being captured into a CUDA graph, which the
+  /// synchronisation would break, or when the driver cannot copy.
+  attn_status start() {
+    if (!driver.memcpyDtoHAsync || !driver.streamSynchronize)
+      return failf(ATTN_ERROR_CUDA,
+                   "%s: ATTN_RUNTIME_CHECK is set, but the CUDA driver has no "
+                   "cuMemcpyDtoHAsync or cuStreamSynchronize to read the "
+                   "index tensors with",
+                   api);
+    if (!driver.streamIsCapturing)
+      return ATTN_OK;
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (CUresult r = driver.streamIsCapturing(stream, &capture))
+      return cudaFailure(driver, "cuStreamIsCapturing", r);
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+      return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                   "%s: the stream is being captured into a CUDA graph, and "
+                   "ATTN_RUNTIME_CHECK=1 reads the index tensors back to the "
+                   "host, which synchronises it; unset ATTN_RUNTIME_CHECK to "
+                   "capture (the checked mode is for debugging eager calls)",
+                   api);
+    return ATTN_OK;
+  }
+
+  /// Queues the copy of `t`'s elements into `values`, row after row.
+  attn_status read(const attn_tensor &t, std::vector<int32_t> &values) {
+    int64_t rows = t.rank == 2 ? t.shape[0] : 1;
+    int64_t columns = t.shape[t.rank - 1];
+    int64_t rowStride = t.rank == 2 ? t.strides[0] : columns;
+    values.resize(static_cast<size_t>(rows * columns));
+    auto base = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.data));
+    // Contiguous rows (or one row) take a single copy.
+    if (rows == 1 || rowStride == columns)
+      return copy(values.data(), base, rows * columns);
+    for (int64_t r = 0; r < rows; ++r)
+      if (attn_status s =
+              copy(values.data() + r * columns,
+                   base + static_cast<CUdeviceptr>(r * rowStride) * 4, columns))
+        return s;
+    return ATTN_OK;
+  }
+
+  /// Waits for the copies.
+  attn_status finish() {
+    if (CUresult r = driver.streamSynchronize(stream))
+      return cudaFailure(driver, "cuStreamSynchronize", r);
+    return ATTN_OK;
+  }
+
+private:
+  attn_status copy(int32_t *to, CUdeviceptr from, int64_t count) {
+    if (CUresult r = driver.memcpyDtoHAsync(
+            to, from, static_cast<size_t>(count) * sizeof(int32_t), stream))
+      return cudaFailure(driver, "cuMemcpyDtoHAsync", r);
+    return ATTN_OK;
+  }
+
+  const CudaDriver &driver;
+  const char *api;
+  CUstream stream;
+};
+
+/// kv_lens[b] in [0, max_pages * page_size], and block_table[b][p] in
+/// [0, P) for the pages the keys of sequence b occupy.
+attn_status checkPageValues(const char *api, const std::vector<int32_t> &lens,
+                            const std::vector<int32_t> &table, int64_t maxPages,
+                            int64_t pageSize, int64_t pages) {
+  int64_t capacity = maxPages * pageSize;
+  for (size_t b = 0; b < lens.size(); ++b) {
+    int64_t length = lens[b];
+    if (length < 0 || length > capacity)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: kv_lens[%zu] = %" PRId64 " is outside [0, %" PRId64
+                   "]: a sequence holds at most max_pages * page_size = "
+                   "%" PRId64 " * %" PRId64 " keys",
+                   api, b, length, capacity, maxPages, pageSize);
+    int64_t used = (length + pageSize - 1) / pageSize;
+    for (int64_t p = 0; p < used; ++p) {
+      int64_t page = table[b * static_cast<size_t>(maxPages) + p];
+      if (page < 0 || page >= pages)
+        return failf(ATTN_ERROR_SHAPE,
+                     "%s: block_table[%zu][%" PRId64 "] = %" PRId64
+                     " is outside [0, %" PRId64 "): the pools have P = "
+                     "%" PRId64 " pages, and the kv_lens[%zu] = %" PRId64
+                     " keys of sequence %zu occupy its pages 0 to %" PRId64,
+                     api, b, p, page, pages, pages, b, length, b, used - 1);
+    }
+  }
+  return ATTN_OK;
+}
+
+/// offsets[0] = 0, never decreasing, offsets[B] = `rows`.
+attn_status checkOffsetValues(const char *api, const char *name,
+                              const std::vector<int32_t> &offsets, int64_t rows,
+                              const char *rowsName, const char *tensor) {
+  if (offsets[0] != 0)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: %s[0] = %" PRId32 ", must be 0 (the first sequence "
+                 "starts at row 0)",
+                 api, name, offsets[0]);
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] < offsets[i - 1])
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: %s[%zu] = %" PRId32 " is less than %s[%zu] = %" PRId32
+                   ": offsets never decrease (sequence %zu would have %" PRId64
+                   " rows)",
+                   api, name, i, offsets[i], name, i - 1, offsets[i - 1], i - 1,
+                   int64_t(offsets[i]) - offsets[i - 1]);
+  size_t last = offsets.size() - 1;
+  if (offsets[last] != rows)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: %s[%zu] = %" PRId32 ", must be %s = %" PRId64
+                 " (the rows of %s): the sequences cover every row",
+                 api, name, last, offsets[last], rowsName, rows, tensor);
+  return ATTN_OK;
+}
+
+/// attn_decode_paged under ATTN_RUNTIME_CHECK, after the host's checks.
+attn_status checkDecodeIndices(const attn_module &m, const char *api,
+                               const DecodeTensors &t, void *stream) {
+  const CudaDriver *driver = cudaDriver();
+  if (!driver)
+    return ATTN_ERROR_CUDA;
+  ContextScope scope(*driver, m.context);
+  if (scope.status != CUDA_SUCCESS)
+    return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
+  IndexReader reader(*driver, api, static_cast<CUstream>(stream));
+  std::vector<int32_t> lens, table;
+  if (attn_status s = reader.start())
+    return s;
+  if (attn_status s = reader.read(*t.kvLens, lens))
+    return s;
+  if (attn_status s = reader.read(*t.blockTable, table))
+    return s;
+  if (attn_status s = reader.finish())
+    return s;
+  return checkPageValues(api, lens, table, t.blockTable->shape[1],
+                         t.k->shape[2], t.k->shape[0]);
+}
+
+/// attn_forward_varlen under ATTN_RUNTIME_CHECK, after the host's checks;
+/// `maxSeqlenQ` as the call clamped it (<= 0: none).
+attn_status checkVarlenIndices(const attn_module &m, const char *api,
+                               const ForwardTensors &t, int64_t maxSeqlenQ,
+                               void *stream) {
+  const CudaDriver *driver = cudaDriver();
+  if (!driver)
+    return ATTN_ERROR_CUDA;
+  ContextScope scope(*driver, m.context);
+  if (scope.status != CUDA_SUCCESS)
+    return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
+  IndexReader reader(*driver, api, static_cast<CUstream>(stream));
+  std::vector<int32_t> queryOffsets, keyOffsets, lens, table;
+  if (attn_status s = reader.start())
+    return s;
+  if (attn_status s = reader.read(*t.queryOffsets, queryOffsets))
+    return s;
+  if (t.keyOffsets) {
+    if (attn_status s = reader.read(*t.keyOffsets, keyOffsets))
+      return s;
+  } else {
+    if (attn_status s = reader.read(*t.kvLens, lens))
+      return s;
+    if (attn_status s = reader.read(*t.blockTable, table))
+      return s;
+  }
+  if (attn_status s = reader.finish())
+    return s;
+  if (attn_status s = checkOffsetValues(api, "query_offsets", queryOffsets,
+                                        t.q->shape[2], "T", "q"))
+    return s;
+  if (t.keyOffsets) {
+    if (attn_status s = checkOffsetValues(api, "key_offsets", keyOffsets,
+                                          t.k->shape[2], "Tk", "k"))
+      return s;
+  } else if (attn_status s =
+                 checkPageValues(api, lens, table, t.blockTable->shape[1],
+                                 t.k->shape[2], t.k->shape[0])) {
+    return s;
+  }
+  if (maxSeqlenQ <= 0)
+    return ATTN_OK;
+  for (size_t b = 0; b + 1 < queryOffsets.size(); ++b) {
+    int64_t rows = int64_t(queryOffsets[b + 1]) - queryOffsets[b];
+    if (rows > maxSeqlenQ)
+      return failf(ATTN_ERROR_SHAPE,
+                   "%s: sequence %zu has %" PRId64 " query rows "
+                   "(query_offsets[%zu] = %" PRId32 " to [%zu] = %" PRId32
+                   "), more than max_seqlen_q = %" PRId64
+                   ": its rows past max_seqlen_q would not be written",
+                   api, b, rows, b, queryOffsets[b], b + 1, queryOffsets[b + 1],
+                   maxSeqlenQ);
+  }
+  return ATTN_OK;
+}
+
 attn_status internalError(const char *api, const char *what) {
   return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: internal error: %s", api,
                what);
@@ -387,6 +600,9 @@ attn_status decode(const char *api, attn_module *module,
             planDecode(*module->section, module->smCount, tensors, options,
                        numSplits, workspace, workspaceBytes, plan))
       return s;
+    if (module->check && tensors.paged)
+      if (attn_status s = checkDecodeIndices(*module, api, tensors, stream))
+        return s;
     if (attn_status s = launch(*module, plan.partial, stream))
       return s;
     return launch(*module, plan.combine, stream);
@@ -411,6 +627,8 @@ attn_status attn_module_load(const char *manifest_path, attn_module **module) {
     auto m = std::make_unique<attn_module>();
     if (const char *v = std::getenv("ATTN_RUNTIME_VERBOSE"))
       m->verbose = std::atoi(v);
+    if (const char *c = std::getenv("ATTN_RUNTIME_CHECK"))
+      m->check = std::atoi(c) != 0;
     if (attn_status s = loadModule(manifest_path, *m)) {
       attn_module_destroy(m.release());
       return s;
@@ -486,6 +704,12 @@ attn_status attn_forward_varlen(attn_module *module, const attn_tensor *q,
     if (attn_status s = planForwardVarlen(*module->section, tensors,
                                           max_seqlen_q, options, plan))
       return s;
+    // More rows than T is clamped to T, which the offsets' check covers.
+    if (module->check)
+      if (attn_status s = checkVarlenIndices(
+              *module, "attn_forward_varlen", tensors,
+              max_seqlen_q < q->shape[2] ? max_seqlen_q : 0, stream))
+        return s;
     return launch(*module, plan, stream);
   } catch (...) {
     return internalError("attn_forward_varlen", "unexpected exception");

@@ -14,8 +14,16 @@
  * (compute capability, default 90), FAKE_CUDA_SMS (SM count, default 132),
  * FAKE_CUDA_JIT_ERROR=1 (cuModuleLoadDataEx fails with a log),
  * FAKE_CUDA_MAX_THREADS (per kernel, default 1024), FAKE_CUDA_ENCODE_ERROR=1
- * (cuTensorMapEncodeTiled fails). Built with FAKE_CUDA_NO_TENSOR_MAPS, it
- * has no cuTensorMapEncodeTiled, like a driver older than CUDA 12.
+ * (cuTensorMapEncodeTiled fails), FAKE_CUDA_CAPTURING=1 (cuStreamIsCapturing
+ * says every stream is being captured). Built with FAKE_CUDA_NO_TENSOR_MAPS,
+ * it has no cuTensorMapEncodeTiled, like a driver older than CUDA 12.
+ *
+ * Device memory: a test registers host buffers with fakeCudaRegister (found
+ * with dlsym), which makes each an allocation whose device address is the
+ * buffer's own; cuMemcpyDtoH and cuMemcpyDtoHAsync copy from inside one and
+ * print the copy (allocation number, offset, bytes, stream); a copy from
+ * anywhere else fails with CUDA_ERROR_INVALID_VALUE. cuStreamSynchronize
+ * prints the stream.
  *===----------------------------------------------------------------------===*/
 
 #include <cuda.h>
@@ -293,6 +301,68 @@ CUresult cuTensorMapEncodeTiled(
   return CUDA_SUCCESS;
 }
 #endif
+
+#define MAX_ALLOCATIONS 64
+
+typedef struct FakeAllocation {
+  uintptr_t begin;
+  size_t bytes;
+} FakeAllocation;
+
+static FakeAllocation allocations[MAX_ALLOCATIONS];
+static int allocationCount;
+
+/* Makes [host, host + bytes) device memory at the same address; returns its
+ * number (from 1), or 0 when the table is full. Not a CUDA entry point. */
+int fakeCudaRegister(const void *host, size_t bytes) {
+  if (allocationCount == MAX_ALLOCATIONS)
+    return 0;
+  allocations[allocationCount].begin = (uintptr_t)host;
+  allocations[allocationCount].bytes = bytes;
+  return ++allocationCount;
+}
+
+static CUresult copyToHost(void *host, CUdeviceptr device, size_t bytes,
+                           CUstream stream, int async) {
+  for (int i = 0; i < allocationCount; ++i) {
+    FakeAllocation *a = &allocations[i];
+    if (device < a->begin || device - a->begin > a->bytes ||
+        bytes > a->bytes - (device - a->begin))
+      continue;
+    printf("fake-cuda: copy%s allocation#%d+%llu bytes=%zu",
+           async ? " async" : "", i + 1,
+           (unsigned long long)(device - a->begin), bytes);
+    if (async)
+      printf(" stream=%p", (void *)stream);
+    printf("\n");
+    memcpy(host, (const void *)(uintptr_t)device, bytes);
+    return CUDA_SUCCESS;
+  }
+  printf("fake-cuda: copy from unregistered device memory 0x%llx bytes=%zu\n",
+         (unsigned long long)device, bytes);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemcpyDtoH_v2(void *host, CUdeviceptr device, size_t bytes) {
+  return copyToHost(host, device, bytes, NULL, 0);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *host, CUdeviceptr device, size_t bytes,
+                              CUstream stream) {
+  return copyToHost(host, device, bytes, stream, 1);
+}
+
+CUresult cuStreamSynchronize(CUstream stream) {
+  printf("fake-cuda: synchronize stream=%p\n", (void *)stream);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
+  (void)stream;
+  *status = envInt("FAKE_CUDA_CAPTURING", 0) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                             : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
 
 CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
                         unsigned gz, unsigned bx, unsigned by, unsigned bz,

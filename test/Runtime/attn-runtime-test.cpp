@@ -9,7 +9,7 @@
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
 //        varlen|backward|load DIR|launch FILE|launch-tma FILE|
 //        launch-multi FILE|launch-backward FILE|launch-paged FILE|
-//        launch-varlen FILE|fuzz FILE CASES SEED
+//        launch-varlen FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +30,7 @@
 #include <random>
 #include <string>
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 using namespace attn::runtime;
@@ -2971,6 +2972,134 @@ int runLaunchVarlen(const std::string &manifest) {
   return 0;
 }
 
+/// Makes `values` device memory of FakeCuda.c (fakeCudaRegister), whose
+/// cuMemcpyDtoHAsync then reads it; its address is the device address.
+bool registerFakeMemory(const std::vector<int32_t> &values) {
+  using Register = int (*)(const void *, size_t);
+  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto reg = driver
+                 ? reinterpret_cast<Register>(dlsym(driver, "fakeCudaRegister"))
+                 : nullptr;
+  return reg && reg(values.data(), values.size() * sizeof(int32_t));
+}
+
+/// ATTN_RUNTIME_CHECK=1 (checked.test): attn_decode_paged through
+/// `pagedManifest` and attn_forward_varlen through `varlenManifest` on
+/// index tensors in FakeCuda.c's device memory (host buffers registered
+/// with it), valid ones and each kind of bad value. Without the variable
+/// the same calls launch, reading nothing.
+int runChecked(const std::string &pagedManifest,
+               const std::string &varlenManifest) {
+  void *stream = reinterpret_cast<void *>(0x5000);
+  attn_module *module = loadReported(pagedManifest);
+  if (!module)
+    return 0;
+  // B = 2 sequences, P = 64 pages of 16 keys, 4 pages per sequence (a
+  // capacity of 64 keys); block_table rows padded to 6 entries, so each
+  // row is its own copy. Sequence 0's 40 keys occupy pages 0 to 2; its
+  // entry for page 3 is never read and holds garbage.
+  std::vector<int32_t> lens = {40, 64};
+  std::vector<int32_t> table = {3, 7, 9, -12345, -1, -1, 0, 1, 2, 63, -1, -1};
+  if (!registerFakeMemory(lens) || !registerFakeMemory(table)) {
+    std::printf("setup failed: cannot register fake device memory\n");
+    return 1;
+  }
+  PagedArgs a(2, 8, 64, 16, 4);
+  a.kvLens.data = lens.data();
+  a.blockTable.data = table.data();
+  a.blockTable.strides[0] = 6;
+  auto paged = [&](const char *name) { report(name, a.call(module, stream)); };
+  paged("paged-valid");
+  lens[1] = 65;
+  paged("paged-len-too-long");
+  lens[1] = 64;
+  lens[0] = -1;
+  paged("paged-len-negative");
+  lens[0] = 40;
+  table[9] = 64;
+  paged("paged-page-past-pool");
+  table[9] = 63;
+  table[2] = -1;
+  paged("paged-page-negative");
+  table[2] = 9;
+  lens[0] = 48;
+  table[3] = 12345;
+  paged("paged-page-unused");
+  lens[0] = 49;
+  paged("paged-page-used");
+  lens[0] = 40;
+  attn_module_destroy(module);
+
+  module = loadReported(varlenManifest);
+  if (!module)
+    return 0;
+  // Packed keys: B = 4 sequences of 100, 0, 300 and 600 query rows (T =
+  // 1000) and 500, 500, 1000 and 1000 keys (Tk = 3000).
+  std::vector<int32_t> queries = {0, 100, 100, 400, 1000};
+  std::vector<int32_t> keys = {0, 500, 1000, 2000, 3000};
+  if (!registerFakeMemory(queries) || !registerFakeMemory(keys)) {
+    std::printf("setup failed: cannot register fake device memory\n");
+    return 1;
+  }
+  VarlenArgs v;
+  v.queryOffsets.data = queries.data();
+  v.keyOffsets.data = keys.data();
+  v.maxSeqlenQ = 600;
+  auto varlen = [&](const char *name) { report(name, v.call(module, stream)); };
+  varlen("varlen-valid");
+  queries[0] = 3;
+  varlen("varlen-first");
+  queries[0] = 0;
+  queries[2] = 50;
+  varlen("varlen-decreasing");
+  queries[2] = 100;
+  queries[4] = 999;
+  varlen("varlen-last");
+  queries[4] = 1000;
+  keys[4] = 2999;
+  varlen("varlen-keys-last");
+  keys[4] = 3000;
+  v.maxSeqlenQ = 599;
+  varlen("varlen-max-seqlen");
+  // <= 0 means T, more than T is clamped to T: nothing to check.
+  v.maxSeqlenQ = 0;
+  varlen("varlen-max-seqlen-0");
+  v.maxSeqlenQ = 5000;
+  varlen("varlen-max-seqlen-past-t");
+  // A paged cache (chunked prefill): B = 3 sequences of 30, 0 and 47 new
+  // queries against 100, 0 and 4096 keys (the capacity: 256 pages of 16) of
+  // P = 1000 pages.
+  std::vector<int32_t> chunkQueries = {0, 30, 30, 77};
+  std::vector<int32_t> chunkLens = {100, 0, 4096};
+  std::vector<int32_t> chunkTable(3 * 256, 999);
+  if (!registerFakeMemory(chunkQueries) || !registerFakeMemory(chunkLens) ||
+      !registerFakeMemory(chunkTable)) {
+    std::printf("setup failed: cannot register fake device memory\n");
+    return 1;
+  }
+  VarlenArgs c(/*paged=*/true, 3, 77);
+  c.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  c.queryOffsets.data = chunkQueries.data();
+  c.kvLens.data = chunkLens.data();
+  c.blockTable.data = chunkTable.data();
+  c.maxSeqlenQ = 47;
+  auto chunked = [&](const char *name) {
+    report(name, c.call(module, stream));
+  };
+  chunked("chunked-valid");
+  chunkLens[2] = 4097;
+  chunked("chunked-len-too-long");
+  chunkLens[2] = 4096;
+  chunkTable[2 * 256 + 255] = 1000;
+  chunked("chunked-page-past-pool");
+  chunkTable[2 * 256 + 255] = 999;
+  chunkQueries[3] = 78;
+  chunked("chunked-last");
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// Forward launches through a manifest of several sections
 /// (Inputs/multi.manifest): the module has the kernels of the section
 /// chosen for the device, and only those.
@@ -3222,7 +3351,8 @@ int main(int argc, char **argv) {
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
                  "varlen|backward|load DIR|launch FILE|launch-tma FILE|"
                  "launch-multi FILE|launch-backward FILE|launch-paged FILE|"
-                 "launch-varlen FILE|fuzz FILE CASES SEED\n",
+                 "launch-varlen FILE|checked PAGED VARLEN|"
+                 "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
   }
@@ -3259,6 +3389,8 @@ int main(int argc, char **argv) {
     return runLaunchPaged(argv[2]);
   if (what == "launch-varlen" && argc == 3)
     return runLaunchVarlen(argv[2]);
+  if (what == "checked" && argc == 4)
+    return runChecked(argv[2], argv[3]);
   if (what == "fuzz" && argc == 5)
     return runFuzz(argv[2], std::atoll(argv[3]),
                    std::strtoull(argv[4], nullptr, 10));

@@ -115,9 +115,10 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.packedKeys = static_cast<bool>(a.getKeyOffsets());
     if (a.getKvLens() && !spec.paged)
       return op->emitOpError(kLensWithoutPages);
-    // Rows copied one by one, through offsets or a block table, which no
-    // tensor map describes: sm_80's cp.async mapping on every chip.
-    if (spec.paged || spec.packedQueries)
+    // Rows copied one by one through a block table, which no tensor map
+    // describes: sm_80's cp.async mapping on every chip. A packed batch's
+    // sequences are consecutive rows: boxes at any row.
+    if (spec.paged)
       spec.target = TileTarget::Sm80;
     mask = a.getMask();
   } else if (auto p = dyn_cast<AttentionPartialOp>(op)) {

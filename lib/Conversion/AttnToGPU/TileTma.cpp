@@ -45,6 +45,8 @@
 
 #include "TileLowering.h"
 
+#include <functional>
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -378,8 +380,10 @@ void TileLowering::awaitTopLevelLoads() {
 }
 
 /// The index of a tile.load's row region that follows the row: `row`,
-/// `base + row`, or either with the row clamped by `min(row, bound)`, the
-/// others independent of the row. None if the region is of another form.
+/// `row` clamped by `min(row, bound)`, or either plus terms independent of
+/// the row (`base + q0 + min(row, bound)`: a packed sequence's first row,
+/// the tile's), the others independent of the row. None if the region is
+/// of another form.
 static std::optional<unsigned> rowIndex(Region &region) {
   Block &body = region.front();
   Value row = body.getArgument(0);
@@ -398,22 +402,26 @@ static std::optional<unsigned> rowIndex(Region &region) {
     }
     return false;
   };
-  auto isRow = [&](Value v) {
+  auto isClampedRow = [&](Value v) {
     if (v == row)
       return true;
     auto min = v.getDefiningOp<arith::MinSIOp>();
     return min && ((min.getLhs() == row && !dependsOnRow(min.getRhs())) ||
                    (min.getRhs() == row && !dependsOnRow(min.getLhs())));
   };
+  // The (clamped) row plus any number of row-independent terms.
+  std::function<bool(Value)> followsRow = [&](Value v) {
+    if (isClampedRow(v))
+      return true;
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    return add && ((followsRow(add.getLhs()) && !dependsOnRow(add.getRhs())) ||
+                   (followsRow(add.getRhs()) && !dependsOnRow(add.getLhs())));
+  };
   std::optional<unsigned> found;
   for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
     if (!dependsOnRow(v))
       continue;
-    bool ok = isRow(v);
-    if (auto add = v.getDefiningOp<arith::AddIOp>())
-      ok = (isRow(add.getLhs()) && !dependsOnRow(add.getRhs())) ||
-           (isRow(add.getRhs()) && !dependsOnRow(add.getLhs()));
-    if (!ok || found)
+    if (!followsRow(v) || found)
       return std::nullopt;
     found = i;
   }

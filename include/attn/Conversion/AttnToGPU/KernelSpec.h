@@ -109,7 +109,7 @@ struct KernelSpec {
   /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
   /// gives its kind.
   bool usesTma() const {
-    return target == TileTarget::Sm90a && !paged && !packedQueries &&
+    return target == TileTarget::Sm90a && !paged &&
            (kind == KernelKind::Forward || kind == KernelKind::DecodePartial);
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
