@@ -579,6 +579,11 @@ def paged_cases(quick):
         ]
         if quick and not main:
             mine = mine[::3]
+        if main:
+            # Lengths from 0 to 128k in one batch.
+            mine += [paged_case(dtype, 256, 8, lens=[131072, 0, 1, 4097]),
+                     paged_case(dtype, 16, 8, sq=4, causal="bottom_right",
+                                lens=[3, 131072, 0, 1000])]
         cases += mine
     return cases
 
@@ -651,6 +656,14 @@ def varlen_cases(quick):
             ]
             if quick and not (dtype == "bf16" and d == 128):
                 mine = mine[::3]
+            if dtype == "bf16" and d == 128:
+                # Chunked prefill of a few tokens after a 128k prefix, beside
+                # an empty and a one-key sequence, packed and paged.
+                long_q, long_k = [4, 0, 1, 77], [131076, 5, 1, 300]
+                mine += [varlen_case(dtype, d, long_q, long_k,
+                                     causal="bottom_right"),
+                         varlen_case(dtype, d, long_q, long_k, page=128,
+                                     causal="bottom_right")]
             cases += mine
     return cases
 
@@ -721,6 +734,14 @@ def backward_cases(quick):
                              mask_bias=100.0))
             if quick and not (dtype == "bf16" and d == 128):
                 mine = mine[::3]
+            if dtype == "bf16" and d == 128:
+                # Chunked prefill of a few tokens after a 128k prefix, beside
+                # an empty and a one-key sequence, packed and paged.
+                long_q, long_k = [4, 0, 1, 77], [131076, 5, 1, 300]
+                mine += [varlen_case(dtype, d, long_q, long_k,
+                                     causal="bottom_right"),
+                         varlen_case(dtype, d, long_q, long_k, page=128,
+                                     causal="bottom_right")]
             cases += mine
     return cases
 
