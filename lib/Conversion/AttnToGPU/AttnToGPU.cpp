@@ -172,8 +172,10 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
              << maskElt << "; the GPU kernels read additive masks in the "
              << "operands' element type " << spec.elementType;
   }
-  FailureOr<AttnTileSizes> sizes =
-      chooseTiling(op, spec, warps, mTiles, blockKV, persistent);
+  // A packed batch's grid is its sequences' query tiles (the runtime sizes
+  // it from max_seqlen_q), never a persistent one.
+  FailureOr<AttnTileSizes> sizes = chooseTiling(
+      op, spec, warps, mTiles, blockKV, persistent && !spec.packedQueries);
   if (failed(sizes))
     return failure();
   tiling = *sizes;
