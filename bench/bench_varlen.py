@@ -12,7 +12,8 @@ forward_varlen with packed keys, against (a) attn's dense forward on
 packed kernels, on sm_80's mapping, give up), (b) PyTorch SDPA's flash and
 cuDNN backends on the dense batch; and ragged batches (lengths from L / 10
 to L) for forward_varlen alone, against SDPA on the batch padded to the
-longest with a mask. TFLOP/s count the causal half of each sequence's
+longest with a mask; and chunked prefill (new tokens after a cached
+prefix) with the keys packed or in a paged cache. TFLOP/s count the causal half of each sequence's
 scores (4 L^2 D / 2 per head), the same for every implementation; CUDA
 graphs of back-to-back calls (bench_attention.py's Timer), median.
 """
@@ -138,6 +139,52 @@ def main():
         label = "%d..%d" % (min(lens), max(lens)) if ragged else str(length)
         print("%-6d %-22s %s | %s" % (b, label, " ".join(cells), check),
               flush=True)
+    # Chunked prefill: `new` tokens of each sequence after a cached prefix
+    # of `prefix` keys, the keys packed (sm_90a's mapping) or in a paged
+    # cache of 16- or 128-key pages in random order (sm_80's mapping).
+    print("\nchunked prefill (bottom_right): %-10s %8s %8s %8s | %s" % (
+        "B x new+prefix", "packed", "page 16", "page 128", "check"))
+    for b, new, prefix in [(8, 512, 8192), (16, 128, 4096), (4, 2048, 16384)]:
+        keys = new + prefix
+        q = torch.randn(b * new, HQ, D, dtype=DTYPE, device="cuda")
+        k = torch.randn(b * keys, HKV, D, dtype=DTYPE, device="cuda")
+        v = torch.randn_like(k)
+        qo = torch.arange(0, b * new + 1, new, dtype=torch.int32,
+                          device="cuda")
+        ko = torch.arange(0, b * keys + 1, keys, dtype=torch.int32,
+                          device="cuda")
+        out = torch.empty_like(q)
+        packed = lambda: module.forward_varlen(  # noqa: E731
+            q, k, v, qo, key_offsets=ko, max_seqlen_q=new,
+            causal="bottom_right", out=out)
+        times = [timer.graph_ms([packed])]
+        packed()
+        ref = out.clone()
+        errs = []
+        for page in (16, 128):
+            per = keys // page
+            order = torch.randperm(b * per, generator=gen).to("cuda")
+            table = order.view(b, per).to(torch.int32)
+            kc = torch.empty(b * per, page, HKV, D, dtype=DTYPE, device="cuda")
+            vc = torch.empty_like(kc)
+            kc[table.view(-1).long()] = k.view(b * per, page, HKV, D)
+            vc[table.view(-1).long()] = v.view(b * per, page, HKV, D)
+            lens = torch.full((b,), keys, dtype=torch.int32, device="cuda")
+            paged = lambda: module.forward_varlen(  # noqa: E731
+                q, kc, vc, qo, kv_lens=lens, block_table=table,
+                max_seqlen_q=new, causal="bottom_right", kv_layout="bshd",
+                out=out)
+            times.append(timer.graph_ms([paged]))
+            paged()
+            errs.append(rel_error(out, ref))
+        # Scores computed: each new query against its prefix and the new
+        # tokens before it.
+        flops = b * HQ * 4 * D * (new * prefix + new * new / 2)
+        cells = ["%8.0f" % (flops / (t * 1e-3) / 1e12) if t else "%8s" % "-"
+                 for t in times]
+        print("%31s %-10s %s | paged vs packed %.1e" % (
+            "", "%dx%d+%d" % (b, new, prefix), " ".join(cells), max(errs)),
+            flush=True)
     return 0
 
 
