@@ -115,11 +115,10 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.packedKeys = static_cast<bool>(a.getKeyOffsets());
     if (a.getKvLens() && !spec.paged)
       return op->emitOpError(kLensWithoutPages);
-    // Rows copied one by one through a block table, which no tensor map
-    // describes: sm_80's cp.async mapping on every chip. A packed batch's
-    // sequences are consecutive rows: boxes at any row.
-    if (spec.paged)
-      spec.target = TileTarget::Sm80;
+    // K/V rows copied one by one through a block table, which no tensor
+    // map describes: cp.async from every thread (no producer warpgroup),
+    // into the chip's tiles (wgmma on sm_90a). A packed batch's sequences
+    // are consecutive rows: TMA boxes at any row without a block table.
     mask = a.getMask();
   } else if (auto p = dyn_cast<AttentionPartialOp>(op)) {
     AttentionDims dims = getAttentionDims(p.getLayout(), p.getQuery().getType(),

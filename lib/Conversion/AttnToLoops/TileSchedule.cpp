@@ -31,6 +31,9 @@ struct TileShape {
   int64_t headDim = 0, valueDim = 0, elementBytes = 0;
   CausalKind causal = CausalKind::None;
   bool mask = false;
+  /// K and V rows gathered through a block table: every thread copies
+  /// (cp.async), since no tensor map describes a page walk.
+  bool paged = false;
   /// Rows and keys the op's loop nests see at most, when static.
   std::optional<int64_t> rows, keys;
   enum class Kind { Forward, Partial, Gradient } kind = Kind::Forward;
@@ -53,6 +56,7 @@ static TileShape getTileShape(OpTy op) {
       op.getQuery().getType().getElementType().getIntOrFloatBitWidth() / 8;
   s.causal = c.causal;
   s.mask = static_cast<bool>(op.getMask());
+  s.paged = c.paged;
   s.rows = staticDim(c.dims.querySeq);
   s.keys = staticDim(c.dims.keySeq);
   return s;
@@ -143,11 +147,12 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     };
     // The mbarriers of the TMA copies follow: per stage a full one (and an
     // empty one with a producer warpgroup), and one for Q (and, in a
-    // persistent kernel, one that frees Q for the next tile).
+    // persistent kernel, one that frees Q for the next tile). A paged
+    // cache's rows are copied by cp.async: no mbarriers.
     Bytes barriers = Bytes(producer ? 2 : 1) * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
-    return tile(blockQ, d) + tile(ring, d) + tile(ring, dv) +
-           (Bytes(8) * barriers).alignTo(16);
+    Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
+    return s.paged ? tiles : tiles + (Bytes(8) * barriers).alignTo(16);
   }
   Bytes pad = 16 / s.elementBytes;
   Bytes qRow = d + pad, kRow = d + pad, vRow = dv + pad;
@@ -199,7 +204,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // setmaxnreg gave a consumer then (232 now), D = 128 with an additive
       // mask, causal, spilled 36 bytes.
       int64_t widest = std::max(s.headDim, s.valueDim);
-      t.producer = widest > 64 && !s.mask;
+      t.producer = widest > 64 && !s.mask && !s.paged;
       // A persistent grid, when asked for, needs the producer: it loads the
       // next tile while the consumers finish the last (one CTA per SM,
       // which the registers allow anyway). Measured slower so far
