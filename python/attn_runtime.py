@@ -571,7 +571,6 @@ class Module:
         rows) against a KV cache; the
         options are forward()'s. The workspace is allocated with torch on
         the current stream unless given (a uint8 CUDA tensor)."""
-        import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
                                               layout)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
@@ -580,11 +579,20 @@ class Module:
             workspace = self.decode_workspace(q, k, v, num_splits,
                                               causal=causal, window=window,
                                               scale=scale, layout=layout)
+        return self._launch_decode(self._lib.attn_decode, (qd, kd, vd), q,
+                                   out, lse, od, ld, options, requested,
+                                   workspace)
+
+    def _launch_decode(self, function, inputs, q, out, lse, od, ld, options,
+                       requested, workspace):
+        """Calls attn_decode or attn_decode_paged (`function`) with the
+        descriptors of its inputs, on the current stream; returns O, and
+        LSE when there is one."""
+        import torch
         stream = torch.cuda.current_stream(q.device).cuda_stream
-        status = self._lib.attn_decode(
-            self._handle, ctypes.byref(qd), ctypes.byref(kd),
-            ctypes.byref(vd), ctypes.byref(od),
-            ctypes.byref(ld) if ld is not None else None,
+        status = function(
+            self._handle, *[ctypes.byref(d) for d in inputs],
+            ctypes.byref(od), ctypes.byref(ld) if ld is not None else None,
             ctypes.byref(options), requested,
             ctypes.c_void_p(workspace.data_ptr()),
             workspace.numel() * workspace.element_size(),
@@ -685,7 +693,6 @@ class Module:
         replay (pass `out` and a `workspace` from decode_paged_workspace(),
         allocated before the capture). Returns O in q's layout, and LSE
         [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
-        import torch
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
             layout, kv_layout)
@@ -697,16 +704,9 @@ class Module:
                 q, k_cache, v_cache, block_table, kv_lens, requested,
                 causal=causal, window=window, scale=scale, layout=layout,
                 kv_layout=kv_layout)
-        stream = torch.cuda.current_stream(q.device).cuda_stream
-        status = self._lib.attn_decode_paged(
-            self._handle, *[ctypes.byref(d) for d in descs],
-            ctypes.byref(od), ctypes.byref(ld) if ld is not None else None,
-            ctypes.byref(options), requested,
-            ctypes.c_void_p(workspace.data_ptr()),
-            workspace.numel() * workspace.element_size(),
-            ctypes.c_void_p(stream))
-        self._check(status)
-        return (out, lse) if lse is not None else out
+        return self._launch_decode(self._lib.attn_decode_paged, descs, q,
+                                   out, lse, od, ld, options, requested,
+                                   workspace)
 
     def forward_varlen(self, q, k, v, query_offsets, *, key_offsets=None,
                        kv_lens=None, block_table=None, max_seqlen_q=0,

@@ -68,12 +68,10 @@ bool validDtype(const attn_dtype &field) {
          d == ATTN_I32;
 }
 
-/// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
-/// names its logical dims for messages. Only masks may be ATTN_BOOL, and
-/// only the index tensors (offsets, lengths, block tables) ATTN_I32
-/// (checkIndexTensor).
-attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
-                        int rank, const char *dims) {
+/// What every tensor argument is checked for first: present, of `rank`
+/// (`dims` names its dims), with a dtype of the enum.
+attn_status checkPresence(const char *api, const char *name,
+                          const attn_tensor *t, int rank, const char *dims) {
   if (!t)
     return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s is null", api, name);
   if (t->rank != rank)
@@ -83,6 +81,17 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
     return failf(ATTN_ERROR_INVALID_ARGUMENT,
                  "%s: %s has dtype %d, not an attn_dtype", api, name,
                  rawEnum(t->dtype));
+  return ATTN_OK;
+}
+
+/// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
+/// names its logical dims for messages. Only masks may be ATTN_BOOL, and
+/// only the index tensors (offsets, lengths, block tables) ATTN_I32
+/// (checkIndexTensor).
+attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
+                        int rank, const char *dims) {
+  if (attn_status s = checkPresence(api, name, t, rank, dims))
+    return s;
   if (t->dtype == ATTN_BOOL)
     return failf(ATTN_ERROR_DTYPE,
                  "%s: %s has dtype bool; only a mask may be bool (the "
@@ -345,15 +354,8 @@ attn_status checkElementAlignment(const char *api, const char *name,
 attn_status checkIndexTensor(const char *api, const char *name,
                              const attn_tensor *t, int rank, const char *dims,
                              int64_t rows, const std::string &rowsFrom) {
-  if (!t)
-    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s is null", api, name);
-  if (t->rank != rank)
-    return failf(ATTN_ERROR_SHAPE, "%s: %s has rank %d, expected %d (%s)", api,
-                 name, t->rank, rank, dims);
-  if (!validDtype(t->dtype))
-    return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: %s has dtype %d, not an attn_dtype", api, name,
-                 rawEnum(t->dtype));
+  if (attn_status s = checkPresence(api, name, t, rank, dims))
+    return s;
   if (t->dtype != ATTN_I32)
     return failf(ATTN_ERROR_DTYPE, "%s: %s has dtype %s, must be i32", api,
                  name, dtypeName(t->dtype));
@@ -919,6 +921,18 @@ attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
   return pushTensorMaps(api, launch, t.q, t.k, t.v);
 }
 
+/// The error of a call whose `kind` of kernels ("decode", "packed") takes
+/// no mask operand, when options->mask is set.
+attn_status refuseMask(const char *api, const attn_options *options,
+                       const char *kind) {
+  if (!options || !options->mask)
+    return ATTN_OK;
+  return failf(ATTN_ERROR_INVALID_ARGUMENT,
+               "%s: options->mask is set, but %s kernels take no mask; use "
+               "attn_forward for a masked call",
+               api, kind);
+}
+
 /// Decode's checks that do not involve the outputs: the inputs (with a
 /// paged call's block table and lengths) and the kernels.
 attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
@@ -934,11 +948,8 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
             api, t.blockTable, t.kvLens, p.batch,
             "q has B = " + std::to_string(p.batch) + " sequences", p))
       return s;
-  if (options && options->mask)
-    return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: options->mask is set, but decode kernels take no mask; "
-                 "use attn_forward for a masked call",
-                 api);
+  if (attn_status s = refuseMask(api, options, "decode"))
+    return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::DecodePartial, p, partial))
     return s;
@@ -1171,12 +1182,8 @@ attn_status planForward(const ManifestSection &section, int smCount,
   } else if (attn_status s = setGrid(api, launch, tiles, p.headsQ, p.batch)) {
     return s;
   }
-  ForwardTensors t;
-  t.q = q;
-  t.k = k;
-  t.v = v;
-  t.o = o;
-  t.lse = lse;
+  ForwardTensors t{q,       k, v,  /*queryOffsets=*/nullptr, nullptr, nullptr,
+                   nullptr, o, lse};
   return pushForwardArgs(api, t, mask, p, launch);
 }
 
@@ -1206,11 +1213,8 @@ attn_status planForwardVarlen(const ManifestSection &section,
     return s;
   if (attn_status s = checkVarlenIndices(api, t, p))
     return s;
-  if (options && options->mask)
-    return failf(ATTN_ERROR_INVALID_ARGUMENT,
-                 "%s: options->mask is set, but packed kernels take no mask; "
-                 "use attn_forward for a masked call",
-                 api);
+  if (attn_status s = refuseMask(api, options, "packed"))
+    return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -485,9 +486,13 @@ attn_status checkOffsetValues(const char *api, const char *name,
   return ATTN_OK;
 }
 
-/// attn_decode_paged under ATTN_RUNTIME_CHECK, after the host's checks.
-attn_status checkDecodeIndices(const attn_module &m, const char *api,
-                               const DecodeTensors &t, void *stream) {
+/// Reads the index tensors of `reads` (those not null) back to the host on
+/// the caller's stream, in the module's context.
+attn_status
+readIndices(const attn_module &m, const char *api, void *stream,
+            std::initializer_list<
+                std::pair<const attn_tensor *, std::vector<int32_t> *>>
+                reads) {
   const CudaDriver *driver = cudaDriver();
   if (!driver)
     return ATTN_ERROR_CUDA;
@@ -495,14 +500,21 @@ attn_status checkDecodeIndices(const attn_module &m, const char *api,
   if (scope.status != CUDA_SUCCESS)
     return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
   IndexReader reader(*driver, api, static_cast<CUstream>(stream));
-  std::vector<int32_t> lens, table;
   if (attn_status s = reader.start())
     return s;
-  if (attn_status s = reader.read(*t.kvLens, lens))
-    return s;
-  if (attn_status s = reader.read(*t.blockTable, table))
-    return s;
-  if (attn_status s = reader.finish())
+  for (const auto &[tensor, values] : reads)
+    if (tensor)
+      if (attn_status s = reader.read(*tensor, *values))
+        return s;
+  return reader.finish();
+}
+
+/// attn_decode_paged under ATTN_RUNTIME_CHECK, after the host's checks.
+attn_status checkDecodeIndices(const attn_module &m, const char *api,
+                               const DecodeTensors &t, void *stream) {
+  std::vector<int32_t> lens, table;
+  if (attn_status s = readIndices(m, api, stream,
+                                  {{t.kvLens, &lens}, {t.blockTable, &table}}))
     return s;
   return checkPageValues(api, lens, table, t.blockTable->shape[1],
                          t.k->shape[2], t.k->shape[0]);
@@ -513,28 +525,14 @@ attn_status checkDecodeIndices(const attn_module &m, const char *api,
 attn_status checkVarlenIndices(const attn_module &m, const char *api,
                                const ForwardTensors &t, int64_t maxSeqlenQ,
                                void *stream) {
-  const CudaDriver *driver = cudaDriver();
-  if (!driver)
-    return ATTN_ERROR_CUDA;
-  ContextScope scope(*driver, m.context);
-  if (scope.status != CUDA_SUCCESS)
-    return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
-  IndexReader reader(*driver, api, static_cast<CUstream>(stream));
   std::vector<int32_t> queryOffsets, keyOffsets, lens, table;
-  if (attn_status s = reader.start())
-    return s;
-  if (attn_status s = reader.read(*t.queryOffsets, queryOffsets))
-    return s;
-  if (t.keyOffsets) {
-    if (attn_status s = reader.read(*t.keyOffsets, keyOffsets))
-      return s;
-  } else {
-    if (attn_status s = reader.read(*t.kvLens, lens))
-      return s;
-    if (attn_status s = reader.read(*t.blockTable, table))
-      return s;
-  }
-  if (attn_status s = reader.finish())
+  // Packed keys (key_offsets) or a paged cache (kv_lens, block_table): the
+  // others are null.
+  if (attn_status s = readIndices(m, api, stream,
+                                  {{t.queryOffsets, &queryOffsets},
+                                   {t.keyOffsets, &keyOffsets},
+                                   {t.kvLens, &lens},
+                                   {t.blockTable, &table}}))
     return s;
   if (attn_status s = checkOffsetValues(api, "query_offsets", queryOffsets,
                                         t.q->shape[2], "T", "q"))
@@ -690,16 +688,8 @@ attn_status attn_forward_varlen(attn_module *module, const attn_tensor *q,
     return fail(ATTN_ERROR_INVALID_ARGUMENT,
                 "attn_forward_varlen: module is null");
   try {
-    ForwardTensors tensors;
-    tensors.q = q;
-    tensors.k = k;
-    tensors.v = v;
-    tensors.queryOffsets = query_offsets;
-    tensors.keyOffsets = key_offsets;
-    tensors.kvLens = kv_lens;
-    tensors.blockTable = block_table;
-    tensors.o = o;
-    tensors.lse = lse;
+    ForwardTensors tensors{
+        q, k, v, query_offsets, key_offsets, kv_lens, block_table, o, lse};
     Launch plan;
     if (attn_status s = planForwardVarlen(*module->section, tensors,
                                           max_seqlen_q, options, plan))
@@ -730,10 +720,7 @@ attn_status attn_decode_splits(attn_module *module, const attn_tensor *q,
                                const attn_tensor *k, const attn_tensor *v,
                                const attn_options *options, int64_t num_splits,
                                int64_t *splits) {
-  DecodeTensors tensors;
-  tensors.q = q;
-  tensors.k = k;
-  tensors.v = v;
+  DecodeTensors tensors{q, k, v};
   return decodeSplits("attn_decode_splits", module, tensors, options,
                       num_splits, splits);
 }
@@ -744,12 +731,8 @@ attn_status attn_decode(attn_module *module, const attn_tensor *q,
                         const attn_options *options, int64_t num_splits,
                         void *workspace, int64_t workspace_bytes,
                         void *stream) {
-  DecodeTensors tensors;
-  tensors.q = q;
-  tensors.k = k;
-  tensors.v = v;
-  tensors.o = o;
-  tensors.lse = lse;
+  DecodeTensors tensors{q, k,  v, /*blockTable=*/nullptr, /*kvLens=*/nullptr,
+                        o, lse};
   return decode("attn_decode", module, tensors, options, num_splits, workspace,
                 workspace_bytes, stream);
 }
@@ -761,13 +744,8 @@ attn_status attn_decode_paged_splits(attn_module *module, const attn_tensor *q,
                                      const attn_tensor *kv_lens,
                                      const attn_options *options,
                                      int64_t num_splits, int64_t *splits) {
-  DecodeTensors tensors;
-  tensors.q = q;
-  tensors.k = k_cache;
-  tensors.v = v_cache;
-  tensors.blockTable = block_table;
-  tensors.kvLens = kv_lens;
-  tensors.paged = true;
+  DecodeTensors tensors{q,       k_cache, v_cache, block_table,
+                        kv_lens, nullptr, nullptr, /*paged=*/true};
   return decodeSplits("attn_decode_paged_splits", module, tensors, options,
                       num_splits, splits);
 }
@@ -779,15 +757,8 @@ attn_decode_paged(attn_module *module, const attn_tensor *q,
                   const attn_tensor *o, const attn_tensor *lse,
                   const attn_options *options, int64_t num_splits,
                   void *workspace, int64_t workspace_bytes, void *stream) {
-  DecodeTensors tensors;
-  tensors.q = q;
-  tensors.k = k_cache;
-  tensors.v = v_cache;
-  tensors.blockTable = block_table;
-  tensors.kvLens = kv_lens;
-  tensors.o = o;
-  tensors.lse = lse;
-  tensors.paged = true;
+  DecodeTensors tensors{q,       k_cache, v_cache, block_table,
+                        kv_lens, o,       lse,     /*paged=*/true};
   return decode("attn_decode_paged", module, tensors, options, num_splits,
                 workspace, workspace_bytes, stream);
 }

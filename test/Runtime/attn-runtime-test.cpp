@@ -1635,7 +1635,8 @@ int runPaged() {
   const ManifestSection &m = parsed.sections.front();
   {
     // vLLM's pools (B=4, Hkv=8, 1000 pages of 16 keys) and a table of 512
-    // pages: the splits are attn_decode's for Sk = 512 x 16 = 8192 keys.
+    // pages: the splits are the paged model's for Sk = 512 x 16 = 8192
+    // keys, the capacity.
     PagedArgs a;
     DecodePlan p;
     report("vllm", a.plan(m, p));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -504,24 +505,39 @@ reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
 } // namespace
 
 namespace {
+/// Calls `copy(dense, packed)` for the element offsets of row i < counts[b]
+/// of every sequence b and head h: in a logical [B, H, S, X] tensor and in
+/// its packed [1, H, T, X] one (stored in the case's layout when
+/// `inLayout`, else [1, H, T]), X = `last` elements each. Returns T.
+int64_t forEachPackedRow(const Case &c, const std::vector<int64_t> &counts,
+                         int64_t heads, int64_t seq, int64_t last,
+                         bool inLayout,
+                         const std::function<void(int64_t, int64_t)> &copy) {
+  std::vector<int64_t> offsets = Case::offsetsOf(counts);
+  int64_t t = offsets.back();
+  for (int64_t s = 0; s < c.b; ++s)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < counts[s]; ++i) {
+        int64_t row = offsets[s] + i;
+        int64_t packed = inLayout && c.bshd ? row * heads + h : h * t + row;
+        int64_t dense = (s * heads + h) * seq + i;
+        for (int64_t x = 0; x < last; ++x)
+          copy(dense * last + x, packed * last + x);
+      }
+  return t;
+}
+
 /// Rows i < counts[b] of every sequence b of a logical [B, H, S, X]
 /// tensor, back to back in a packed [1, H, T, X] one stored in the case's
 /// layout.
 HostTensor packHost(const Case &c, const std::vector<double> &dense,
                     const std::vector<int64_t> &counts, int64_t heads,
                     int64_t seq, int64_t last, DType dtype) {
-  std::vector<int64_t> offsets = Case::offsetsOf(counts);
-  int64_t t = offsets.back();
+  int64_t t = Case::offsetsOf(counts).back();
   HostTensor packed(dtype, {1, c.bshd ? t : heads, c.bshd ? heads : t, last});
-  for (int64_t s = 0; s < c.b; ++s)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < counts[s]; ++i) {
-        int64_t row = offsets[s] + i;
-        int64_t to = c.bshd ? row * heads + h : h * t + row;
-        for (int64_t x = 0; x < last; ++x)
-          packed.set(to * last + x,
-                     dense[((s * heads + h) * seq + i) * last + x]);
-      }
+  forEachPackedRow(
+      c, counts, heads, seq, last, /*inLayout=*/true,
+      [&](int64_t from, int64_t to) { packed.set(to, dense[from]); });
   return packed;
 }
 
@@ -530,18 +546,10 @@ HostTensor packHost(const Case &c, const std::vector<double> &dense,
 std::vector<double> unpackHost(const Case &c, const HostTensor &packed,
                                const std::vector<int64_t> &counts,
                                int64_t heads, int64_t seq, int64_t last) {
-  std::vector<int64_t> offsets = Case::offsetsOf(counts);
-  int64_t t = offsets.back();
   std::vector<double> dense(c.b * heads * seq * last, 0.0);
-  for (int64_t s = 0; s < c.b; ++s)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < counts[s]; ++i) {
-        int64_t row = offsets[s] + i;
-        int64_t from = c.bshd ? row * heads + h : h * t + row;
-        for (int64_t x = 0; x < last; ++x)
-          dense[((s * heads + h) * seq + i) * last + x] =
-              packed.get(from * last + x);
-      }
+  forEachPackedRow(
+      c, counts, heads, seq, last, /*inLayout=*/true,
+      [&](int64_t to, int64_t from) { dense[to] = packed.get(from); });
   return dense;
 }
 
@@ -551,17 +559,10 @@ std::vector<double> packResult(const Case &c, const std::vector<double> &dense,
                                const std::vector<int64_t> &counts,
                                int64_t heads, int64_t seq, int64_t last,
                                bool inLayout) {
-  std::vector<int64_t> offsets = Case::offsetsOf(counts);
-  int64_t t = offsets.back();
+  int64_t t = Case::offsetsOf(counts).back();
   std::vector<double> packed(heads * t * last, 0.0);
-  for (int64_t s = 0; s < c.b; ++s)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < counts[s]; ++i) {
-        int64_t row = offsets[s] + i;
-        int64_t to = inLayout && c.bshd ? row * heads + h : h * t + row;
-        for (int64_t x = 0; x < last; ++x)
-          packed[to * last + x] = dense[((s * heads + h) * seq + i) * last + x];
-      }
+  forEachPackedRow(c, counts, heads, seq, last, inLayout,
+                   [&](int64_t from, int64_t to) { packed[to] = dense[from]; });
   return packed;
 }
 } // namespace
