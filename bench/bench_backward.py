@@ -4,7 +4,8 @@ backward, same process, same tensors.
 
     python3 bench/bench_backward.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--shapes D:S:causal,...] \\
-        [--with-forward] [--json OUT/bench_backward.json]
+        [--with-forward] [--atomic-manifest DIR2/attn.manifest] \
+        [--json OUT/bench_backward.json]
 
 Grid (BENCHMARKS.md's forward grid): bf16, B * S = 16384 tokens, hidden
 2048 (H = 2048 / D), D in {64, 128}, S in {1k, 2k, 4k, 8k, 16k}, causal
@@ -20,7 +21,8 @@ FLOPs: 2.5 times the forward's, 10 B H S^2 D (half with causal), as
 FlashAttention's papers count the backward (5 matmuls against 2).
 --with-forward times a forward and a backward together (attn: its forward
 then its backward; a peer: its forward and autograd through it), 14 B H
-S^2 D.
+S^2 D. --atomic-manifest adds "attn-atomic": the backward kernels of the
+atomic dQ mode (attn-compile --atomic-dq), the forward from --manifest.
 """
 
 import argparse
@@ -39,19 +41,23 @@ GRID = [(d, s, c) for d in (64, 128) for s in (1024, 2048, 4096, 8192, 16384)
         for c in (False, True)]
 
 
-def attn_backward_call(module, q, k, v, dout, causal, with_forward):
+def attn_backward_call(module, q, k, v, dout, causal, with_forward,
+                       backward=None):
     """attn's backward on preallocated outputs and workspace, O and LSE
-    from attn's forward (run once, or in every call with_forward)."""
+    from attn's forward (run once, or in every call with_forward);
+    `backward`: another module whose atomic dQ kernels run the backward."""
     kind = "top_left" if causal else "none"
     o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
     grads = [torch.empty_like(t) for t in (q, k, v)]
-    workspace = module.backward_workspace(q)
+    atomic_dq = backward is not None
+    backward = backward or module
+    workspace = backward.backward_workspace(q, atomic_dq=atomic_dq)
 
     def call():
         if with_forward:
             module.forward(q, k, v, causal=kind, out=o, lse=lse)
-        return module.backward(q, k, v, o, dout, lse, *grads, causal=kind,
-                               workspace=workspace)
+        return backward.backward(q, k, v, o, dout, lse, *grads, causal=kind,
+                                 workspace=workspace, atomic_dq=atomic_dq)
     return call
 
 
@@ -72,8 +78,11 @@ def peer_backward_call(name, q, k, v, dout, causal, with_forward):
     return call
 
 
-def bench(module, timer, grid, with_forward):
+def bench(module, timer, grid, with_forward, atomic=None):
+    """`atomic`: a module of atomic dQ kernels, timed as "attn-atomic"
+    (its forward from `module`)."""
     rows = []
+    mine = ["attn"] + (["attn-atomic"] if atomic else [])
     for d, s, causal in grid:
         b, h = 16384 // s, 2048 // d
         q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
@@ -82,16 +91,19 @@ def bench(module, timer, grid, with_forward):
         flops = (14.0 if with_forward else 10.0) * b * h * s * s * d / (
             2 if causal else 1)
         results, grads = {}, {}
-        for name in ["attn"] + ba.PEERS:
+        for name in mine + ba.PEERS:
             entry = {}
             try:
-                if name == "attn":
+                if name in mine:
                     kind = "top_left" if causal else "none"
-                    if not module.has_kernel("backward_q", "bf16", d, d, kind):
+                    owner = atomic if name == "attn-atomic" else module
+                    if not owner.has_kernel("backward_q", "bf16", d, d, kind,
+                                            atomic_dq=owner is atomic):
                         raise RuntimeError("no backward kernels for bf16 "
                                            "d%d causal=%s" % (d, kind))
-                    call = attn_backward_call(module, q, k, v, dout, causal,
-                                              with_forward)
+                    call = attn_backward_call(
+                        module, q, k, v, dout, causal, with_forward,
+                        backward=atomic if name == "attn-atomic" else None)
                 else:
                     call = peer_backward_call(name, q, k, v, dout, causal,
                                               with_forward)
@@ -108,25 +120,32 @@ def bench(module, timer, grid, with_forward):
                                              str(e).strip().split("\n")[0][:200])
             results[name] = entry
         reference = next((p for p in ba.PEERS if p in grads), None)
-        if "attn" in grads and reference:
-            errs = [ba.rel_error(a, r) for a, r in zip(grads["attn"],
+        for name in mine:
+            if name not in grads or not reference:
+                continue
+            errs = [ba.rel_error(a, r) for a, r in zip(grads[name],
                                                        grads[reference])]
             ok = max(errs) <= ba.CHECK_TOLERANCE
-            results["attn"]["check"] = "%s vs %s: dq %.1e dk %.1e dv %.1e" % (
+            results[name]["check"] = "%s vs %s: dq %.1e dk %.1e dv %.1e" % (
                 "ok" if ok else "MISMATCH", reference, *errs)
-            results["attn"]["check_ok"] = ok
+            results[name]["check_ok"] = ok
         row = dict(d=d, s=s, causal=causal, b=b, h=h, flops=flops,
                    results=results, ratio=ba.ratio(results, "tflops"))
+        if atomic:
+            row["ratio_atomic"] = ba.ratio(
+                dict(results, attn=results["attn-atomic"]), "tflops")
         rows.append(row)
         cells = []
-        for name in ["attn"] + ba.PEERS:
+        for name in mine + ba.PEERS:
             e = results[name]
             cells.append("%8.1f" % e["tflops"] if e.get("tflops") else
                          "%8s" % "-")
+        ratios = [row["ratio"]] + ([row["ratio_atomic"]] if atomic else [])
         print("D=%-4d S=%-6d %-7s %s  ratio %s  %s" % (
             d, s, "causal" if causal else "", " ".join(cells),
-            "%.2f" % row["ratio"] if row["ratio"] else "-",
-            results["attn"].get("check") or results["attn"].get("error", "")),
+            "/".join("%.2f" % r if r else "-" for r in ratios),
+            "; ".join(results[n].get("check") or results[n].get("error", "")
+                      for n in mine)),
             flush=True)
         for name in ba.PEERS:
             if results[name].get("error"):
@@ -149,6 +168,10 @@ def main():
     parser.add_argument("--with-forward", action="store_true",
                         help="time forward + backward together (FLOPs: "
                              "14 B H S^2 D, half causal)")
+    parser.add_argument("--atomic-manifest", default=None,
+                        help="a manifest of atomic dQ backward kernels "
+                             "(attn-compile --atomic-dq), timed as "
+                             "attn-atomic beside the deterministic ones")
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -157,6 +180,8 @@ def main():
         return 1
     timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
     module = attn_runtime.Module(args.manifest, lib=args.lib)
+    atomic = (attn_runtime.Module(args.atomic_manifest, lib=args.lib)
+              if args.atomic_manifest else None)
     grid = GRID
     if args.shapes:
         grid = [tuple(int(x) for x in s.split(":"))
@@ -166,14 +191,17 @@ def main():
           "(half causal); ratio = attn / fastest peer" % (
               "forward + backward" if args.with_forward else "backward",
               props.name, torch.__version__, 14 if args.with_forward else 10))
-    print("%-25s %8s %8s %8s" % ("shape", "attn", "flash", "cudnn"))
-    rows = bench(module, timer, grid, args.with_forward)
+    print("%-25s %8s%s %8s %8s" % ("shape", "attn",
+                                   " %8s" % "atomic" if atomic else "",
+                                   "flash", "cudnn"))
+    rows = bench(module, timer, grid, args.with_forward, atomic)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=props.name, torch=torch.__version__,
                            rows=rows), f, indent=1, default=str)
-    return 1 if any(not r["results"]["attn"].get("check_ok", True)
-                    for r in rows) else 0
+    return 1 if any(not e.get("check_ok", True)
+                    for r in rows for n, e in r["results"].items()
+                    if n.startswith("attn")) else 0
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ a call fails.
     o = module.forward_varlen(q, k_pages, v_pages, cu_seqlens_q,
                               kv_lens=lens, block_table=table)  # chunked
     dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
+    dq, dk, dv = module.backward(q, k, v, o, do, lse,     # atomic dQ mode
+                                 atomic_dq=True)
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
 build/lib next to this file's repository, or the loader's search path.
@@ -79,6 +81,7 @@ class _Options(ctypes.Structure):
         ("causal", ctypes.c_int),
         ("window", ctypes.c_int64),
         ("mask", _TENSOR_P),  # NULL: none
+        ("atomic_dq", ctypes.c_int32),  # attn_backward: dq=atomic kernels
     ]
 
 
@@ -144,6 +147,8 @@ def load_library(path=None):
     lib.attn_decode_paged_splits.restype = ctypes.c_int
     lib.attn_backward_workspace_size.argtypes = [_TENSOR_P]
     lib.attn_backward_workspace_size.restype = ctypes.c_int64
+    lib.attn_backward_atomic_workspace_size.argtypes = [_TENSOR_P]
+    lib.attn_backward_atomic_workspace_size.restype = ctypes.c_int64
     lib.attn_backward.argtypes = [ctypes.c_void_p] + [_TENSOR_P] * 9 + [
         _OPTIONS_P, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
     lib.attn_backward.restype = ctypes.c_int
@@ -435,7 +440,8 @@ class Module:
             raise AttnError(status, self.last_error())
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
-                   causal="none", mask="none", paged=False, packed=False):
+                   causal="none", mask="none", paged=False, packed=False,
+                   atomic_dq=False):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
@@ -443,8 +449,10 @@ class Module:
         decode_partial kernel for decode_paged, manifest kv=paged, rather
         than for decode; packed: a forward kernel for forward_varlen,
         manifest q=packed, with packed keys, kv=packed, or with paged=True
-        on a paged cache, kv=paged) in the section the module loaded, or
-        None: the kernels of the manifest's other targets do not count.
+        on a paged cache, kv=paged; atomic_dq: a backward kernel of the
+        atomic dQ mode, manifest dq=atomic, rather than a deterministic
+        one) in the section the module loaded, or None: the kernels of the
+        manifest's other targets do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
@@ -453,6 +461,8 @@ class Module:
             if k.get("kind") != kind or k.get("dtype") != dtype:
                 continue
             if k.get("mask", "none") != mask:
+                continue
+            if k.get("dq") != ("atomic" if atomic_dq else None):
                 continue
             if value_dim is not None and k.get("value_dim") != value_dim:
                 continue
@@ -813,21 +823,39 @@ class Module:
         self._check(status)
         return (out, lse) if lse is not None else out
 
-    def backward_workspace(self, q, *, layout="bhsd"):
+    def backward_workspace(self, q, *, layout="bhsd", atomic_dq=False):
         """A workspace for backward() with this q (a uint8 tensor on the
         current stream: one 16-byte record of f32 row statistics per query
         row, {LSE log2(e), D = rowsum(dO * O), 0, 0}, B * Hq * Sq * 16
-        bytes), to allocate once and pass as `workspace=`."""
+        bytes), to allocate once and pass as `workspace=`. With atomic_dq,
+        the size that the atomic dQ kernels need (backward(...,
+        atomic_dq=True)): the records padded to 256 bytes, then an f32 dQ
+        accumulator [B, Hq, Sq, D] (attn_backward_atomic_workspace_size),
+        which also serves the deterministic kernels."""
         import torch
         qd = _describe(q, "q", layout)
-        size = self._lib.attn_backward_workspace_size(ctypes.byref(qd))
+        size_of = (self._lib.attn_backward_atomic_workspace_size if atomic_dq
+                   else self._lib.attn_backward_workspace_size)
+        size = size_of(ctypes.byref(qd))
         if size < 0:
             raise AttnError(1, self.last_error())
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
+    def has_atomic_backward(self, q, v, *, causal=False, mask=None):
+        """Whether the module has the atomic dQ mode's three backward
+        kernels (manifest dq=atomic) for a call with these q, v (any
+        layout: D and Dv are their last dims), causal and mask: what
+        backward(..., atomic_dq=True) launches where they exist."""
+        mask_kind = "none"
+        if mask is not None:
+            mask_kind = "add" if mask.is_floating_point() else "bool"
+        return all(self.has_kernel(kind, q.dtype, q.shape[-1], v.shape[-1],
+                                   causal, mask_kind, atomic_dq=True)
+                   for kind in ("backward_dot", "backward_kv", "backward_q"))
+
     def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
                  causal=False, window=None, scale=None, layout="bhsd",
-                 mask=None, workspace=None):
+                 mask=None, workspace=None, atomic_dq=False):
         """The gradients of forward() by recomputation, on the current
         stream: from q, k, v, the forward's o and lse (forward(...,
         return_lse=True) with the same options) and dout = dL/dO (o's shape
@@ -838,10 +866,20 @@ class Module:
         with torch unless given (a uint8 CUDA tensor). Deterministic; with
         GQA, dk and dv sum over the query heads of a group. Needs the
         module's backward_dot, backward_kv and backward_q kernels for the
-        call (ATTN_ERROR_NO_KERNEL otherwise)."""
+        call (ATTN_ERROR_NO_KERNEL otherwise).
+
+        atomic_dq=True (options.atomic_dq) lets the runtime use the
+        module's atomic dQ kernels (manifest dq=atomic) where it has all
+        three for the call (the dK/dV kernel sums dQ with f32 atomic adds):
+        dq is then not bitwise reproducible run to run; else the
+        deterministic ones. The workspace allocated
+        here is then backward_workspace(q, atomic_dq=True)'s when the
+        module has them (has_atomic_backward()); a given one must be as
+        large (ATTN_ERROR_INVALID_ARGUMENT otherwise)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
                                               layout, mask)
+        options.atomic_dq = 1 if atomic_dq else 0
         grads = []
         for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):
             if given is None:
@@ -855,7 +893,10 @@ class Module:
         descs += [_describe(t, n, layout) for t, n in
                   zip(grads, ("dq", "dk", "dv"))]
         if workspace is None:
-            workspace = self.backward_workspace(q, layout=layout)
+            # The accumulator only where the atomic kernels will run.
+            workspace = self.backward_workspace(
+                q, layout=layout, atomic_dq=atomic_dq and
+                self.has_atomic_backward(q, v, causal=causal, mask=mask))
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_backward(
             self._handle, ctypes.byref(qd), ctypes.byref(kd),
@@ -866,7 +907,6 @@ class Module:
             ctypes.c_void_p(stream))
         self._check(status)
         return tuple(grads)
-
 
 def flops_forward(b, hq, sq, sk, d, dv=None, causal=False):
     """BENCHMARKS.md's count: 2 B Hq Sq Sk (D + Dv), halved for causal with

@@ -77,8 +77,9 @@ typedef struct attn_tensor {
 } attn_tensor;
 
 /* Attention options shared by forward, decode and backward. A null
- * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL};
- * options initialised with fewer fields (or zeroed) have no mask.
+ * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL, 0};
+ * options initialised with fewer fields (or zeroed) have no mask and use
+ * deterministic backward kernels only.
  *
  * `mask` (attn_forward and attn_backward; decode rejects one) is a
  * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
@@ -92,12 +93,21 @@ typedef struct attn_tensor {
  * It combines with causal and window (a key must pass both). A query row
  * that sees no key gets O = 0 and LSE = -inf. The module needs kernels
  * built for that mask kind (manifest mask=add or mask=bool),
- * ATTN_ERROR_NO_KERNEL otherwise. */
+ * ATTN_ERROR_NO_KERNEL otherwise.
+ *
+ * `atomic_dq` (attn_backward only; the other calls ignore it): nonzero lets
+ * attn_backward use the module's atomic-dQ backward kernels (manifest
+ * dq=atomic: the dK/dV kernel sums dQ with f32 atomic adds instead of a
+ * second pass over the keys, so dq is not bitwise reproducible run to run)
+ * where the module has all three for the call, with the larger workspace
+ * of attn_backward_atomic_workspace_size; zero (the default) uses only
+ * deterministic kernels. */
 typedef struct attn_options {
   float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
   attn_causal causal;
   int64_t window;     /* < 0: none; else needs a causal kind */
   const attn_tensor *mask; /* NULL: none */
+  int32_t atomic_dq;       /* 0: deterministic backward kernels only */
 } attn_options;
 
 typedef struct attn_module attn_module;
@@ -272,12 +282,12 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
 /* Gradients of attn_forward by recomputation (FlashAttention-2's backward):
  * from q, k, v, o, dout (dO, O's shape and dtype) and the forward's lse,
  * writes dq, dk, dv (q's, k's, v's shapes, the operands' dtype; any layout
- * by strides, last dim contiguous). Deterministic: the same inputs give
- * bitwise the same gradients. GQA: dk, dv sum over the query heads of a
- * group. Options as attn_forward (mask, causal, window, scale); a query row
- * that sees no key contributes nothing (its dq row is 0). lse is required
- * (f32 [B, Hq, Sq], as attn_forward wrote it for the same options).
- * `workspace` is device memory, 256-byte aligned, of at least
+ * by strides, last dim contiguous). Deterministic by default: the same
+ * inputs give bitwise the same gradients. GQA: dk, dv sum over the query
+ * heads of a group. Options as attn_forward (mask, causal, window, scale);
+ * a query row that sees no key contributes nothing (its dq row is 0). lse
+ * is required (f32 [B, Hq, Sq], as attn_forward wrote it for the same
+ * options). `workspace` is device memory, 256-byte aligned, of at least
  * attn_backward_workspace_size(q) = B * Hq * Sq * 16 bytes: one 16-byte
  * record of f32 row statistics per query row, {LSE log2(e) (+inf where
  * LSE = -inf), D = rowsum(dO * O), 0, 0}. Launches three kernels on
@@ -286,9 +296,32 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
  * dtype, head dims, causal and mask kind, else
  * ATTN_ERROR_NO_KERNEL naming the kinds missing (ATTN_ERROR_DTYPE, as for
  * attn_forward, when its backward kernels all have other dtypes).
- * attn_backward_workspace_size returns -1, with attn_last_error() set, on a
- * bad q. */
+ *
+ * The atomic dQ mode: with options->atomic_dq nonzero, and the module
+ * having all three kernels of the call's specialisation with manifest
+ * dq=atomic, the call launches those instead (same order and grids):
+ * backward_dot also zeroes an f32 dQ accumulator, backward_kv adds every
+ * tile's dQ to it with atomic adds, backward_q converts it into dq. dk and
+ * dv are as deterministic as ever, dq is not bitwise reproducible run to
+ * run. The accumulator, f32 [B, Hq, Sq, D] contiguous, lies in the
+ * workspace at byte offset round_up(B * Hq * Sq * 16, 256), after the
+ * records, so the workspace needs at least
+ * attn_backward_atomic_workspace_size(q) = round_up(B * Hq * Sq * 16, 256)
+ * + B * Hq * Sq * D * 4 bytes; a smaller one is
+ * ATTN_ERROR_INVALID_ARGUMENT naming both sizes (the call never falls back
+ * to the deterministic kernels for want of workspace). Where the module
+ * lacks an atomic kernel for the call, attn_backward uses the deterministic
+ * ones (attn_backward_workspace_size then suffices); one call never mixes
+ * the two. With options->atomic_dq zero (or no options) only the
+ * deterministic kernels serve: a module that has the call's kernels only
+ * with dq=atomic is ATTN_ERROR_NO_KERNEL, saying to set options.atomic_dq.
+ *
+ * attn_backward_workspace_size and attn_backward_atomic_workspace_size
+ * return -1, with attn_last_error() set, on a bad q, or when the workspace
+ * would exceed 2^50 bytes. */
 ATTN_RUNTIME_API int64_t attn_backward_workspace_size(const attn_tensor *q);
+ATTN_RUNTIME_API int64_t
+attn_backward_atomic_workspace_size(const attn_tensor *q);
 ATTN_RUNTIME_API attn_status attn_backward(
     attn_module *module, const attn_tensor *q, const attn_tensor *k,
     const attn_tensor *v, const attn_tensor *o, const attn_tensor *dout,

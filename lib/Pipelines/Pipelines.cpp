@@ -115,6 +115,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.report = options.report;
   kernelOptions.chip = options.chip;
   kernelOptions.persistent = options.persistent;
+  kernelOptions.deterministic = options.deterministic;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;

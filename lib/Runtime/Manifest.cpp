@@ -12,7 +12,7 @@ namespace attn::runtime {
 namespace {
 /// The WHEN column of attn_kernel_abi.def, spelled as it is there so that a
 /// value this runtime does not know fails to compile.
-enum class AbiWhen { always, mask, tma, paged, packed, packed_kv };
+enum class AbiWhen { always, mask, tma, paged, packed, packed_kv, atomic };
 
 struct AbiEntry {
   const char *kind, *name, *type;
@@ -32,8 +32,9 @@ constexpr KernelKind kKinds[] = {
 
 /// Whether the ABI gives kernels of `kind` parameters that only some of
 /// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
-/// and block table, a packed batch's offsets): the manifest keys that ask
-/// for those (mask, tma, kv, q) are for such kinds only.
+/// and block table, a packed batch's offsets, the atomic dQ mode's
+/// accumulator): the manifest keys that ask for those (mask, tma, kv, q,
+/// dq) are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
   for (const AbiEntry &e : kAbi)
     if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
@@ -69,7 +70,8 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
                  (e.when == AbiWhen::tma && kernel.usesTma()) ||
                  (e.when == AbiWhen::paged && kernel.paged) ||
                  (e.when == AbiWhen::packed && kernel.packedQueries) ||
-                 (e.when == AbiWhen::packed_kv && kernel.packedKeys);
+                 (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
+                 (e.when == AbiWhen::atomic && kernel.atomicDq);
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
@@ -93,6 +95,7 @@ std::string abiName(const KernelSpec &kernel) {
   if (kernel.mask != MaskKind::None)
     name += std::string(" mask=") + maskKindName(kernel.mask);
   name += kernel.batchKeys();
+  name += kernel.dqKey();
   if (kernel.usesTma())
     name += " with tensor maps";
   return name;
@@ -140,11 +143,12 @@ const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
                                         int64_t headDim, int64_t valueDim,
                                         attn_causal causal, MaskKind mask,
                                         bool paged, bool packedQueries,
-                                        bool packedKeys) const {
+                                        bool packedKeys, bool atomicDq) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask || k.paged != paged ||
-        k.packedQueries != packedQueries || k.packedKeys != packedKeys)
+        k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
+        k.atomicDq != atomicDq)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -188,6 +192,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
       out += maskKindName(k.mask);
     }
     out += k.batchKeys();
+    out += k.dqKey();
   }
   return out.empty() ? "none" : out;
 }
@@ -383,12 +388,13 @@ attn_status Parser::closeSection(int line, bool atEnd) {
       if (k.kind != KernelKind::DecodeCombine)
         same = same && o.headDim == k.headDim && o.causal == k.causal;
       same = same && o.mask == k.mask && o.paged == k.paged &&
-             o.packedQueries == k.packedQueries && o.packedKeys == k.packedKeys;
+             o.packedQueries == k.packedQueries &&
+             o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
                                  "dtype, head_dim, value_dim, causal, " +
-                                 "mask, q and kv as '" + o.name + "' (line " +
-                                 std::to_string(o.line) +
+                                 "mask, q, kv and dq as '" + o.name +
+                                 "' (line " + std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
   }
@@ -470,13 +476,13 @@ attn_status Parser::parseKernel(int line,
   static const char *const keys[] = {
       "kind", "dtype",    "head_dim", "value_dim", "causal", "block_q",
       "rows", "block_kv", "threads",  "smem",      "grid",   "mask",
-      "q",    "kv",       "tma",      "params"};
+      "q",    "kv",       "dq",       "tma",       "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
-  int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
-                            nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
-                            &k.threads, &k.smem,   nullptr,    nullptr,
-                            nullptr,    nullptr,   nullptr,    nullptr};
+  int64_t *ints[numKeys] = {
+      nullptr, nullptr,    &k.headDim, &k.valueDim, nullptr, &k.blockQ,
+      &k.rows, &k.blockKv, &k.threads, &k.smem,     nullptr, nullptr,
+      nullptr, nullptr,    nullptr,    nullptr,     nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -562,6 +568,11 @@ attn_status Parser::parseKernel(int line,
       else
         return error(line,
                      bad + " (paged, packed; absent means contiguous K/V)");
+    } else if (key == "dq") {
+      // Without the key a backward kernel computes dQ deterministically.
+      if (value != "atomic")
+        return error(line, bad + " (atomic; absent means deterministic)");
+      k.atomicDq = true;
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -627,6 +638,12 @@ attn_status Parser::parseKernel(int line,
                            "kv=paged is for the kinds whose kernels read a "
                            "paged KV cache (" +
                            kindsTaking(AbiWhen::paged) +
+                           "), not kind=" + kernelKindName(k.kind));
+  if (k.atomicDq && !kindTakes(k.kind, AbiWhen::atomic))
+    return error(line, where +
+                           "dq=atomic is for the kinds whose kernels "
+                           "compute dQ (" +
+                           kindsTaking(AbiWhen::atomic) +
                            "), not kind=" + kernelKindName(k.kind));
   if (k.packedQueries && !kindTakes(k.kind, AbiWhen::packed))
     return error(line, where +

@@ -84,6 +84,13 @@ struct KernelSpec {
   /// the others attn_forward only.
   bool packedQueries = false;
   bool packedKeys = false;
+  /// `dq=atomic` (backward_*): the non-deterministic dQ mode, whose
+  /// kernels take the dq_accum parameter (f32 [B, Hq, Sq, D] in the
+  /// workspace after the row statistics): backward_dot zeroes it,
+  /// backward_kv adds each tile's dQ to it with atomic adds and backward_q
+  /// converts it into dq. attn_backward takes such kernels only with
+  /// options->atomic_dq set, and never mixes them with the others.
+  bool atomicDq = false;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
@@ -101,6 +108,8 @@ struct KernelSpec {
   /// The keys that say how the kernel reads its batch, for messages: "",
   /// " kv=paged", " q=packed kv=packed", " q=packed kv=paged".
   std::string batchKeys() const;
+  /// " dq=atomic" for a kernel of the atomic dQ mode, else "" (messages).
+  const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
   /// The box of the tensor map over `tensor` ("q"); null when there is none.
   const TmaBox *tmaBox(std::string_view tensor) const;
 };
@@ -117,7 +126,8 @@ struct AbiParam {
 /// The parameters of `kernel`, in order: those of its kind, with the mask
 /// operand's when it takes a mask, query_offsets when its batch is packed,
 /// key_offsets when its keys are, kv_lens and block_table when it is
-/// paged, and the tensor maps when it has `tma`.
+/// paged, dq_accum when it is of the atomic dQ mode (`dq=atomic`), and the
+/// tensor maps when it has `tma`.
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
@@ -130,7 +140,8 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
-/// kv=paged", "kind=forward q=packed kv=packed".
+/// kv=paged", "kind=forward q=packed kv=packed", "kind=backward_kv
+/// dq=atomic".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the
@@ -147,21 +158,23 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// decode_combine; `mask` must match (MaskKind::None for decode kinds),
   /// and so must `paged` (true for attn_decode_paged's decode_partial
   /// kernel and attn_forward_varlen's on a paged cache), `packedQueries`
-  /// and `packedKeys` (attn_forward_varlen's forward kernels only). Null
-  /// when none does.
+  /// and `packedKeys` (attn_forward_varlen's forward kernels only) and
+  /// `atomicDq` (the backward's atomic dQ kernels only). Null when none
+  /// does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
-                         bool packedQueries = false,
-                         bool packedKeys = false) const;
+                         bool packedQueries = false, bool packedKeys = false,
+                         bool atomicDq = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
   bool hasMasks(KernelKind kind) const;
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
   /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none q=packed
-  /// kv=packed, ..." for the kernels of `kind` (messages; mask=none and
-  /// each sequence's own Q, K/V are not written).
+  /// kv=packed, bf16 d128/128 causal=none dq=atomic, ..." for the kernels
+  /// of `kind` (messages; mask=none, each sequence's own Q, K/V and the
+  /// deterministic dQ are not written).
   std::string describe(KernelKind kind) const;
 };
 

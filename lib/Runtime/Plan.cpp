@@ -214,7 +214,7 @@ constexpr InputLayout kPackedPagedInputs = {
 /// refusal).
 attn_status checkOptions(const char *api, const attn_options *options,
                          Problem &p) {
-  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
+  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
   if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
@@ -668,50 +668,111 @@ std::string describeBackward(const ManifestSection &section) {
   return out;
 }
 
-/// The backward's three kernels for the problem, all of one specialisation.
-/// A module whose backward kernels all have other dtypes is ATTN_ERROR_DTYPE,
-/// as for the forward; any other miss, a module without backward kernels or
-/// without one of the three kinds included, is ATTN_ERROR_NO_KERNEL naming
-/// the kinds that are missing.
-attn_status findBackwardKernels(const char *api, const ManifestSection &section,
-                                const Problem &p,
-                                const KernelSpec *(&kernels)[3]) {
-  std::vector<const char *> missing;
-  bool anyBackward = false, anyOfDtype = false;
+/// "a, b or c" (`conjunction` "or"), "a and b" ("and"): `names` in a
+/// sentence.
+std::string listNames(const std::vector<const char *> &names,
+                      const char *conjunction) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? ""
+                       : i + 1 == names.size()
+                           ? std::string(" ") + conjunction + " "
+                           : ", ") +
+           names[i];
+  return out;
+}
+
+/// The backward kernels of one set for the problem, the dq=atomic set with
+/// `atomicDq`, else the deterministic one, in launch order; the kinds
+/// missing (their entries null) go to `missing`.
+void findBackwardSet(const ManifestSection &section, const Problem &p,
+                     bool atomicDq, const KernelSpec *(&kernels)[3],
+                     std::vector<const char *> &missing) {
   for (int i = 0; i < 3; ++i) {
     KernelKind kind = kBackwardKinds[i];
-    kernels[i] =
-        section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask);
-    anyOfDtype = anyOfDtype || section.hasDtype(kind, p.dtype);
-    for (const KernelSpec &k : section.kernels)
-      anyBackward = anyBackward || k.kind == kind;
+    kernels[i] = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal,
+                              p.mask, /*paged=*/false, /*packedQueries=*/false,
+                              /*packedKeys=*/false, atomicDq);
     if (!kernels[i])
       missing.push_back(kernelKindName(kind));
   }
-  if (missing.empty())
+}
+
+/// The backward's three kernels for the problem, all of one specialisation
+/// and one dQ mode: the dq=atomic set when `wantAtomic` (options->atomic_dq)
+/// and the module has all three, else the deterministic set (`atomicDq`
+/// says which). A module whose backward kernels all have other dtypes is
+/// ATTN_ERROR_DTYPE, as for the forward; any other miss, a module without
+/// backward kernels or without one of the three kinds included, is
+/// ATTN_ERROR_NO_KERNEL naming the kinds that are missing, and the option
+/// when the module has the call's kernels in the other mode only.
+attn_status findBackwardKernels(const char *api, const ManifestSection &section,
+                                const Problem &p, bool wantAtomic,
+                                const KernelSpec *(&kernels)[3],
+                                bool &atomicDq) {
+  const KernelSpec *deterministic[3], *atomic[3];
+  std::vector<const char *> missing, missingAtomic;
+  findBackwardSet(section, p, /*atomicDq=*/false, deterministic, missing);
+  findBackwardSet(section, p, /*atomicDq=*/true, atomic, missingAtomic);
+  atomicDq = wantAtomic && missingAtomic.empty();
+  if (atomicDq || missing.empty()) {
+    for (int i = 0; i < 3; ++i)
+      kernels[i] = atomicDq ? atomic[i] : deterministic[i];
     return ATTN_OK;
+  }
+  bool anyBackward = false, anyOfDtype = false;
+  for (KernelKind kind : kBackwardKinds) {
+    anyOfDtype = anyOfDtype || section.hasDtype(kind, p.dtype);
+    for (const KernelSpec &k : section.kernels)
+      anyBackward = anyBackward || k.kind == kind;
+  }
+  // The module's backward kernels end each message, whole: a module with
+  // both modes lists many.
+  std::string has = describeBackward(section);
   if (anyBackward && !anyOfDtype)
-    return failf(ATTN_ERROR_DTYPE,
-                 "%s: the module has no backward kernels for dtype %s (it "
-                 "has %s)",
-                 api, dtypeName(p.dtype), describeBackward(section).c_str());
-  std::string kinds;
-  for (size_t i = 0; i < missing.size(); ++i)
-    kinds += std::string(i == 0                    ? ""
-                         : i + 1 == missing.size() ? " or "
-                                                   : ", ") +
-             missing[i];
+    return fail(ATTN_ERROR_DTYPE, std::string(api) +
+                                      ": the module has no backward kernels "
+                                      "for dtype " +
+                                      dtypeName(p.dtype) + " (it has " + has +
+                                      ")");
   std::string call =
       describeCall(section,
                    {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
                     KernelKind::BackwardQuery},
                    p);
-  return failf(ATTN_ERROR_NO_KERNEL,
-               "%s: the module has no %s kernel for %s (a backward call "
-               "launches backward_dot, backward_kv and backward_q kernels of "
-               "its dtype, head dims, causal and mask kind; it has %s)",
-               api, kinds.c_str(), call.c_str(),
-               describeBackward(section).c_str());
+  // Deterministic by default: the atomic kernels only when asked for.
+  if (missingAtomic.empty())
+    return fail(ATTN_ERROR_NO_KERNEL,
+                std::string(api) + ": the module has no deterministic " +
+                    listNames(missing, "or") + " kernel for " + call +
+                    ", only dq=atomic backward kernels (the atomic dQ mode, "
+                    "whose dq is not bitwise reproducible run to run), "
+                    "which attn_backward takes only when asked: set "
+                    "options.atomic_dq = 1 to use them, or load "
+                    "deterministic backward kernels (it has " +
+                    has + ")");
+  if (wantAtomic)
+    return fail(ATTN_ERROR_NO_KERNEL,
+                std::string(api) +
+                    ": the module has no complete set of backward kernels "
+                    "for " +
+                    call +
+                    ": of the dq=atomic ones (options.atomic_dq) it "
+                    "lacks " +
+                    listNames(missingAtomic, "and") +
+                    ", of the deterministic ones " + listNames(missing, "and") +
+                    " (a backward call launches backward_dot, backward_kv "
+                    "and backward_q kernels of its dtype, head dims, causal "
+                    "and mask kind, all three dq=atomic or all three "
+                    "deterministic; it has " +
+                    has + ")");
+  return fail(ATTN_ERROR_NO_KERNEL,
+              std::string(api) + ": the module has no " +
+                  listNames(missing, "or") + " kernel for " + call +
+                  " (a backward call launches backward_dot, backward_kv and "
+                  "backward_q kernels of its dtype, head dims, causal and "
+                  "mask kind; it has " +
+                  has + ")");
 }
 
 void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,
@@ -1041,6 +1102,21 @@ bool backwardBytesFor(int64_t batch, int64_t heads, int64_t seq,
          mul(rows, kRowStatsFields * 4, bytes) && bytes <= kMaxWorkspaceBytes;
 }
 
+/// The atomic dQ kernels' workspace: the records, padded to
+/// kWorkspaceAlignment (`accumulatorOffset`), then the f32 dQ accumulator
+/// [B, Hq, Sq, D]. False when that is more than kMaxWorkspaceBytes.
+bool backwardAtomicBytesFor(int64_t batch, int64_t heads, int64_t seq,
+                            int64_t headDim, int64_t &accumulatorOffset,
+                            int64_t &bytes) {
+  int64_t rows = 0, records = 0, accumulator = 0;
+  return queryRows(batch, heads, seq, rows) &&
+         mul(rows, kRowStatsFields * 4, records) &&
+         alignUp(records, kWorkspaceAlignment, accumulatorOffset) &&
+         mul(rows, headDim, accumulator) && mul(accumulator, 4, accumulator) &&
+         add(accumulatorOffset, accumulator, bytes) &&
+         bytes <= kMaxWorkspaceBytes;
+}
+
 /// "the 16-byte row statistics of 2 x 8 x 77 query rows": what the
 /// backward's workspace holds, for messages.
 std::string backwardRowStats(int64_t batch, int64_t heads, int64_t seq) {
@@ -1048,12 +1124,25 @@ std::string backwardRowStats(int64_t batch, int64_t heads, int64_t seq) {
          std::to_string(heads) + " x " + std::to_string(seq) + " query rows";
 }
 
+/// "the 16-byte row statistics of 2 x 8 x 77 query rows and the f32 dQ
+/// accumulator [2, 8, 77, 64] of the dq=atomic kernels": what the atomic
+/// dQ kernels' workspace holds, for messages.
+std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
+                                   int64_t headDim) {
+  return backwardRowStats(batch, heads, seq) + " and the f32 dQ accumulator [" +
+         std::to_string(batch) + ", " + std::to_string(heads) + ", " +
+         std::to_string(seq) + ", " + std::to_string(headDim) +
+         "] of the dq=atomic kernels";
+}
+
 /// The arguments of every backward kernel, in attn_kernel_abi.def's order:
 /// the tensors as the caller gave them, row_stats over the workspace
-/// (contiguous [B, Hq, Sq, 4] f32), the mask when the kernels take one, then
-/// scale_log2 and window.
+/// (contiguous [B, Hq, Sq, 4] f32), the atomic dQ kernels' dq_accum
+/// (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when `atomicDq`, the mask
+/// when the kernels take one, then scale_log2 and window.
 std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
                                    const attn_tensor *mask, uint64_t rowStats,
+                                   bool atomicDq, uint64_t dqAccum,
                                    const Problem &p) {
   std::vector<uint64_t> args;
   for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
@@ -1062,6 +1151,8 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
   for (const attn_tensor *x : {t.dq, t.dk, t.dv})
     pushTensor(args, *x);
   pushContiguous(args, rowStats, {p.batch, p.headsQ, p.seqQ, kRowStatsFields});
+  if (atomicDq)
+    pushContiguous(args, dqAccum, {p.batch, p.headsQ, p.seqQ, p.headDim});
   if (p.mask != MaskKind::None)
     pushMask(args, *mask, p);
   pushF32(args, p.scaleLog2);
@@ -1391,6 +1482,22 @@ int64_t backwardWorkspaceBytes(const attn_tensor *q) {
   return bytes;
 }
 
+int64_t backwardAtomicWorkspaceBytes(const attn_tensor *q) {
+  const char *api = "attn_backward_atomic_workspace_size";
+  if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+    return -1;
+  int64_t accumulatorOffset = 0, bytes = 0;
+  if (!backwardAtomicBytesFor(q->shape[0], q->shape[1], q->shape[2],
+                              q->shape[3], accumulatorOffset, bytes)) {
+    failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
+          backwardAtomicContents(q->shape[0], q->shape[1], q->shape[2],
+                                 q->shape[3])
+              .c_str());
+    return -1;
+  }
+  return bytes;
+}
+
 attn_status planBackward(const ManifestSection &section,
                          const BackwardTensors &t, const attn_options *options,
                          const void *workspace, int64_t workspaceBytes,
@@ -1405,7 +1512,9 @@ attn_status planBackward(const ManifestSection &section,
   if (attn_status s = checkMask(api, mask, p))
     return s;
   const KernelSpec *kernels[3];
-  if (attn_status s = findBackwardKernels(api, section, p, kernels))
+  bool wantAtomic = options && options->atomic_dq != 0;
+  if (attn_status s = findBackwardKernels(api, section, p, wantAtomic, kernels,
+                                          plan.atomicDq))
     return s;
   plan.dot.kernel = kernels[0];
   plan.keyValue.kernel = kernels[1];
@@ -1425,19 +1534,31 @@ attn_status planBackward(const ManifestSection &section,
                   p.headsQ, p.batch))
     return s;
 
-  std::string rowStats = backwardRowStats(p.batch, p.headsQ, p.seqQ);
-  int64_t needed = 0;
-  if (!backwardBytesFor(p.batch, p.headsQ, p.seqQ, needed))
+  // The atomic kernels need their accumulator: a workspace sized for the
+  // deterministic ones is an error, not a reason to take those instead.
+  std::string contents =
+      plan.atomicDq
+          ? backwardAtomicContents(p.batch, p.headsQ, p.seqQ, p.headDim)
+          : backwardRowStats(p.batch, p.headsQ, p.seqQ);
+  int64_t needed = 0, accumulatorOffset = 0;
+  bool fits = plan.atomicDq
+                  ? backwardAtomicBytesFor(p.batch, p.headsQ, p.seqQ, p.headDim,
+                                           accumulatorOffset, needed)
+                  : backwardBytesFor(p.batch, p.headsQ, p.seqQ, needed);
+  if (!fits)
     return failf(ATTN_ERROR_SHAPE,
                  "%s: %s need more than 2^50 bytes of workspace", api,
-                 rowStats.c_str());
-  if (attn_status s =
-          checkWorkspace(api, workspace, workspaceBytes, needed,
-                         rowStats + " need", "attn_backward_workspace_size"))
+                 contents.c_str());
+  if (attn_status s = checkWorkspace(
+          api, workspace, workspaceBytes, needed, contents + " need",
+          plan.atomicDq ? "attn_backward_atomic_workspace_size"
+                        : "attn_backward_workspace_size"))
     return s;
   plan.workspaceBytes = needed;
+  uint64_t rowStats = reinterpret_cast<uint64_t>(workspace);
   std::vector<uint64_t> args =
-      backwardArgs(t, mask, reinterpret_cast<uint64_t>(workspace), p);
+      backwardArgs(t, mask, rowStats, plan.atomicDq,
+                   rowStats + static_cast<uint64_t>(accumulatorOffset), p);
   for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {
     l->args = args;
     l->tensorMaps.clear(); // the backward kinds take none

@@ -134,10 +134,16 @@ struct BackwardTensors {
 /// The backward's launches, in the order they run on the stream:
 /// backward_dot writes a 16-byte record per query row into the workspace
 /// ({LSE log2(e), D = rowsum(dO * O), 0, 0}), then backward_kv (dK, dV) and
-/// backward_q (dQ) read them. All three take the same arguments.
+/// backward_q (dQ) read them. All three take the same arguments. With the
+/// atomic dQ kernels (`atomicDq`, manifest dq=atomic) the workspace also
+/// holds the f32 dQ accumulator [B, Hq, Sq, D] after the records (at
+/// round_up(B * Hq * Sq * 16, 256)): backward_dot zeroes it, backward_kv
+/// adds to it atomically, backward_q converts it into dq.
 struct BackwardPlan {
   Launch dot, keyValue, query;
-  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq * 16
+  bool atomicDq = false;      // the three kernels are dq=atomic ones
+  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq * 16, or
+                              // backwardAtomicWorkspaceBytes()
 };
 
 /// The parameter sizes in bytes, in order, that the ABI gives `kernel`: 8
@@ -173,7 +179,10 @@ ATTN_RUNTIME_API attn_status planDecode(
     int64_t workspaceBytes, DecodePlan &plan);
 
 /// Checks a backward call (options->mask included) and plans its three
-/// launches with kernels of `section`, the row statistics in `workspace`.
+/// launches with kernels of `section`, the row statistics (and the atomic
+/// dQ mode's accumulator) in `workspace`. The kernels are the section's
+/// dq=atomic set for the call when options->atomic_dq is set and the
+/// section has all three, else its deterministic set; never a mix.
 ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           const BackwardTensors &tensors,
                                           const attn_options *options,
@@ -184,6 +193,12 @@ ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
 /// The backward's workspace bytes for `q` (B * Hq * Sq * 16); -1 (with the
 /// last error set) on bad arguments.
 ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const attn_tensor *q);
+
+/// The workspace bytes of the backward's atomic dQ kernels for `q`: the
+/// records, padded to kWorkspaceAlignment, then the f32 dQ accumulator,
+/// round_up(B * Hq * Sq * 16, 256) + B * Hq * Sq * D * 4; -1 (with the last
+/// error set) on bad arguments.
+ATTN_RUNTIME_API int64_t backwardAtomicWorkspaceBytes(const attn_tensor *q);
 
 /// The split count for B * Hkv CTAs per split on `smCount` SMs: the count
 /// with the fewest (CTAs on the busiest SM) x (tiles per split + 2), at most

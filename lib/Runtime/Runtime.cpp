@@ -772,6 +772,16 @@ int64_t attn_backward_workspace_size(const attn_tensor *q) {
   }
 }
 
+int64_t attn_backward_atomic_workspace_size(const attn_tensor *q) {
+  try {
+    return backwardAtomicWorkspaceBytes(q);
+  } catch (...) {
+    internalError("attn_backward_atomic_workspace_size",
+                  "unexpected exception");
+    return -1;
+  }
+}
+
 attn_status attn_backward(attn_module *module, const attn_tensor *q,
                           const attn_tensor *k, const attn_tensor *v,
                           const attn_tensor *o, const attn_tensor *dout,
@@ -788,7 +798,7 @@ attn_status attn_backward(attn_module *module, const attn_tensor *q,
                                      workspace, workspace_bytes, plan))
       return s;
     // One stream orders them: the other two read the D that the first
-    // writes.
+    // writes (and the atomic kernels' accumulator that it zeroes).
     for (const Launch *l : {&plan.dot, &plan.keyValue, &plan.query})
       if (attn_status s = launch(*module, *l, stream))
         return s;

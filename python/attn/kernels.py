@@ -14,9 +14,17 @@ attn_runtime.Module that has the spec's kernels, looking in order at
 The cache needs the compiler: its entries are the compiler's output, keyed
 by what identifies it. Without a folder that has the kernels and without the
 compiler, the lookup fails with NoKernelError, which says how to get them.
-Modules are kept for the life of the process. The runtime library is
-attn_runtime's: $ATTN_RUNTIME_LIB, or build-rt/lib or build/lib of this
-repository.
+Modules are kept for the life of the process.
+
+A spec of the atomic dQ mode (KernelSpec.atomic_dq) wants backward kernels
+with manifest dq=atomic, which attn-compile --atomic-dq emits; its cache
+entry is its own (the spec key ends in _atomicdq). Where nothing supplies
+them (no folder has them, the compiler refuses, e.g. for sm_80, whose
+lowering has no atomic dQ kernels), the provider serves the spec's
+deterministic kernels instead and says so once on the `attn` logger.
+
+The runtime library is attn_runtime's: $ATTN_RUNTIME_LIB, or build-rt/lib
+or build/lib of this repository.
 
 Nothing here imports torch until a module is loaded onto a device.
 """
@@ -110,7 +118,8 @@ class Compiler:
         # Run in out_dir, so that diagnostics name kernels.mlir and not a
         # temporary folder that is gone by the time they are read.
         result = subprocess.run(
-            [self.path, "kernels.mlir", "-o", ".", "--chip=" + chip],
+            [self.path, "kernels.mlir", "-o", ".", "--chip=" + chip]
+            + spec.compile_flags(),
             capture_output=True, text=True, cwd=out_dir)
         if result.returncode != 0:
             raise NoKernelError(
@@ -151,11 +160,14 @@ class KernelProvider:
     def module(self, spec, device):
         """The loaded module with every kernel of `spec` (KernelSpec.kinds)
         on `device` (a torch.device); NoKernelError when nothing supplies
-        them."""
+        them. For a spec of the atomic dQ mode, the module of its
+        deterministic kernels when nothing supplies the atomic ones (the
+        runtime then runs those: Module.backward(..., atomic_dq=True) takes
+        the atomic kernels only where the module has them)."""
         with self._lock:
             module = self._modules.get((spec, str(device)))
             if module is None:
-                module = self._find(spec, device)
+                module = self._find_or_fall_back(spec, device)
                 self._modules[(spec, str(device))] = module
             return module
 
@@ -171,6 +183,26 @@ class KernelProvider:
             "compiler": self.compiler.path if self.compiler else None,
             "modules": [dict(r) for r in self._records],
         }
+
+    def _find_or_fall_back(self, spec, device):
+        try:
+            return self._find(spec, device)
+        except NoKernelError as e:
+            if not spec.atomic_dq:
+                raise
+            reason = e
+        fallback = spec.deterministic()
+        module = self._modules.get((fallback, str(device)))
+        if module is None:
+            module = self._find(fallback, device)
+            self._modules[(fallback, str(device))] = module
+        log.warning("attn: no atomic-dQ kernels for %s on %s; using the "
+                    "deterministic backward (attn.set_atomic_dq has no "
+                    "effect for it)", spec.describe(), device)
+        log.debug("attn: why: %s", reason)
+        self._record(spec, device, "deterministic fallback",
+                     getattr(module, "manifest_path", None))
+        return module
 
     def _find(self, spec, device):
         tried = [] if self.kernel_dirs else ["ATTN_KERNELS: not set"]
@@ -285,29 +317,38 @@ def _has_kinds(records, spec):
                for kind in spec.kinds)
 
 
+def _atomic(kind, spec):
+    """Whether the spec wants its `kind` kernel with dq=atomic."""
+    return spec.atomic_dq and kind != "forward"
+
+
 def _matches(record, kind, spec):
     return (record.get("kind") == kind and record.get("dtype") == spec.dtype
             and record.get("head_dim") == spec.head_dim
             and record.get("value_dim") == spec.value_dim
             and record.get("causal") == spec.causal
             and record.get("mask", "none") == spec.mask
-            and record.get("q") is None)  # not a packed batch's kernel
+            and record.get("q") is None  # not a packed batch's kernel
+            and record.get("dq") == ("atomic" if _atomic(kind, spec)
+                                     else None))
 
 
 def _has_kernel(module, kind, spec):
     return module.has_kernel(kind, spec.dtype, spec.head_dim, spec.value_dim,
-                             spec.causal, spec.mask) is not None
+                             spec.causal, spec.mask,
+                             atomic_dq=_atomic(kind, spec)) is not None
 
 
 def _no_kernel_message(spec, device, tried):
     return (
         "attn has no kernels for %s on %s.\n  %s\n"
         "Set ATTN_KERNELS to a folder that has them (attn-compile FILE.mlir "
-        "-o DIR on a machine with attn's compiler; "
+        "-o DIR%s on a machine with attn's compiler; "
         "attn.spec.KernelSpec(...).mlir() writes the MLIR for this spec), or "
         "install attn-compile (on PATH, or ATTN_COMPILE=/path/to/"
         "attn-compile) to compile them on first use into the cache."
-        % (spec.describe(), device, "\n  ".join(tried)))
+        % (spec.describe(), device, "\n  ".join(tried),
+           "".join(" " + f for f in spec.compile_flags())))
 
 
 _DEFAULT = None

@@ -19,12 +19,18 @@ has an autograd formula: the backward op, no gradient for the mask (the
 caller refuses masks that require one) and none through lse. The ops
 validate nothing that attn.scaled_dot_product_attention checks first; the
 runtime refuses the rest with an attn_runtime.AttnError.
+
+The backward op reads attn.set_atomic_dq's setting and torch's
+deterministic mode each time it runs (not when it is traced): with the
+setting on and the mode off, it asks for the atomic dQ kernels and the
+larger workspace they need.
 """
 
 from typing import Optional, Tuple
 
 import torch
 
+from . import atomic_dq_enabled
 from .kernels import default_provider
 from .spec import KernelSpec
 
@@ -37,18 +43,25 @@ DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _ALIGNMENT = 16  # bytes: of data pointers and strides (docs/Runtime.md)
 
 
-def _spec(q, v, mask, causal, backward):
+def _spec(q, v, mask, causal, backward, atomic_dq=False):
     if mask is None:
         mask_kind = "none"
     else:
         mask_kind = "bool" if mask.dtype == torch.bool else "add"
     return KernelSpec(DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
-                      mask_kind, backward)
+                      mask_kind, backward, atomic_dq)
 
 
-def _module(q, v, mask, causal, backward):
-    return default_provider().module(_spec(q, v, mask, causal, backward),
-                                     q.device)
+def _module(q, v, mask, causal, backward, atomic_dq=False):
+    return default_provider().module(
+        _spec(q, v, mask, causal, backward, atomic_dq), q.device)
+
+
+def _use_atomic_dq():
+    """attn.set_atomic_dq(True), unless torch asks for deterministic
+    algorithms."""
+    return (atomic_dq_enabled()
+            and not torch.are_deterministic_algorithms_enabled())
 
 
 def _readable(t):
@@ -105,11 +118,15 @@ def sdpa_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                   mask: Optional[torch.Tensor], causal: str,
                   scale: Optional[float]
                   ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    module = _module(q, v, mask, causal, backward=True)
+    atomic_dq = _use_atomic_dq()
+    module = _module(q, v, mask, causal, backward=True, atomic_dq=atomic_dq)
     dq, dk, dv = (_grad_like(t) for t in (q, k, v))
     q, k, v, out, dout = (_readable(t) for t in (q, k, v, out, dout))
+    # With atomic_dq the binding allocates the atomic kernels' larger
+    # workspace where the module has them (the provider may have fallen
+    # back to deterministic ones).
     module.backward(q, k, v, out, dout, lse, dq, dk, dv, causal=causal,
-                    scale=scale, mask=mask)
+                    scale=scale, mask=mask, atomic_dq=atomic_dq)
     return dq, dk, dv
 
 

@@ -5,8 +5,8 @@ attn's GPU kernels read batch, head counts and sequence lengths at run time;
 what they are compiled for is the element type, the head dims D and Dv, the
 causal kind and the mask kind. A KernelSpec names one such specialisation,
 for inference (the forward kernel) or for training (the forward and the
-backward's three kernels). No torch here: the kernel provider and the tests
-use it without a GPU.
+backward's three kernels, deterministic or of the atomic dQ mode). No torch
+here: the kernel provider and the tests use it without a GPU.
 """
 
 import dataclasses
@@ -43,7 +43,9 @@ class KernelSpec:
     """dtype 'bf16' or 'f16'; head_dim D of q and k, value_dim Dv of v;
     causal 'none', 'top_left' (PyTorch's is_causal) or 'bottom_right';
     mask 'none', 'add' (a floating mask of the dtype) or 'bool'; backward:
-    the backward's kernels too (training)."""
+    the backward's kernels too (training); atomic_dq (with backward): those
+    of the atomic dQ mode (attn-compile --atomic-dq, manifest dq=atomic:
+    dq not bitwise reproducible) instead of the deterministic ones."""
 
     dtype: str
     head_dim: int
@@ -51,6 +53,7 @@ class KernelSpec:
     causal: str = "none"
     mask: str = "none"
     backward: bool = False
+    atomic_dq: bool = False
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -67,6 +70,9 @@ class KernelSpec:
         if self.mask not in MASK_KINDS:
             raise ValueError("mask must be one of %s, not %r"
                              % (", ".join(MASK_KINDS), self.mask))
+        if self.atomic_dq and not self.backward:
+            raise ValueError("atomic_dq is a mode of the backward's kernels: "
+                             "it needs backward=True")
 
     @property
     def kinds(self):
@@ -75,17 +81,32 @@ class KernelSpec:
 
     @property
     def key(self):
-        """A file name: bf16_d64_dv64_top_left_mask-bool_train."""
-        return "%s_d%d_dv%d_%s_mask-%s_%s" % (
+        """A file name: bf16_d64_dv64_top_left_mask-bool_train, with
+        _atomicdq after it for the atomic dQ mode's kernels, so that the two
+        sets never share a cache entry."""
+        return "%s_d%d_dv%d_%s_mask-%s_%s%s" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
-            "train" if self.backward else "fwd")
+            "train" if self.backward else "fwd",
+            "_atomicdq" if self.atomic_dq else "")
 
     def describe(self):
         """As the runtime's messages name a kernel: bf16 d64/64
-        causal=top_left mask=bool, and which kinds."""
-        return "%s d%d/%d causal=%s mask=%s (%s)" % (
+        causal=top_left mask=bool (dq=atomic for the atomic dQ mode), and
+        which kinds."""
+        return "%s d%d/%d causal=%s mask=%s%s (%s)" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
-            ", ".join(self.kinds))
+            " dq=atomic" if self.atomic_dq else "", ", ".join(self.kinds))
+
+    def deterministic(self):
+        """This spec with the deterministic backward (itself when it has
+        it)."""
+        return dataclasses.replace(self, atomic_dq=False)
+
+    def compile_flags(self):
+        """attn-compile's options beyond --chip for this spec's kernels:
+        --atomic-dq emits the backward's atomic dQ kernels instead of the
+        deterministic ones (the MLIR is the same)."""
+        return ["--atomic-dq"] if self.atomic_dq else []
 
     def mlir(self):
         """A module with the attn ops whose kernels this spec needs:

@@ -67,7 +67,10 @@ max |grad - ref| <= 2e-2 max |ref| for bf16, 5e-3 max |ref| for f16; every
 element finite (the gradients are filled with NaN first), and exactly 0 in
 the rows of dQ whose query sees no key and the rows of dK, dV whose key no
 query sees. Cases marked "twice" run again into fresh NaN buffers and must
-give bitwise the same gradients (the backward is deterministic).
+give bitwise the same gradients (the backward is deterministic). With
+--atomic-dq every backward call asks for the atomic dQ kernels
+(options.atomic_dq; a manifest from attn-compile --atomic-dq): the same
+tolerances, and "twice" only reports whether the bits repeated.
 
 Prints one line per case, then "N passed, N failed, N skipped"; writes the
 results as JSON after every case (a crash or a timeout keeps what ran).
@@ -752,7 +755,8 @@ def skip_reason(module, c):
     if c["kind"] == "backward":
         missing = [kind for kind in BACKWARD_KINDS
                    if module.has_kernel(kind, c["dtype"], c["d"], c["dv"],
-                                        c["causal"], mask) is None]
+                                        c["causal"], mask,
+                                        atomic_dq=ATOMIC_DQ) is None]
         if missing:
             kinds = " or ".join(
                 x for x in (", ".join(missing[:-1]), missing[-1]) if x)
@@ -1136,6 +1140,10 @@ def nan_like(t):
     return torch.full_like(t, float("nan"))
 
 
+# Whether backward calls ask for the atomic dQ kernels (--atomic-dq).
+ATOMIC_DQ = False
+
+
 def run_backward(module, c, gen):
     """One backward case: O and LSE from the float64 reference, dO random,
     the gradients (NaN-filled first) against float64 autograd."""
@@ -1166,7 +1174,7 @@ def run_backward(module, c, gen):
         grads = [nan_like(t) for t in (qu, ku, vu)]
         module.backward(qu, ku, vu, ou, dou, lse, *grads, causal=c["causal"],
                         window=c["window"], scale=c["scale"], layout=layout,
-                        mask=mask)
+                        mask=mask, atomic_dq=ATOMIC_DQ)
         torch.cuda.synchronize()
         return grads
 
@@ -1181,7 +1189,7 @@ def run_backward(module, c, gen):
         same = all(torch.equal(a.view(torch.int16), b.view(torch.int16))
                    for a, b in zip(grads, again))
         result["deterministic"] = same
-        if not same:
+        if not same and not ATOMIC_DQ:
             result["status"] = FAIL
             result["detail"] = "; ".join(
                 x for x in (result.get("detail"),
@@ -1514,7 +1522,8 @@ def backward_error_cases(module):
     full = [k for k in module.kernels if k.get("kind") == "backward_dot"
             and all(module.has_kernel(kind, k["dtype"], k["head_dim"],
                                       k["value_dim"], k["causal"],
-                                      k.get("mask", "none"))
+                                      k.get("mask", "none"),
+                                      atomic_dq=ATOMIC_DQ)
                     for kind in BACKWARD_KINDS)]
     unmasked = [k for k in full if k.get("mask", "none") == "none"] or full
     base = next((k for k in unmasked if k["dtype"] == "bf16"
@@ -1545,12 +1554,18 @@ def backward_error_cases(module):
         grads = [torch.full(x, float("nan"), device="cuda", dtype=y)
                  for x, y in zip(shapes, (dq_dtype or dtype, dtype, dtype))]
         kw.setdefault("causal", causal)
+        kw.setdefault("atomic_dq", ATOMIC_DQ)
         return (lambda: module.backward(q, k, v, o, dout, lse_t, *grads,
                                         **kw)), grads
 
     if base is None:
         add("without backward kernels", "ATTN_ERROR_NO_KERNEL", call)
         return cases
+    if ATOMIC_DQ and all(k.get("dq") == "atomic" for k in module.kernels
+                         if k.get("kind") in BACKWARD_KINDS):
+        # Only atomic kernels: a deterministic call has none.
+        add("deterministic call, atomic kernels only", "ATTN_ERROR_NO_KERNEL",
+            lambda: call(atomic_dq=False))
     add("workspace too small", "ATTN_ERROR_INVALID_ARGUMENT",
         lambda: call(workspace=torch.empty(256, dtype=torch.uint8,
                                            device="cuda")))
@@ -1649,11 +1664,15 @@ def main():
                              "('backward': the backward's cases, 'paged': "
                              "decode_paged's, 'varlen': forward_varlen's)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--atomic-dq", action="store_true",
+                        help="backward calls ask for the atomic dQ kernels")
     parser.add_argument("--max-scores", type=int, default=None,
                         help="only cases with at most this many scores "
                              "(B * Hq * Sq * Sk): the small, representative "
                              "subset that compute-sanitizer runs")
     args = parser.parse_args()
+    global ATOMIC_DQ
+    ATOMIC_DQ = args.atomic_dq
 
     if not torch.cuda.is_available():
         print("no CUDA device visible to torch")
@@ -1669,6 +1688,7 @@ def main():
         "tolerance_rel": TOLERANCE,
         "tolerance_lse": LSE_TOLERANCE,
         "seed": args.seed,
+        "atomic_dq": args.atomic_dq,
     }
     print("device: %s (%s, %d SMs), torch %s" % (
         props.name, info["capability"], props.multi_processor_count,

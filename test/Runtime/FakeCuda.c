@@ -34,7 +34,7 @@
 #include <string.h>
 
 #define MAX_KERNELS 256
-#define MAX_PARAMS 128
+#define MAX_PARAMS 256
 
 typedef struct FakeFunction {
   char name[128];

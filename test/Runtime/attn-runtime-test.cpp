@@ -7,9 +7,10 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        varlen|backward|load DIR|launch FILE|launch-tma FILE|
-//        launch-multi FILE|launch-backward FILE|launch-paged FILE|
-//        launch-varlen FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
+//        varlen|backward|backward-atomic|load DIR|launch FILE|
+//        launch-tma FILE|launch-multi FILE|launch-backward FILE|
+//        launch-atomic-dq FILE|launch-paged FILE|launch-varlen FILE|
+//        checked PAGED VARLEN|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -400,6 +401,55 @@ int runManifest() {
                 "threads=128 smem=0\n");
   parseCase("backward-duplicate-config",
             h + bwd + "\n" + bwd.substr(0, 8) + "2" + bwd.substr(8) + "\n");
+  // The dq key (the backward kinds only): dq=atomic, the atomic dQ mode,
+  // whose ABI has dq_accum after row_stats (before the mask); absent means
+  // deterministic. The lookup tells the two apart, so both may have the
+  // same specialisation.
+  const std::string scalars = ",scale_log2:f32,window:i64";
+  const std::string accum = ",dq_accum:memref4";
+  {
+    Manifest m;
+    report("atomic-valid",
+           parseManifest(
+               h + bwd + " params=" + bwdParams + scalars + "\n" +
+                   bwd.substr(0, 8) + "_atomicdq" + bwd.substr(8) +
+                   " dq=atomic params=" + bwdParams + accum + scalars + "\n" +
+                   bwd.substr(0, 8) + "_boolmask_atomicdq" + bwd.substr(8) +
+                   " mask=bool dq=atomic params=" + bwdParams + accum +
+                   ",mask:memref4" + scalars + "\n" +
+                   "kernel d kind=backward_dot dtype=bf16 head_dim=64 "
+                   "value_dim=64 causal=none block_q=64 block_kv=64 "
+                   "threads=128 smem=0 dq=atomic\n",
+               "m.manifest", m));
+    const ManifestSection &section = m.sections.front();
+    for (const KernelSpec &k : section.kernels)
+      std::printf("  line %d: %s (%s) params=%zu\n", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+    std::printf("atomic-valid: backward_kv: %s\n",
+                section.describe(KernelKind::BackwardKeyValue).c_str());
+    for (bool atomic : {false, true}) {
+      const KernelSpec *k = section.find(
+          KernelKind::BackwardKeyValue, ATTN_BF16, 64, 64, ATTN_CAUSAL_NONE,
+          MaskKind::None, false, false, false, atomic);
+      std::printf("atomic-valid: find atomicDq=%d: %s\n", atomic,
+                  k ? k->name.c_str() : "none");
+    }
+  }
+  parseCase("atomic-bad-value", h + bwd + " dq=nondeterministic\n");
+  parseCase("atomic-forward", h + fwd + " dq=atomic\n");
+  parseCase("atomic-combine",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "rows=16 threads=32 smem=0 dq=atomic\n");
+  parseCase("params-accum-without-atomic",
+            h + bwd + " params=" + bwdParams + accum + scalars + "\n");
+  parseCase("params-atomic-without-accum",
+            h + bwd + " dq=atomic params=" + bwdParams + scalars + "\n");
+  parseCase("params-atomic-accum-after-mask",
+            h + bwd + " mask=add dq=atomic params=" + bwdParams +
+                ",mask:memref4" + accum + scalars + "\n");
+  parseCase("atomic-duplicate-config", h + bwd + " dq=atomic\n" +
+                                           bwd.substr(0, 8) + "2" +
+                                           bwd.substr(8) + " dq=atomic\n");
   // The kv key (decode_partial only): kv=paged, whose ABI has kv_lens and
   // block_table after v; absent means each sequence's own K/V. The lookup
   // tells the two apart, so both may have the same dtype, dims and causal.
@@ -2390,7 +2440,7 @@ std::string backwardModule() {
 
 struct BackwardArgs {
   attn_tensor q, k, v, o, dout, lse, dq, dk, dv;
-  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
+  attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0};
   bool withLse = true;
   uint64_t workspace = kWorkspace;
   int64_t workspaceBytes = int64_t(1) << 20;
@@ -2427,8 +2477,9 @@ struct BackwardArgs {
 /// The three launches' headers, then the words of the first, which the
 /// other two must repeat.
 void printBackward(const char *name, const BackwardPlan &p) {
-  std::printf("%s: workspace=%lld\n", name,
-              static_cast<long long>(p.workspaceBytes));
+  std::printf("%s: workspace=%lld%s\n", name,
+              static_cast<long long>(p.workspaceBytes),
+              p.atomicDq ? " dq=atomic" : "");
   for (const Launch *l : {&p.dot, &p.keyValue, &p.query})
     printLaunchHeader(name, *l);
   const std::vector<uint64_t> &args = p.dot.args;
@@ -2439,6 +2490,8 @@ void printBackward(const char *name, const BackwardPlan &p) {
   for (const char *t : {"dq", "dk", "dv"})
     at = printMemref(t, args, at, 4);
   at = printMemref("row_stats", args, at, 4);
+  if (p.atomicDq)
+    at = printMemref("dq_accum", args, at, 4);
   if (p.dot.kernel->mask != MaskKind::None)
     at = printMemref("mask", args, at, 4);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
@@ -2698,6 +2751,210 @@ int runBackward() {
   return 0;
 }
 
+/// backwardModule() plus dq=atomic backward kernels (bf16 d128, the
+/// deterministic ones' tiles but backward_q's smem=0): all three for
+/// causal none (which has the deterministic set too) and for mask=bool
+/// (whose deterministic set has backward_dot only); backward_dot and
+/// backward_kv alone for mask=add (whose deterministic set is whole);
+/// backward_dot alone for top_left (whose deterministic set lacks
+/// backward_kv).
+std::string atomicModule() {
+  std::string text = backwardModule();
+  const struct {
+    const char *suffix, *keys;
+    bool dot, kv, q;
+  } specs[] = {
+      {"none", "causal=none", true, true, true},
+      {"none_bool", "causal=none mask=bool", true, true, true},
+      {"none_add", "causal=none mask=add", true, true, false},
+      {"tl", "causal=top_left", true, false, false},
+  };
+  for (const auto &spec : specs) {
+    std::string common =
+        std::string(" dtype=bf16 head_dim=128 value_dim=128 ") + spec.keys +
+        " dq=atomic";
+    if (spec.dot)
+      text += std::string("kernel bwd_dot_bf16_128_") + spec.suffix +
+              "_atomicdq kind=backward_dot" + common +
+              " block_q=64 block_kv=64 threads=128 smem=0\n";
+    if (spec.kv)
+      text += std::string("kernel bwd_kv_bf16_128_") + spec.suffix +
+              "_atomicdq kind=backward_kv" + common +
+              " block_q=64 block_kv=128 threads=256 smem=98304\n";
+    if (spec.q)
+      text += std::string("kernel bwd_q_bf16_128_") + spec.suffix +
+              "_atomicdq kind=backward_q" + common +
+              " block_q=128 block_kv=64 threads=256 smem=0\n";
+  }
+  return text;
+}
+
+/// The atomic dQ mode's plans (options->atomic_dq): which set serves a
+/// call, the dq_accum parameter over the workspace, the workspace sizes
+/// and the errors.
+int runBackwardAtomic() {
+  Manifest parsed, deterministic;
+  if (parseManifest(atomicModule(), "m.manifest", parsed) ||
+      parseManifest(backwardModule(), "m.manifest", deterministic)) {
+    std::printf("setup failed: %s\n", attn_last_error());
+    return 1;
+  }
+  const ManifestSection &m = parsed.sections.front();
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
+  BackwardArgs a;
+  a.options.atomic_dq = 1;
+  backwardCase(m, "atomic", a, true);
+  backwardCase(m, "atomic-zero", BackwardArgs(), true);
+  {
+    BackwardPlan p;
+    report("atomic-null-options",
+           planBackward(m, BackwardArgs().tensors(), nullptr,
+                        reinterpret_cast<void *>(kWorkspace), 1 << 20, p));
+    std::printf("atomic-null-options: %s\n", p.dot.kernel->name.c_str());
+  }
+  // Any nonzero value asks for them.
+  a.options.atomic_dq = -7;
+  backwardCase(m, "atomic-negative", a);
+  {
+    BackwardPlan p;
+    if (a.plan(m, p) == ATTN_OK)
+      std::printf("atomic-negative: %s\n", p.dot.kernel->name.c_str());
+  }
+  // A module without dq=atomic kernels: the deterministic ones serve.
+  a.options.atomic_dq = 1;
+  backwardCase(deterministic.sections.front(), "atomic-none-in-module", a,
+               true);
+  {
+    // One query row per head: the accumulator after the 64 bytes of
+    // records, at the next 256-byte boundary.
+    BackwardArgs b;
+    b.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
+    b.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
+    b.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
+    b.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
+    b.lse = lseOf(1, 4, 1, kLse);
+    b.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
+    b.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
+    b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
+    b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    b.options.atomic_dq = 1;
+    b.workspaceBytes = 256 + 4 * 128 * 4;
+    backwardCase(m, "atomic-one-row", b, true);
+    b.workspaceBytes -= 1;
+    backwardCase(m, "atomic-one-row-small", b);
+  }
+  {
+    // mask=bool: the deterministic set lacks backward_kv and backward_q.
+    BackwardArgs b;
+    attn_tensor mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    b.options.mask = &mask;
+    b.options.atomic_dq = 1;
+    backwardCase(m, "atomic-bool", b, true);
+    b.options.atomic_dq = 0;
+    backwardCase(m, "atomic-bool-zero", b);
+    // mask=add: the dq=atomic set lacks backward_q; never a mix.
+    mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    b.options.atomic_dq = 1;
+    BackwardPlan p;
+    report("atomic-add-partial", b.plan(m, p));
+    std::printf("atomic-add-partial: %s %s %s\n", p.dot.kernel->name.c_str(),
+                p.keyValue.kernel->name.c_str(), p.query.kernel->name.c_str());
+  }
+  // Neither set whole: top_left (deterministic without backward_kv,
+  // dq=atomic with backward_dot alone), d64 (no backward kernels).
+  a = BackwardArgs();
+  a.options.atomic_dq = 1;
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  backwardCase(m, "atomic-top-left", a);
+  a.options.atomic_dq = 0;
+  backwardCase(m, "atomic-top-left-zero", a);
+  a = BackwardArgs(ATTN_BF16, 64);
+  a.options.atomic_dq = 1;
+  backwardCase(m, "atomic-d64", a);
+  a = BackwardArgs(ATTN_F16, 128);
+  a.options.atomic_dq = 1;
+  backwardCase(m, "atomic-dtype", a);
+
+  // The workspace: records, then the accumulator at round_up(records, 256):
+  // 2 x 8 x 77 rows are 19712 bytes of records (77 x 256) and 630784 of
+  // accumulator (D = 128).
+  a = BackwardArgs();
+  a.options.atomic_dq = 1;
+  std::printf("atomic-workspace-size: %lld (deterministic %lld)\n",
+              static_cast<long long>(attn_backward_atomic_workspace_size(&a.q)),
+              static_cast<long long>(attn_backward_workspace_size(&a.q)));
+  {
+    BackwardArgs b;
+    b.q = bshd(ATTN_F16, 3, 5, 7, 64, kQ);
+    std::printf(
+        "atomic-workspace-size 3x5x7 d64: %lld\n",
+        static_cast<long long>(attn_backward_atomic_workspace_size(&b.q)));
+    int64_t bytes = attn_backward_atomic_workspace_size(nullptr);
+    std::printf("atomic-workspace-size null: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    b.q.rank = 3;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size rank: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    b.q = bhsd(ATTN_BF16, 2, 8, 77, 128, kQ);
+    b.q.shape[3] = 0;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size d0: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    b.q.data = nullptr;
+    b.q.shape[3] = 128;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size no data: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    // 2^45 rows of D = 4: 2^49 bytes of records and 2^49 of accumulator,
+    // the 2^50 the runtime plans; one more row is past it, and 2^59 rows
+    // or a head dim of 2^61 overflow int64.
+    b.q = bhsd(ATTN_BF16, 1, 1, int64_t(1) << 45, 4, kQ);
+    std::printf(
+        "atomic-workspace-size 2^50: %lld\n",
+        static_cast<long long>(attn_backward_atomic_workspace_size(&b.q)));
+    b.q.shape[2] += 1;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size 2^50+: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    b.q.shape[2] = int64_t(1) << 59;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size overflow: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+    b.q.shape[2] = 8;
+    b.q.shape[3] = int64_t(1) << 61;
+    bytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("atomic-workspace-size head-dim overflow: %lld: %s\n",
+                static_cast<long long>(bytes), attn_last_error());
+  }
+  // A workspace for the deterministic kernels is too small for the atomic
+  // ones: an error, never the deterministic kernels instead.
+  a.workspaceBytes = 19712;
+  backwardCase(m, "atomic-workspace-deterministic-size", a);
+  a.workspaceBytes = 650495;
+  backwardCase(m, "atomic-workspace-small", a);
+  a.workspaceBytes = 650496;
+  backwardCase(m, "atomic-workspace-exact", a);
+  a.workspace = 0;
+  backwardCase(m, "atomic-workspace-null", a);
+  a = BackwardArgs();
+  a.options.atomic_dq = 1;
+  a.workspace = kWorkspace + 16;
+  backwardCase(m, "atomic-workspace-align", a);
+  // 2 x 4096 x 2^29 query rows: their records (2^46 bytes) fit the
+  // runtime's 2^50, with the accumulator (2^51 more) they do not.
+  a = BackwardArgs();
+  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 29, 128,
+              reinterpret_cast<uint64_t>(t->data));
+  a.lse = lseOf(2, 4096, int64_t(1) << 29, kLse);
+  a.workspaceBytes = int64_t(1) << 50;
+  backwardCase(m, "atomic-workspace-rows-deterministic", a);
+  a.options.atomic_dq = 1;
+  backwardCase(m, "atomic-workspace-rows", a);
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Module loading without a usable GPU
 //===----------------------------------------------------------------------===//
@@ -2890,6 +3147,64 @@ int runLaunchBackward(const std::string &manifest) {
   a = BackwardArgs(ATTN_BF16, 64);
   a.workspaceBytes = bytes - 1;
   report("backward-small", a.call(module, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
+/// The atomic dQ mode through Inputs/atomic-dq.manifest (bf16 d64): which
+/// set each call launches for its options->atomic_dq, dq_accum's words over
+/// the workspace, and the calls that launch nothing.
+int runLaunchAtomicDq(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  BackwardArgs a(ATTN_BF16, 64);
+  int64_t bytes = attn_backward_workspace_size(&a.q);
+  int64_t atomicBytes = attn_backward_atomic_workspace_size(&a.q);
+  std::printf("workspace: %lld bytes, atomic: %lld bytes\n",
+              static_cast<long long>(bytes),
+              static_cast<long long>(atomicBytes));
+  a.workspaceBytes = atomicBytes;
+  report("deterministic", a.call(module, stream));
+  a.options.atomic_dq = 1;
+  report("atomic", a.call(module, stream));
+  {
+    // B = 1: 616 records of 16 bytes (9856), the accumulator at 9984.
+    BackwardArgs b(ATTN_BF16, 64);
+    for (attn_tensor *t :
+         {&b.q, &b.k, &b.v, &b.o, &b.dout, &b.lse, &b.dq, &b.dk, &b.dv})
+      t->shape[0] = 1;
+    b.options.atomic_dq = 1;
+    b.workspaceBytes = attn_backward_atomic_workspace_size(&b.q);
+    std::printf("workspace B=1: atomic: %lld bytes\n",
+                static_cast<long long>(b.workspaceBytes));
+    report("atomic-b1", b.call(module, stream));
+  }
+  {
+    BackwardArgs b(ATTN_BF16, 64);
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    mask.strides[0] = mask.strides[1] = 0;
+    b.options.mask = &mask;
+    b.options.atomic_dq = 1;
+    b.workspaceBytes = atomicBytes;
+    report("atomic-add-deterministic-only", b.call(module, stream));
+    mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    b.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    report("atomic-br-bool", b.call(module, stream));
+    b.options.atomic_dq = 0;
+    b.workspaceBytes = bytes;
+    report("atomic-br-bool-zero", b.call(module, stream));
+  }
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  report("atomic-top-left-partial", a.call(module, stream));
+  a = BackwardArgs(ATTN_BF16, 64);
+  a.options.atomic_dq = 1;
+  a.workspaceBytes = bytes;
+  report("atomic-small", a.call(module, stream));
+  a.workspaceBytes = atomicBytes - 1;
+  report("atomic-small-by-one", a.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;
@@ -3293,11 +3608,31 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
     } else if (kind == 2) {
       BackwardArgs a(pick(2) ? ATTN_BF16 : ATTN_F16, pick(2) ? 128 : 64,
                      pick(2));
+      // Either dQ mode (any nonzero value asks for the atomic one).
+      a.options.atomic_dq = static_cast<int32_t>(pick(3)) - 1;
       attn_tensor *targets[] = {&a.q,   &a.k,  &a.v,  &a.o, &a.dout,
                                 &a.lse, &a.dq, &a.dk, &a.dv};
       mutateWorkspaceCall(a.options, mask, a.workspace, a.workspaceBytes,
-                          targets, [&] { a.withLse = pick(4) != 0; });
-      (void)attn_backward_workspace_size(&a.q);
+                          targets, [&] {
+                            if (pick(2))
+                              a.withLse = pick(4) != 0;
+                            else
+                              a.options.atomic_dq = !a.options.atomic_dq;
+                          });
+      int64_t bytes = attn_backward_workspace_size(&a.q);
+      int64_t atomicBytes = attn_backward_atomic_workspace_size(&a.q);
+      // Now and then exactly a size function's bytes: the deterministic
+      // kernels' is too small for the atomic ones.
+      switch (pick(4)) {
+      case 0:
+        a.workspaceBytes = bytes;
+        break;
+      case 1:
+        a.workspaceBytes = atomicBytes;
+        break;
+      default:
+        break;
+      }
       status = a.call(module, nullptr);
     } else if (kind == 1) {
       ForwardArgs a;
@@ -3350,8 +3685,9 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "varlen|backward|load DIR|launch FILE|launch-tma FILE|"
-                 "launch-multi FILE|launch-backward FILE|launch-paged FILE|"
+                 "varlen|backward|backward-atomic|load DIR|launch FILE|"
+                 "launch-tma FILE|launch-multi FILE|launch-backward FILE|"
+                 "launch-atomic-dq FILE|launch-paged FILE|"
                  "launch-varlen FILE|checked PAGED VARLEN|"
                  "fuzz FILE CASES SEED\n",
                  argv[0]);
@@ -3376,6 +3712,8 @@ int main(int argc, char **argv) {
     return runVarlen();
   if (what == "backward")
     return runBackward();
+  if (what == "backward-atomic")
+    return runBackwardAtomic();
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
@@ -3386,6 +3724,8 @@ int main(int argc, char **argv) {
     return runLaunchMulti(argv[2]);
   if (what == "launch-backward" && argc == 3)
     return runLaunchBackward(argv[2]);
+  if (what == "launch-atomic-dq" && argc == 3)
+    return runLaunchAtomicDq(argv[2]);
   if (what == "launch-paged" && argc == 3)
     return runLaunchPaged(argv[2]);
   if (what == "launch-varlen" && argc == 3)

@@ -3,6 +3,7 @@
 // The driver that applications use ahead of time:
 //
 //   attn-compile model.mlir -o out/ [--chip=sm_90a[,sm_80...]] [--raise]
+//                [--persistent] [--atomic-dq]
 //
 // runs `attn-to-ptx` (after `attn-raise` with --raise) once per chip and
 // writes out/attn.manifest and the PTX, the files attn's runtime loads
@@ -49,6 +50,12 @@ static cl::opt<bool>
     persistent("persistent", cl::init(false),
                cl::desc("sm_90a: persistent warp-specialised forward kernels "
                         "(off by default: measured slower, docs/GPU.md)"));
+
+static cl::opt<bool> atomicDq(
+    "atomic-dq", cl::init(false),
+    cl::desc("sm_90a: backward kernels in the atomic dQ mode (dK/dV kernel "
+             "adds dQ with f32 atomics; faster, not bitwise reproducible; "
+             "manifest dq=atomic) instead of the deterministic ones"));
 
 static constexpr llvm::StringLiteral kPtxName = "attn_kernels.ptx";
 
@@ -109,6 +116,7 @@ int main(int argc, char **argv) {
     attn::AttnToPTXPipelineOptions options;
     options.chip = chip;
     options.persistent = persistent;
+    options.deterministic = !atomicDq;
     attn::buildAttnToPTXPipeline(pm, options);
     if (failed(pm.run(*copy)))
       return 1;

@@ -203,7 +203,12 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "sm_90a: make the warp-specialised forward kernels persistent "
            "(one CTA per SM walks the query tiles grid-stride; manifest "
            "grid=persistent). Off by default: measured slower on an H200 "
-           "(docs/GPU.md)">
+           "(docs/GPU.md)">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"true",
+           "Gradient kernels: dQ from its own kernel, every sum in a fixed "
+           "order (bitwise reproducible); false: sm_90a only, the dK/dV "
+           "kernel adds each tile's dQ to an f32 accumulator with atomic "
+           "adds (manifest dq=atomic, the runtime's options.atomic_dq)">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

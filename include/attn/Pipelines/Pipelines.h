@@ -40,6 +40,11 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("sm_90a: persistent warp-specialised forward kernels "
                      "(off by default: measured slower, docs/GPU.md)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("Gradient kernels with a fixed order of every sum "
+                     "(default); false: sm_90a's atomic dQ mode"),
+      llvm::cl::init(true)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to

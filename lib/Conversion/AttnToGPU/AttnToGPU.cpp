@@ -44,6 +44,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.blockKV = blockKV;
   request.warps = warps;
   request.persistent = persistent;
+  request.deterministic = !spec.atomicDq;
   request.smemBudget = kMaxSharedMemory;
   request.target = spec.target;
   if (spec.isBackward()) {
@@ -97,7 +98,8 @@ constexpr StringLiteral kLensWithoutPages =
 /// remark on the op.
 FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                               int64_t mTiles, int64_t blockKV, bool report,
-                              bool persistent, AttnTileSizes &tiling) {
+                              bool persistent, bool deterministic,
+                              AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -153,6 +155,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
     spec.causal = g.getCausal();
+    spec.atomicDq = !deterministic;
     mask = g.getMask();
   } else {
     return op->emitOpError("has no GPU kernel");
@@ -196,6 +199,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     config.sizes = *sizes;
     config.memorySpace = gpu::AddressSpaceAttr::get(
         op->getContext(), gpu::AddressSpace::Workgroup);
+    config.deterministic = !spec.atomicDq;
     op->emitRemark() << describeAttnTiling(op, config) << "; kernel "
                      << spec.name();
   }
@@ -204,12 +208,16 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
 
 /// The kernels of an attn op, in launch order: one, or the backward's
 /// three (one per loop nest of its tile form, the same schedule; the dot
-/// kernel has no tiles in shared memory).
-FailureOr<SmallVector<KernelSpec>>
-specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
-         int64_t blockKV, bool report, bool persistent, AttnTileSizes &tiling) {
+/// kernel, and the atomic dQ mode's dQ kernel, which converts the
+/// accumulator, have no tiles in shared memory).
+FailureOr<SmallVector<KernelSpec>> specsFor(Operation *op, TileTarget target,
+                                            int64_t warps, int64_t mTiles,
+                                            int64_t blockKV, bool report,
+                                            bool persistent, bool deterministic,
+                                            AttnTileSizes &tiling) {
   FailureOr<KernelSpec> spec =
-      specFor(op, target, warps, mTiles, blockKV, report, persistent, tiling);
+      specFor(op, target, warps, mTiles, blockKV, report, persistent,
+              deterministic, tiling);
   if (failed(spec))
     return failure();
   SmallVector<KernelSpec> specs = {*spec};
@@ -221,6 +229,8 @@ specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
     specs.push_back(*spec);
     specs.back().kind = kind;
   }
+  if (spec->atomicDq)
+    specs.back().sharedBytes = 0;
   return specs;
 }
 
@@ -340,6 +350,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (spec.isBackward()) {
       config.gradNest = gradNestOf(spec.kind);
       config.rowStats = params.lookup("row_stats");
+      config.deterministic = !spec.atomicDq;
+      config.dqAccum = params.lookup("dq_accum");
     }
     IRRewriter rewriter(b.getContext());
     rewriter.setInsertionPoint(rebuilt);
@@ -445,8 +457,9 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     SymbolTable symbols(kernels);
     for (Operation *op : ops) {
       AttnTileSizes sizes;
-      FailureOr<SmallVector<KernelSpec>> specs = specsFor(
-          op, *target, warps, mTiles, blockKV, report, persistent, sizes);
+      FailureOr<SmallVector<KernelSpec>> specs =
+          specsFor(op, *target, warps, mTiles, blockKV, report, persistent,
+                   deterministic, sizes);
       if (failed(specs))
         return signalPassFailure();
       SmallVector<Attribute> refs;

@@ -63,6 +63,8 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
     out.push_back({"mask", additive ? "add" : "bool",
                    additive ? "_addmask" : "_boolmask"});
   }
+  if (spec.atomicDq)
+    out.push_back({"dq", "atomic", "_atomicdq"});
   return out;
 }
 
@@ -106,7 +108,8 @@ SmallVector<KernelParam> KernelSpec::params() const {
         p.when == "always" || (p.when == "mask" && mask != MaskOperand::None) ||
         (p.when == "tma" && usesTma()) || (p.when == "paged" && paged) ||
         (p.when == "packed" && packedQueries) ||
-        (p.when == "packed_kv" && packedKeys);
+        (p.when == "packed_kv" && packedKeys) ||
+        (p.when == "atomic" && atomicDq);
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
@@ -194,6 +197,10 @@ std::string KernelSpec::unsupportedReason() const {
              "), got " + std::to_string(blockQ) + " and " +
              std::to_string(blockKV);
   }
+  if (atomicDq && (!isBackward() || target != TileTarget::Sm90a))
+    return "the atomic dQ mode (deterministic=false) has GPU kernels for "
+           "attn.attention_grad on sm_90a only: its dQ product reads dS "
+           "transposed through wgmma's shared-memory descriptor";
   if (paged && ((kind != KernelKind::DecodePartial && !packedQueries) ||
                 mask != MaskOperand::None))
     return "a paged KV cache has GPU kernels for split-KV decode "
@@ -226,12 +233,13 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 }
 
 /// The element type of memref parameter `name`: the statistics (LSE, the
-/// backward's row statistics) and the split-KV partial results are f32, a
+/// backward's row statistics), the dQ accumulator and the split-KV partial
+/// results are f32, a
 /// boolean mask is i1 (a byte per element in memory), the key counts and
 /// the block table of a paged cache i32, the rest has the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
-  if (name == "lse" || name == "row_stats" || name == "partial_o" ||
-      name == "partial_lse")
+  if (llvm::is_contained(
+          {"lse", "row_stats", "dq_accum", "partial_o", "partial_lse"}, name))
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
@@ -245,7 +253,7 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
 /// holds, a row statistics record's 4 fields (dynamic for the other
 /// statistics and the mask).
 int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
-  if (llvm::is_contained({"q", "k", "dq", "dk"}, name))
+  if (llvm::is_contained({"q", "k", "dq", "dk", "dq_accum"}, name))
     return spec.headDim;
   if (llvm::is_contained({"v", "o", "dout", "dv", "partial_o"}, name))
     return spec.valueDim;

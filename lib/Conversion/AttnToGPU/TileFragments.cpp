@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
@@ -351,21 +352,72 @@ void TileLowering::retireTiles() {
 // Register tiles
 //===----------------------------------------------------------------------===//
 
+LogicalResult TileLowering::lowerStoreShared(TileStoreOp op, const Fragment &f,
+                                             const SharedTile &t) {
+  const FragLayout &l = f.layout;
+  if (t.shape.size() != 2 || !l.cols || l.replicated() || op.getAccumulate())
+    return op.emitOpError("stores into a memory tile, which the GPU mapping "
+                          "does for register tiles with rows split between "
+                          "the warps into a rank-2 tile, without accumulate");
+  int64_t bytes = t.elementBytes();
+  // Rows past `rows` keep what they hold; a constant count that covers the
+  // tile needs no test.
+  std::optional<int64_t> allRows = getConstantIntValue(op.getRows());
+  bool every = allRows && *allRows >= t.shape[0];
+  Value rows = scalars.lookup(op.getRows());
+  for (int64_t mt = 0; mt < l.mTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      int64_t first = mt * l.perTile() + half * 2;
+      Value row = rowOf(l, first);
+      OpBuilder::InsertionGuard rowGuard(b);
+      if (!every) {
+        auto ifRow = scf::IfOp::create(b, e.loc, e.lt(row, rows), false);
+        b.setInsertionPointToStart(ifRow.thenBlock());
+      }
+      FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), row);
+      if (failed(idx))
+        return failure();
+      for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
+        int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
+        // Two adjacent columns per store: one 16-byte chunk of a swizzled
+        // row holds both.
+        Value pair = bytes == 2
+                         ? packPair(t.elementType, f.elems[i], f.elems[i + 1])
+                         : Value(vector::FromElementsOp::create(
+                               b, e.loc, VectorType::get({2}, e.f32()),
+                               ValueRange{f.elems[i], f.elems[i + 1]}));
+        LLVM::StoreOp::create(b, e.loc, pair,
+                              sharedAt(tileOffset(t, (*idx)[0], colOf(l, i))),
+                              2 * bytes);
+      }
+    }
+  // The tile is read by every warp next (wgmma through the async proxy).
+  if (wgmma)
+    NVVM::FenceProxyOp::create(
+        b, e.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  ctaBarrier();
+  return success();
+}
+
 LogicalResult TileLowering::lowerStore(TileStoreOp op) {
   FailureOr<Fragment> f = fragmentOf(op, op.getTile());
   if (failed(f))
     return failure();
-  Global *g = globals.lookup(op.getDest());
-  if (!g)
-    return op.emitOpError("stores into a buffer that is not a kernel "
-                          "parameter");
   const FragLayout &l = f->layout;
   if (l.sliced)
     return op.emitOpError("stores a tile split between key slices; merge "
                           "the slices first");
-  if (op.getAccumulate())
-    return op.emitOpError("accumulates into memory, which the GPU mapping "
-                          "does not lower yet");
+  if (auto it = shared.find(op.getDest()); it != shared.end())
+    return lowerStoreShared(op, *f, it->second);
+  Global *g = globals.lookup(op.getDest());
+  if (!g)
+    return op.emitOpError("stores into a buffer that is not a kernel "
+                          "parameter");
+  if (op.getAccumulate() && (!l.cols || l.replicated()))
+    return op.emitOpError("accumulates a tile every warp holds whole, or a "
+                          "row tile, which the GPU mapping does not lower");
   OpBuilder::InsertionGuard guard(b);
   // Every warp holds a replicated tile: warp 0 writes it.
   Value cond;
@@ -411,6 +463,20 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
         Value ptr = e.gep(g->ptr, g->elementType,
                           globalOffset(*g, *idx, colOf(l, i)));
+        if (op.getAccumulate()) {
+          // f32 atomic adds at device scope (the verifier admits f32
+          // only); global addresses, so that they are atom.global.
+          Value global = LLVM::AddrSpaceCastOp::create(
+              b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 1), ptr);
+          for (int64_t c = 0; c < 2; ++c) {
+            Value at = e.gep(global, g->elementType, e.c32(c));
+            auto add = LLVM::AtomicRMWOp::create(
+                b, e.loc, LLVM::AtomicBinOp::fadd, at, f->elems[i + c],
+                LLVM::AtomicOrdering::monotonic);
+            add.setSyncscope("device");
+          }
+          continue;
+        }
         // Two adjacent columns per store.
         Value pair =
             bytes == 2
@@ -447,15 +513,15 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (failed(acc))
     return failure();
   const FragLayout &l = acc->layout;
-  if (op.getTransposeLhs())
-    return op.emitOpError("has a transposed lhs, which the GPU mapping does "
-                          "not lower yet");
   auto rit = shared.find(op.getRhs());
   if (rit == shared.end())
     return op.emitOpError("has a rhs that is not a shared-memory tile");
   const SharedTile &r = rit->second;
   if (wgmma)
     return lowerMatmulWgmma(op, *acc, r);
+  if (op.getTransposeLhs())
+    return op.emitOpError("has a transposed lhs, which the GPU mapping reads "
+                          "through wgmma's descriptors only (sm_90a)");
   SmallVector<int64_t> rs = r.shape;
   Value rhsRow = e.c32(0);
   if (rs.size() == 3) {

@@ -239,6 +239,10 @@ private:
   LogicalResult lowerGlobalLoad(Operation *op);
   LogicalResult lowerLoad(TileLoadOp op);
   LogicalResult lowerStore(TileStoreOp op);
+  /// A register tile stored into the memory tile `t`, then a barrier of the
+  /// CTA's threads (and on sm_90a a proxy fence: wgmma reads it next).
+  LogicalResult lowerStoreShared(TileStoreOp op, const Fragment &f,
+                                 const SharedTile &t);
   LogicalResult lowerMatmul(TileMatmulOp op);
   /// The lhs of `op` for either mapping: a memory tile, or a register tile
   /// with the rows of the accumulator layout `acc` and `k` columns.

@@ -623,8 +623,19 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
   for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
     if (isConstantIntValue(offset, 0))
       continue;
+    if (src.swizzle && static_cast<int64_t>(d) == rank - 1) {
+      // Whole column blocks of a swizzled tile: the view starts a block.
+      int64_t blockCols = src.swizzle / src.elementBytes();
+      std::optional<int64_t> col = getConstantIntValue(offset);
+      if (!col || *col % blockCols)
+        return op.emitOpError("views columns of a swizzled shared-memory "
+                              "tile that do not start a column block of ")
+               << blockCols;
+      off = e.add(off, e.c32(*col / blockCols * src.blockRows * src.swizzle));
+      continue;
+    }
     if (src.swizzle && static_cast<int64_t>(d) >= rank - 2)
-      return op.emitOpError("views part of the rows or columns of a swizzled "
+      return op.emitOpError("views part of the rows of a swizzled "
                             "shared-memory tile");
     // Elements per step of dimension d: the padded rows below it.
     int64_t step = 1;
@@ -640,9 +651,9 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
   }
   SharedTile t = src;
   t.offset = off;
+  // The rows keep their pitch (and a swizzled tile its blocks' rows): a
+  // view of some columns is the same rows, narrower.
   t.shape = llvm::to_vector(op.getType().getShape());
-  if (t.shape.back() != src.shape.back())
-    return op.emitOpError("cuts the rows of a shared-memory tile");
   shared[op.getResult()] = t;
   return success();
 }

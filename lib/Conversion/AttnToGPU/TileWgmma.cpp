@@ -156,12 +156,18 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
 
   std::optional<SharedTile> lhsTile;
   std::optional<Fragment> lhsFrag;
+  bool transposeLhs = op.getTransposeLhs();
   if (failed(matmulLhs(op, l, k, lhsTile, lhsFrag)))
     return failure();
+  // A transposed lhs is MN-major: [K, rows], each warpgroup's 64 rows
+  // whole column blocks of it.
   if (lhsTile && (lhsTile->shape.size() != 2 || !lhsTile->swizzle ||
-                  lhsTile->shape[1] != k || lhsTile->shape[0] != blockQ))
-    return op.emitOpError("has a memory lhs that is not the CTA's "
-                          "[rows, K] tile");
+                  lhsTile->shape[transposeLhs ? 0 : 1] != k ||
+                  lhsTile->shape[transposeLhs ? 1 : 0] != blockQ ||
+                  (transposeLhs && kWarpgroupRows * lhsTile->elementBytes() %
+                                       lhsTile->swizzle)))
+    return op.emitOpError("has a memory lhs that is not the CTA's ")
+           << (transposeLhs ? "[K, rows]" : "[rows, K]") << " tile";
 
   MLIRContext *ctx = b.getContext();
   NVVM::WGMMATypes type =
@@ -189,14 +195,30 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
       c = wgmmaRegisterA(e, elt, n, aRegs[kk], descB, c, scaleD, !transpose);
       continue;
     }
-    Value descA =
-        wgmmaDescriptor(*lhsTile, kMajorStep(e, *lhsTile, rowBase, kk), true);
+    Value descA;
+    if (transposeLhs) {
+      // The warpgroup's rows start a column block; k-step kk is 16 rows
+      // down it.
+      const SharedTile &t = *lhsTile;
+      int64_t blockBytes = t.shape[0] * t.swizzle;
+      Value block =
+          e.udiv(e.mul(rowBase, e.c32(t.elementBytes())), e.c32(t.swizzle));
+      descA = wgmmaDescriptor(
+          t,
+          e.add(t.offset, e.add(e.mul(block, e.c32(blockBytes)),
+                                e.c32(kk * kWgmmaK * t.swizzle))),
+          false);
+    } else {
+      descA =
+          wgmmaDescriptor(*lhsTile, kMajorStep(e, *lhsTile, rowBase, kk), true);
+    }
     c = NVVM::WgmmaMmaAsyncOp::create(
         b, e.loc, c.getType(), c, descA, descB,
         NVVM::MMAShapeAttr::get(ctx, kWarpgroupRows, n, kWgmmaK), type, type,
         NVVM::WGMMATypes::f32,
         scaleD ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        transposeLhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         /*satfinite=*/nullptr);
   }

@@ -56,10 +56,11 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "unused results, one per result");
   if (config.gradNest &&
       (!isa<AttentionGradOp>(op) || config.destinations.empty() ||
-       !config.rowStats || !config.deterministic))
+       !config.rowStats || config.deterministic == bool(config.dqAccum)))
     return op->emitOpError("attn-tile: a single gradient nest is for "
-                           "deterministic attention_grad ops with destination "
-                           "buffers and a row statistics buffer");
+                           "attention_grad ops with destination buffers, a "
+                           "row statistics buffer and, in the "
+                           "non-deterministic mode (only), a dQ accumulator");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);
@@ -153,13 +154,15 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     IRRewriter rewriter(&getContext());
     bool anyFailed = false;
     for (Operation *op : ops) {
-      AttnTileRequest request{
-          blockQ,
-          blockKV,
-          stages,
-          warps,
-          smemBudget,
-          target == "sm_90a" ? TileTarget::Sm90a : TileTarget::Sm80};
+      AttnTileRequest request{blockQ,
+                              blockKV,
+                              stages,
+                              warps,
+                              smemBudget,
+                              target == "sm_90a" ? TileTarget::Sm90a
+                                                 : TileTarget::Sm80,
+                              /*persistent=*/false,
+                              deterministic};
       FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
       if (failed(sizes)) {
         anyFailed = true;

@@ -205,9 +205,10 @@ private:
 /// Step 1: the row statistics (RecordField) into `g.rowStats`, in the tile
 /// form: per query tile a map whose region reads dO and O element by element
 /// (f32 products) and a row sum for D, LSE log2(e) per row, and a store of
-/// each field of the tile's rows.
+/// each field of the tile's rows. In the non-deterministic mode it also
+/// zeroes the tile's rows of the dQ accumulator `dqAcc`.
 static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
-                          const AttnTileConfig &config) {
+                          const AttnTileConfig &config, Value dqAcc) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   Type f32 = b.getF32Type();
@@ -254,6 +255,34 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
                                           ix.add(rows.rowBegin, r),
                                           ix.c(field)};
               });
+  if (dqAcc)
+    tileStore(b, loc,
+              splat(b, loc,
+                    RankedTensorType::get({blockQ, p.dims.headDim}, f32), 0.0),
+              dqAcc, rows.rows, [&](OpBuilder &b, Location loc, Value r) {
+                IndexMath ix{b, loc};
+                return SmallVector<Value>{rows.batch, rows.head,
+                                          ix.add(rows.rowBegin, r)};
+              });
+}
+
+/// Columns of dQ per product in the non-deterministic mode's dK/dV nest.
+static constexpr int64_t kDqChunk = 64;
+
+/// Columns `[c0, c0 + width)` of the `[B, Hq, Sq, D]` dQ accumulator.
+static Value dqColumns(OpBuilder &b, Location loc, Value dqAcc, int64_t c0,
+                       int64_t width) {
+  auto type = cast<MemRefType>(dqAcc.getType());
+  if (c0 == 0 && width == type.getDimSize(3))
+    return dqAcc;
+  SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0));
+  offsets.push_back(b.getIndexAttr(c0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < 3; ++i)
+    sizes.push_back(memref::getMixedSize(b, loc, dqAcc, i));
+  sizes.push_back(b.getIndexAttr(width));
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, loc, dqAcc, offsets, sizes, strides);
 }
 
 /// Step 2: dK and dV per key/value tile (forall over batch, key/value head,
@@ -375,27 +404,43 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                    .getResult();
     if (dqAcc) {
       // dQ[r, :] += scale sum_c dS^T[c, r] K[c, :], added to the shared
-      // accumulator; its rows past the tile's are not stored.
+      // accumulator; its rows past the tile's are not stored. In column
+      // chunks of at most kDqChunk: one chunk's f32 product is what a
+      // thread holds beside dK and dV.
       tileStore(
           b, loc, dST, dsTile, ix.c(bc),
           [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
-      auto dqType = RankedTensorType::get({br, d.headDim}, f32);
-      Value part = TileMatmulOp::create(b, loc, dqType, dsTile, kTile,
-                                        splat(b, loc, dqType, 0.0),
-                                        /*transpose_rhs=*/UnitAttr(),
-                                        /*transpose_lhs=*/b.getUnitAttr())
-                       .getResult();
-      part = scaledTile(b, loc, part, softmaxScale(b, loc, p), f32);
-      auto store = TileStoreOp::create(b, loc, part, dqAcc, rows.rows,
-                                       /*accumulate=*/b.getUnitAttr());
-      OpBuilder::InsertionGuard regionGuard(b);
-      Block *block =
-          b.createBlock(&store.getIndices(), {}, {b.getIndexType()}, {loc});
-      IndexMath rx{b, loc};
-      TileYieldOp::create(
-          b, loc,
-          ValueRange{rows.batch, rows.head,
-                     rx.add(rows.rowBegin, block->getArgument(0))});
+      for (int64_t c0 = 0; c0 < d.headDim; c0 += kDqChunk) {
+        int64_t width = std::min(kDqChunk, d.headDim - c0);
+        auto dqType = RankedTensorType::get({br, width}, f32);
+        Value kCols = width == d.headDim
+                          ? kTile
+                          : memref::SubViewOp::create(
+                                b, loc, kTile,
+                                ArrayRef<OpFoldResult>{b.getIndexAttr(0),
+                                                       b.getIndexAttr(c0)},
+                                ArrayRef<OpFoldResult>{b.getIndexAttr(bc),
+                                                       b.getIndexAttr(width)},
+                                ArrayRef<OpFoldResult>{b.getIndexAttr(1),
+                                                       b.getIndexAttr(1)});
+        Value part = TileMatmulOp::create(b, loc, dqType, dsTile, kCols,
+                                          splat(b, loc, dqType, 0.0),
+                                          /*transpose_rhs=*/UnitAttr(),
+                                          /*transpose_lhs=*/b.getUnitAttr())
+                         .getResult();
+        part = scaledTile(b, loc, part, softmaxScale(b, loc, p), f32);
+        auto store = TileStoreOp::create(
+            b, loc, part, dqColumns(b, loc, dqAcc, c0, width), rows.rows,
+            /*accumulate=*/b.getUnitAttr());
+        OpBuilder::InsertionGuard regionGuard(b);
+        Block *block =
+            b.createBlock(&store.getIndices(), {}, {b.getIndexType()}, {loc});
+        IndexMath rx{b, loc};
+        TileYieldOp::create(
+            b, loc,
+            ValueRange{rows.batch, rows.head,
+                       rx.add(rows.rowBegin, block->getArgument(0))});
+      }
     }
     scf::YieldOp::create(b, loc, ValueRange{dK, dV});
   }
@@ -578,24 +623,24 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   auto writes = [&](GradNest nest) {
     return !config.gradNest || *config.gradNest == nest;
   };
+  // The non-deterministic mode's dQ accumulator: step 1 zeroes it, step 2
+  // adds to it, step 3 converts it.
+  Value dqAcc = config.dqAccum;
+  if (!config.deterministic && !dqAcc)
+    dqAcc =
+        allocResult(b, loc,
+                    RankedTensorType::get(
+                        {d.batch, d.queryHeads, d.querySeq, d.headDim}, f32),
+                    {p.batch, hq, p.querySeq, ix.c(d.headDim)});
   if (writes(GradNest::RowStats))
-    buildRowStats(b, loc, g, config);
-
-  if (config.deterministic) {
-    if (writes(GradNest::KeyValue))
-      buildKeyValueGrads(b, loc, g, config, gradKey, gradValue,
-                         /*dqAcc=*/nullptr);
-    if (writes(GradNest::Query))
-      buildQueryGrads(b, loc, g, config, gradQuery);
-  } else {
-    Value dqAcc = allocResult(
-        b, loc,
-        RankedTensorType::get(
-            {d.batch, d.queryHeads, d.querySeq, d.headDim}, f32),
-        {p.batch, hq, p.querySeq, ix.c(d.headDim)});
-    fill(b, loc, dqAcc, 0.0);
+    buildRowStats(b, loc, g, config, dqAcc);
+  if (writes(GradNest::KeyValue))
     buildKeyValueGrads(b, loc, g, config, gradKey, gradValue, dqAcc);
-    storeAccumulatedQueryGrads(b, loc, p, config, dqAcc, gradQuery);
+  if (writes(GradNest::Query)) {
+    if (dqAcc)
+      storeAccumulatedQueryGrads(b, loc, p, config, dqAcc, gradQuery);
+    else
+      buildQueryGrads(b, loc, g, config, gradQuery);
   }
 
   if (!config.destinations.empty()) {

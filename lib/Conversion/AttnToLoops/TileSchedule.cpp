@@ -36,6 +36,9 @@ struct TileShape {
   bool paged = false;
   /// Rows and keys the op's loop nests see at most, when static.
   std::optional<int64_t> rows, keys;
+  /// Gradients in the non-deterministic mode: the dK/dV nest holds dS^T
+  /// in a memory tile for the dQ product.
+  bool dsTile = false;
   enum class Kind { Forward, Partial, Gradient } kind = Kind::Forward;
 };
 } // namespace
@@ -106,9 +109,10 @@ struct Bytes {
 /// swizzled rows with every tile 1024-byte aligned (the swizzle repeats
 /// every 8 rows of 128 bytes; the K and V rings are one tile each).
 /// Gradients: the larger of the dK/dV nest's (K and V tiles, `stages` Q
-/// and dO tiles and the 16-byte records of their rows) and the dQ nest's
-/// (Q and dO tiles, `stages` K and V tiles), rows padded or swizzled as the
-/// forward's (records: padded, or unswizzled on sm_90a).
+/// and dO tiles and the 16-byte records of their rows; in the
+/// non-deterministic mode a [block-kv, block-q] dS^T tile) and the dQ
+/// nest's (Q and dO tiles, `stages` K and V tiles), rows padded or swizzled
+/// as the forward's (records: padded, or unswizzled on sm_90a).
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
@@ -127,15 +131,20 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     Bytes records = (Bytes(stages) * blockQ * 16).alignTo(1024);
     Bytes keyValue = nest(blockKV, blockQ) + records,
           query = nest(blockQ, blockKV);
+    if (s.dsTile)
+      keyValue = keyValue + tile(blockKV, blockQ);
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
     return *keyValue.v > *query.v ? keyValue : query;
   }
   if (s.kind == TileShape::Kind::Gradient) {
-    Bytes row = d + dv + Bytes(2 * 16 / s.elementBytes);
+    Bytes pad = 16 / s.elementBytes;
+    Bytes row = d + dv + Bytes(2) * pad;
     Bytes records = Bytes(stages) * blockQ * (16 + 16);
     Bytes keyValue =
         (Bytes(blockKV) + Bytes(stages) * blockQ) * row * e + records;
+    if (s.dsTile)
+      keyValue = keyValue + Bytes(blockKV) * (Bytes(blockQ) + pad) * e;
     Bytes query = (Bytes(blockQ) + Bytes(stages) * blockKV) * row * e;
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
@@ -167,6 +176,8 @@ ScheduleAttr AttnTileSizes::getAttr(MLIRContext *ctx) const {
 FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
+  if (shape && shape->kind == TileShape::Kind::Gradient)
+    shape->dsTile = !request.deterministic;
   if (!shape) {
     // attn.combine: tiles of 16 rows per warp by 8 output columns: the few
     // rows of a decode step still make many CTAs, and each thread's loads

@@ -623,10 +623,13 @@ func.func @combine(%po: tensor<3x2x8x3x64xf32>, %pl: tensor<3x2x8x3xf32>) -> (te
 // CHECK-NOT:     memref.atomic_rmw
 
 // ATOMIC-LABEL: func.func @grad(
+// ATOMIC:         %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
 // ATOMIC:         memref.alloc() : memref<2x4x77x4xf32>
-// ATOMIC:         scf.forall
 // ATOMIC:         %[[DQACC:.+]] = memref.alloc() : memref<2x4x77x32xf32>
-// ATOMIC:         linalg.fill ins(%{{.+}} : f32) outs(%[[DQACC]] :
+// ATOMIC-NOT:     linalg.fill
+// ATOMIC:         scf.forall
+// The row statistics nest zeroes the accumulator's rows.
+// ATOMIC:           attn.tile.store %[[ZERO]] into %[[DQACC]] rows
 // ATOMIC:         scf.forall
 // ATOMIC:           %[[KTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
 // ATOMIC:           %[[DSTILE:.+]] = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>

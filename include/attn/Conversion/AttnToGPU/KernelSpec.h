@@ -89,6 +89,10 @@ struct KernelSpec {
   /// A packed batch (forward only): Q, O and LSE hold the sequences back to
   /// back (`q=packed`), and K and V too with `packedKeys` (`kv=packed`).
   bool packedQueries = false, packedKeys = false;
+  /// The backward's non-deterministic dQ mode (manifest `dq=atomic`): the
+  /// dK/dV kernel adds each tile's dQ to an f32 accumulator with atomic
+  /// adds, which the dot kernel zeroes and the dQ kernel converts.
+  bool atomicDq = false;
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
   /// A persistent grid (the schedule's): the runtime launches one CTA per

@@ -83,6 +83,9 @@ struct AttnTileRequest {
   TileTarget target = TileTarget::Sm80;
   /// sm_90a: a persistent grid where the schedule has a producer.
   bool persistent = false;
+  /// Gradients: the deterministic mode (else the dK/dV nest also holds a
+  /// dS^T tile in workgroup memory for the dQ product).
+  bool deterministic = true;
 };
 
 /// The one cost model: picks the schedule of an attn op, the requested
@@ -113,13 +116,19 @@ struct AttnTileConfig {
   /// kernel's output parameters reach attn-tile.
   SmallVector<Value> destinations;
   /// Gradients: the one nest to write (a GPU kernel's), all when unset. A
-  /// single nest needs `destinations`, `rowStats` and the deterministic mode.
+  /// single nest needs `destinations`, `rowStats` and, in the
+  /// non-deterministic mode, `dqAccum`. There the nests are: the row
+  /// statistics, which also zero the dQ accumulator; dK and dV, which add
+  /// each tile's dQ to it; dQ, its conversion into the result.
   std::optional<GradNest> gradNest;
   /// Gradients: the `[B, Hq, Sq, 4]` f32 buffer of the row statistics
   /// (a record per query row: LSE log2(e), +inf where LSE = -inf; D =
   /// rowsum(dO O); 0; 0), a GPU kernel's workspace, instead of an
   /// allocation.
   Value rowStats;
+  /// Gradients, non-deterministic mode: the `[B, Hq, Sq, D]` f32 dQ
+  /// accumulator, a GPU kernel's workspace, instead of an allocation.
+  Value dqAccum;
 };
 
 /// Replaces an attn op (attention, attention_partial, combine or
