@@ -1587,7 +1587,8 @@ def backward_error_cases(module):
         add("head dim 96 without kernels", "ATTN_ERROR_NO_KERNEL",
             lambda: call(d=96, dv=96))
     for kind, make_dtype in (("add", tdt), ("bool", torch.bool)):
-        if any(module.has_kernel(x, dt, d, dv, causal, kind) is None
+        if any(module.has_kernel(x, dt, d, dv, causal, kind,
+                                 atomic_dq=ATOMIC_DQ) is None
                for x in BACKWARD_KINDS):
             def no_mask_kernel(make_dtype=make_dtype):
                 mask = torch.zeros((s, s), device="cuda", dtype=make_dtype)

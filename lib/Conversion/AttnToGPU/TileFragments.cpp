@@ -401,6 +401,81 @@ LogicalResult TileLowering::lowerStoreShared(TileStoreOp op, const Fragment &f,
   return success();
 }
 
+LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
+                                                const Fragment &f,
+                                                const Global &g) {
+  const FragLayout &l = f.layout;
+  int64_t rows = l.mTiles * Mma::kM * warps, cols = l.cols;
+  // Rows padded by 32 bytes: the 8-byte stores of a warp's 8 rows then fall
+  // in distinct banks.
+  int64_t pitch = cols * 4 + 32;
+  if (cols % 4)
+    return op.emitOpError("accumulates rows of ")
+           << cols << " f32, not whole 16-byte chunks";
+  if (!reduceStageOffset) {
+    reduceStageOffset = llvm::alignTo(tileBytes, 128);
+    reduceStageBytes = rows * pitch;
+    tileBytes = *reduceStageOffset + reduceStageBytes;
+  }
+  if (rows * pitch > reduceStageBytes)
+    return op.emitOpError("accumulates a larger tile than the kernel's "
+                          "first accumulating store staged");
+  Value stage = e.c32(*reduceStageOffset);
+  // The previous reduction (of this store in an earlier iteration, or of
+  // another) has read the stage: each thread that issued one waits for that
+  // here, as late as it can (a thread that issued none passes), and the
+  // barrier orders it before the stores.
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, e.loc, 0, b.getUnitAttr());
+  bulkReduces = true;
+  ctaBarrier();
+  for (int64_t mt = 0; mt < l.mTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      int64_t first = mt * l.perTile() + half * 2;
+      Value rowBytes = e.mul(rowOf(l, first), e.c32(pitch));
+      for (int64_t nb = 0; nb < cols / Mma::kN; ++nb) {
+        int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
+        Value pair = vector::FromElementsOp::create(
+            b, e.loc, VectorType::get({2}, e.f32()),
+            ValueRange{f.elems[i], f.elems[i + 1]});
+        Value at = e.add(stage, e.add(rowBytes, e.mul(colOf(l, i), e.c32(4))));
+        LLVM::StoreOp::create(b, e.loc, pair, sharedAt(at), 8);
+      }
+    }
+  // The bulk copies read the stage through the async proxy.
+  NVVM::FenceProxyOp::create(
+      b, e.loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  ctaBarrier();
+  // Thread r adds row r (rows under `rows`): one bulk reduction of `cols`
+  // f32 into the row in global memory. Upstream NVVM has the tensor form
+  // of cp.reduce.async.bulk only (it needs a tensor map), so this is
+  // inline PTX.
+  OpBuilder::InsertionGuard guard(b);
+  Value valid =
+      e.band(e.lt(tid, e.c32(rows)), e.lt(tid, scalars.lookup(op.getRows())));
+  auto ifRow = scf::IfOp::create(b, e.loc, valid, false);
+  b.setInsertionPointToStart(ifRow.thenBlock());
+  FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), tid);
+  if (failed(idx))
+    return failure();
+  Value dst = LLVM::AddrSpaceCastOp::create(
+      b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+      e.gep(g.ptr, g.elementType, globalOffset(g, *idx, e.c32(0))));
+  Value src = LLVM::PtrToIntOp::create(
+      b, e.loc, e.i32(), sharedAt(e.add(stage, e.mul(tid, e.c32(pitch)))));
+  LLVM::InlineAsmOp::create(
+      b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(cols * 4)},
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+      "[$1], $2;",
+      "l,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
+  return success();
+}
+
 LogicalResult TileLowering::lowerStore(TileStoreOp op) {
   FailureOr<Fragment> f = fragmentOf(op, op.getTile());
   if (failed(f))
@@ -415,9 +490,14 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
   if (!g)
     return op.emitOpError("stores into a buffer that is not a kernel "
                           "parameter");
-  if (op.getAccumulate() && (!l.cols || l.replicated()))
-    return op.emitOpError("accumulates a tile every warp holds whole, or a "
-                          "row tile, which the GPU mapping does not lower");
+  if (op.getAccumulate()) {
+    if (!l.cols || l.replicated() || !hopper || tma)
+      return op.emitOpError("accumulates into memory, which the GPU mapping "
+                            "does on sm_90a, for register tiles whose rows "
+                            "the warps split, in kernels without TMA "
+                            "copies (bulk reductions)");
+    return lowerAccumulateBulk(op, *f, *g);
+  }
   OpBuilder::InsertionGuard guard(b);
   // Every warp holds a replicated tile: warp 0 writes it.
   Value cond;
@@ -461,22 +541,8 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
       }
       for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
-        Value ptr = e.gep(g->ptr, g->elementType,
-                          globalOffset(*g, *idx, colOf(l, i)));
-        if (op.getAccumulate()) {
-          // f32 atomic adds at device scope (the verifier admits f32
-          // only); global addresses, so that they are atom.global.
-          Value global = LLVM::AddrSpaceCastOp::create(
-              b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 1), ptr);
-          for (int64_t c = 0; c < 2; ++c) {
-            Value at = e.gep(global, g->elementType, e.c32(c));
-            auto add = LLVM::AtomicRMWOp::create(
-                b, e.loc, LLVM::AtomicBinOp::fadd, at, f->elems[i + c],
-                LLVM::AtomicOrdering::monotonic);
-            add.setSyncscope("device");
-          }
-          continue;
-        }
+        Value ptr =
+            e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, colOf(l, i)));
         // Two adjacent columns per store.
         Value pair =
             bytes == 2

@@ -165,6 +165,12 @@ private:
   DenseMap<Value, SmallVector<Value>> hoistedA;
 
   int64_t tileBytes = 0, scratchBytes = 0;
+  /// The stage of accumulating stores by bulk reduction (sm_90a): its byte
+  /// offset and size once laid out; whether a reduction was issued (the
+  /// kernel then waits for them all before it exits).
+  std::optional<int64_t> reduceStageOffset;
+  int64_t reduceStageBytes = 0;
+  bool bulkReduces = false;
   /// wgmma groups committed so far, and the results still in flight: their
   /// group, accumulator struct and layout.
   struct PendingWgmma {
@@ -243,6 +249,10 @@ private:
   /// CTA's threads (and on sm_90a a proxy fence: wgmma reads it next).
   LogicalResult lowerStoreShared(TileStoreOp op, const Fragment &f,
                                  const SharedTile &t);
+  /// sm_90a: an accumulating store of the f32 tile `f` into `g` through a
+  /// stage in shared memory and one bulk reduction per row.
+  LogicalResult lowerAccumulateBulk(TileStoreOp op, const Fragment &f,
+                                    const Global &g);
   LogicalResult lowerMatmul(TileMatmulOp op);
   /// The lhs of `op` for either mapping: a memory tile, or a register tile
   /// with the rows of the accumulator layout `acc` and `k` columns.

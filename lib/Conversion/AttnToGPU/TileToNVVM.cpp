@@ -840,6 +840,9 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     return source.emitError("the cross-warp merge needs ")
            << scratchBytes << " bytes of shared memory, more than the "
            << tileBytes << " of the tiles it reuses; use fewer warps";
+  // Every bulk reduction has completed when the CTA exits.
+  if (bulkReduces)
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, e.loc, 0, /*read=*/nullptr);
   if (tma) {
     // No copy may still be landing when the CTA exits.
     awaitTopLevelLoads();

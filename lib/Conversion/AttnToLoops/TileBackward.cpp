@@ -266,9 +266,6 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
               });
 }
 
-/// Columns of dQ per product in the non-deterministic mode's dK/dV nest.
-static constexpr int64_t kDqChunk = 64;
-
 /// Columns `[c0, c0 + width)` of the `[B, Hq, Sq, D]` dQ accumulator.
 static Value dqColumns(OpBuilder &b, Location loc, Value dqAcc, int64_t c0,
                        int64_t width) {
@@ -405,13 +402,13 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
     if (dqAcc) {
       // dQ[r, :] += scale sum_c dS^T[c, r] K[c, :], added to the shared
       // accumulator; its rows past the tile's are not stored. In column
-      // chunks of at most kDqChunk: one chunk's f32 product is what a
+      // chunks of at most kGradDqChunk: one chunk's f32 product is what a
       // thread holds beside dK and dV.
       tileStore(
           b, loc, dST, dsTile, ix.c(bc),
           [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
-      for (int64_t c0 = 0; c0 < d.headDim; c0 += kDqChunk) {
-        int64_t width = std::min(kDqChunk, d.headDim - c0);
+      for (int64_t c0 = 0; c0 < d.headDim; c0 += kGradDqChunk) {
+        int64_t width = std::min(kGradDqChunk, d.headDim - c0);
         auto dqType = RankedTensorType::get({br, width}, f32);
         Value kCols = width == d.headDim
                           ? kTile

@@ -131,8 +131,12 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     Bytes records = (Bytes(stages) * blockQ * 16).alignTo(1024);
     Bytes keyValue = nest(blockKV, blockQ) + records,
           query = nest(blockQ, blockKV);
+    // The atomic dQ mode: the dS^T tile, and the f32 stage of one dQ
+    // chunk that the kernel adds to global memory with a bulk reduction
+    // (rows padded by 32 bytes, TileFragments.cpp).
     if (s.dsTile)
-      keyValue = keyValue + tile(blockKV, blockQ);
+      keyValue = keyValue + tile(blockKV, blockQ) +
+                 Bytes(blockQ) * (std::min(s.headDim, kGradDqChunk) * 4 + 32);
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
     return *keyValue.v > *query.v ? keyValue : query;

@@ -95,6 +95,11 @@ struct AttnTileRequest {
 FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
                                              const AttnTileRequest &request);
 
+/// Columns of dQ per product in the non-deterministic mode's dK/dV nest:
+/// one chunk's f32 product is what a GPU thread holds beside dK and dV, and
+/// what the sm_90a kernels stage in shared memory for one bulk reduction.
+constexpr int64_t kGradDqChunk = 64;
+
 /// The loop nests of attn.attention_grad's tile form, each a GPU kernel:
 /// the row statistics (LSE log2(e) and D = rowsum(dO O)), dK and dV per
 /// key/value tile, dQ per query tile.
