@@ -323,6 +323,13 @@ SmallVector<Value> TileLowering::sharedA(const SharedTile &tile, Value rowBase,
   return ldmatrix4(tileOffset(tile, row, col), /*transpose=*/false);
 }
 
+void TileLowering::fenceAsyncProxy() {
+  NVVM::FenceProxyOp::create(
+      b, e.loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 void TileLowering::waitForStages(int64_t pending) {
   if (uncommittedLoads) {
     NVVM::CpAsyncCommitGroupOp::create(b, e.loc);
@@ -332,10 +339,7 @@ void TileLowering::waitForStages(int64_t pending) {
   // wgmma reads shared memory through the async proxy: the copies, made
   // through the generic one, must be visible to it.
   if (wgmma)
-    NVVM::FenceProxyOp::create(
-        b, e.loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
   ctaBarrier();
 }
 
@@ -393,10 +397,7 @@ LogicalResult TileLowering::lowerStoreShared(TileStoreOp op, const Fragment &f,
     }
   // The tile is read by every warp next (wgmma through the async proxy).
   if (wgmma)
-    NVVM::FenceProxyOp::create(
-        b, e.loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
   ctaBarrier();
   return success();
 }
@@ -442,10 +443,7 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
       }
     }
   // The bulk copies read the stage through the async proxy.
-  NVVM::FenceProxyOp::create(
-      b, e.loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  fenceAsyncProxy();
   ctaBarrier();
   // Thread r adds row r (rows under `rows`): one bulk reduction of `cols`
   // f32 into the row in global memory. Upstream NVVM has the tensor form

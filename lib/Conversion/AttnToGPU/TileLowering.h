@@ -316,6 +316,10 @@ private:
                            Type elementType);
   SmallVector<Value> sharedA(const SharedTile &tile, Value rowBase, int64_t mt,
                              int64_t kk);
+  /// Makes this thread's generic-proxy writes to shared memory visible to
+  /// the async proxy (wgmma's descriptors, bulk copies) that reads them
+  /// next; a barrier then orders every thread's.
+  void fenceAsyncProxy();
   void waitForStages(int64_t pending);
   void retireTiles();
 
