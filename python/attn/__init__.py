@@ -25,10 +25,12 @@ def set_atomic_dq(enabled):
     (False, the default), for the whole process from the next backward on.
 
     The atomic dQ mode sums each query row's dQ over the key tiles with f32
-    atomic adds in the dK/dV kernel instead of a second pass over the keys:
-    dq is then not bitwise reproducible run to run (dk and dv still are),
-    and whether it is faster depends on the kernels: measure. It is ignored, and the deterministic kernels
-    run, while torch.are_deterministic_algorithms_enabled() is True. The
+    reductions in the dK/dV kernel instead of a second pass over the keys:
+    dq is then not bitwise reproducible run to run (dk and dv still are).
+    On an H200 it is measured slower than the deterministic kernels today
+    (docs/GPU.md, "The atomic dQ mode"). It is ignored, and the
+    deterministic kernels run, while
+    torch.are_deterministic_algorithms_enabled() is True. The
     kernels come from attn-compile --atomic-dq (a cache entry of their
     own) or an ATTN_KERNELS folder that has them (manifest dq=atomic);
     where nothing supplies them (sm_80 has none), the deterministic ones
