@@ -26,10 +26,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -41,6 +43,40 @@ namespace {
 void report(const char *name, attn_status status) {
   std::printf("%s: %s: %s\n", name, statusName(status),
               status == ATTN_OK ? "" : attn_last_error());
+}
+
+/// Parses the test manifest `text` into `out`; false, having said why, when
+/// it fails.
+bool setUp(const std::string &text, Manifest &out) {
+  if (!parseManifest(text, "m.manifest", out))
+    return true;
+  std::printf("setup failed: %s\n", attn_last_error());
+  return false;
+}
+
+/// Plans the call of `a` (ForwardArgs, DecodeArgs... below: each names its
+/// plan type) against `m` and reports its status under `name`.
+template <typename Args>
+void planCase(const ManifestSection &m, const char *name, const Args &a) {
+  typename Args::Plan plan;
+  report(name, a.plan(m, plan));
+}
+
+/// One case of a call's argument checks: its name, and what it changes in
+/// the default arguments.
+template <typename Args>
+using ArgsCase = std::pair<const char *, std::function<void(Args &)>>;
+
+/// planCase for each case, in order, on default arguments changed as the
+/// case says.
+template <typename Args>
+void planCases(const ManifestSection &m,
+               std::initializer_list<ArgsCase<Args>> cases) {
+  for (const auto &[name, change] : cases) {
+    Args a;
+    change(a);
+    planCase(m, name, a);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -236,16 +272,18 @@ int runManifest() {
   const std::string fwdParams = "q:memref4,k:memref4,v:memref4,o:memref4,"
                                 "lse:memref3,scale_log2:f32,window:i64";
   parseCase("params-order",
-            h + fwd + " params=k:memref4,q:memref4,v:memref4,o:memref4,"
-                      "lse:memref3,scale_log2:f32,window:i64\n");
-  parseCase("params-rank", h + fwd + " params=q:memref4,k:memref4,v:memref4,"
-                                     "o:memref4,lse:memref4,scale_log2:f32,"
-                                     "window:i64\n");
+            h + fwd +
+                " params=k:memref4,q:memref4,v:memref4,o:memref4,"
+                "lse:memref3,scale_log2:f32,window:i64\n");
+  parseCase("params-rank", h + fwd +
+                               " params=q:memref4,k:memref4,v:memref4,"
+                               "o:memref4,lse:memref4,scale_log2:f32,"
+                               "window:i64\n");
   parseCase("params-empty", h + fwd + " params=\n");
   parseCase("params-unmasked-mask", h + fwd + " params=" + fwdParams + "\n" +
                                         fwd.substr(0, 8) + "_add" +
-                                        fwd.substr(8) + " mask=add params=" +
-                                        fwdParams + "\n");
+                                        fwd.substr(8) +
+                                        " mask=add params=" + fwdParams + "\n");
   {
     Manifest withParams;
     report("valid-params",
@@ -584,9 +622,8 @@ int runManifest() {
     Manifest masks;
     report("valid-masks",
            parseManifest(h + fwd + "\n" + fwd.substr(0, 8) + "_add" +
-                             fwd.substr(8) + " mask=add\n" +
-                             fwd.substr(0, 8) + "_bool" + fwd.substr(8) +
-                             " mask=bool\n" +
+                             fwd.substr(8) + " mask=add\n" + fwd.substr(0, 8) +
+                             "_bool" + fwd.substr(8) + " mask=bool\n" +
                              "kernel k_none mask=none kind=forward "
                              "dtype=bf16 head_dim=128 value_dim=128 "
                              "causal=top_left block_q=128 block_kv=64 "
@@ -637,10 +674,8 @@ int runManifest() {
 
 int runPtx() {
   Manifest parsed;
-  if (parseManifest(std::string(kHeader) + kFwd + "\n", "m.manifest", parsed)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(std::string(kHeader) + kFwd + "\n", parsed))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   const char *valid = "//\n.version 8.4\n.target sm_90a\n.address_size 64\n"
                       "\n.visible .entry k(\n\t.param .u64 p0\n)\n{\n}\n";
@@ -740,6 +775,7 @@ void printForward(const char *name, const Launch &l) {
 }
 
 struct ForwardArgs {
+  using Plan = Launch;
   attn_tensor q, k, v, o, lse;
   attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   bool withLse = true;
@@ -771,18 +807,10 @@ void misalignRowStride(attn_tensor &t, int64_t rows, int64_t heads) {
   t.strides[0] = 132 * rows * heads;
 }
 
-void forwardCase(const ManifestSection &m, const char *name,
-                 const ForwardArgs &a) {
-  Launch l;
-  report(name, a.plan(m, l));
-}
-
 int runForward() {
   Manifest parsed;
-  if (parseManifest(kModule, "m.manifest", parsed)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(kModule, parsed))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   {
     ForwardArgs a;
@@ -836,144 +864,112 @@ int runForward() {
   }
   ForwardArgs a;
   a.k.data = nullptr;
-  forwardCase(m, "null-data", a);
+  planCase(m, "null-data", a);
   attn_status s =
       attn_forward(nullptr, &a.q, &a.k, &a.v, &a.o, nullptr, nullptr, nullptr);
   report("null-module", s);
 
   // Ranks, sizes, dtypes.
-  a = ForwardArgs();
-  a.q.rank = 3;
-  forwardCase(m, "rank-q", a);
-  a = ForwardArgs();
-  a.lse.rank = 4;
-  forwardCase(m, "rank-lse", a);
-  a = ForwardArgs();
-  a.k.shape[2] = 0;
-  a.v.shape[2] = 0;
-  forwardCase(m, "empty-sk", a);
-  a = ForwardArgs();
-  a.v.dtype = static_cast<attn_dtype>(7);
-  forwardCase(m, "dtype-enum", a);
-  a = ForwardArgs();
-  a.k.dtype = ATTN_F16;
-  forwardCase(m, "dtype-mixed", a);
-  a = ForwardArgs();
-  a.o.dtype = ATTN_F32;
-  forwardCase(m, "dtype-o", a);
-  a = ForwardArgs();
-  a.lse.dtype = ATTN_BF16;
-  forwardCase(m, "dtype-lse", a);
-  a = ForwardArgs();
-  a.q = bhsd(ATTN_F32, 2, 8, 77, 128, kQ);
-  a.k = bhsd(ATTN_F32, 2, 2, 1000, 128, kK);
-  a.v = bhsd(ATTN_F32, 2, 2, 1000, 128, kV);
-  a.o = bhsd(ATTN_F32, 2, 8, 77, 128, kO);
-  forwardCase(m, "dtype-no-kernel", a);
-
-  // Shapes.
-  a = ForwardArgs();
-  a.k.shape[0] = 3;
-  forwardCase(m, "shape-batch", a);
-  a = ForwardArgs();
-  a.q.shape[1] = 7;
-  a.o.shape[1] = 7;
-  a.lse.shape[1] = 7;
-  forwardCase(m, "shape-gqa", a);
-  a = ForwardArgs();
-  a.k.shape[3] = 64;
-  forwardCase(m, "shape-head-dim", a);
-  a = ForwardArgs();
-  a.v.shape[2] = 999;
-  forwardCase(m, "shape-sk", a);
-  a = ForwardArgs();
-  a.v.shape[1] = 4;
-  forwardCase(m, "shape-hkv", a);
-  a = ForwardArgs();
-  a.o.shape[2] = 78;
-  forwardCase(m, "shape-o", a);
-  a = ForwardArgs();
-  a.lse.shape[2] = 1;
-  forwardCase(m, "shape-lse", a);
-  a = ForwardArgs();
-  a.q = bhsd(ATTN_BF16, 2, 8, 77, 96, kQ);
-  a.k = bhsd(ATTN_BF16, 2, 2, 1000, 96, kK);
-  a.v = bhsd(ATTN_BF16, 2, 2, 1000, 96, kV);
-  a.o = bhsd(ATTN_BF16, 2, 8, 77, 96, kO);
-  forwardCase(m, "no-kernel-d96", a);
-  a = ForwardArgs();
-  a.q = bhsd(ATTN_F16, 2, 8, 77, 64, kQ);
-  a.k = bhsd(ATTN_F16, 2, 2, 1000, 64, kK);
-  a.v = bhsd(ATTN_F16, 2, 2, 1000, 64, kV);
-  a.o = bhsd(ATTN_F16, 2, 8, 77, 64, kO);
-  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
-  forwardCase(m, "no-kernel-causal", a);
-  a = ForwardArgs();
-  a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] = a.lse.shape[0] =
-      70000;
-  forwardCase(m, "grid-limit", a);
-  // Sizes whose byte extent leaves int64: refused before any product of
-  // them can wrap around (the kernels address with 64-bit offsets).
-  a = ForwardArgs();
-  a.q.shape[2] = int64_t(1) << 40;
-  a.q.strides[2] = int64_t(1) << 30;
-  forwardCase(m, "extent-q", a);
-  a = ForwardArgs();
-  a.o.strides[0] = INT64_MAX;
-  forwardCase(m, "extent-o", a);
-
-  // Strides and alignment.
-  a = ForwardArgs();
-  a.q.strides[3] = 2;
-  forwardCase(m, "stride-last", a);
-  a = ForwardArgs();
-  a.k.strides[2] = -128;
-  forwardCase(m, "stride-negative", a);
-  a = ForwardArgs();
-  a.o.strides[1] = 0;
-  forwardCase(m, "stride-o-zero", a);
-  a = ForwardArgs();
-  a.k.strides[0] = 0; // K/V broadcast over the batch is a valid read
-  a.v.strides[0] = 0;
-  forwardCase(m, "stride-k-broadcast", a);
-  a = ForwardArgs();
-  a.lse.strides[2] = 2;
-  forwardCase(m, "stride-lse", a);
-  a = ForwardArgs();
-  misalignPointer(a.v, kV, 2);
-  forwardCase(m, "align-pointer", a);
-  a = ForwardArgs();
-  misalignRowStride(a.q, 77, 8);
-  forwardCase(m, "align-row-stride", a);
-  a = ForwardArgs();
-  a.q.shape[2] = 1;
-  a.o.shape[2] = 1;
-  a.lse.shape[2] = 1;
-  a.q.strides[2] = 3; // never stepped over: size 1
-  forwardCase(m, "align-size-one-dim", a);
-  a = ForwardArgs();
-  a.lse.data = reinterpret_cast<void *>(kLse + 2);
-  forwardCase(m, "align-lse", a);
-
-  // Options.
-  a = ForwardArgs();
-  a.options.window = 128;
-  forwardCase(m, "window-without-causal", a);
-  a = ForwardArgs();
-  a.options.causal = static_cast<attn_causal>(7);
-  forwardCase(m, "causal-enum", a);
-  a = ForwardArgs();
-  a.options.scale = NAN;
-  forwardCase(m, "scale-nan", a);
-  a = ForwardArgs();
-  a.options.scale = INFINITY;
-  forwardCase(m, "scale-inf", a);
-  a = ForwardArgs();
-  a.options.scale = 1e-30f;
-  forwardCase(m, "scale-tiny", a);
-  a = ForwardArgs();
-  a.options.scale = 1e30f;
-  forwardCase(m, "scale-huge", a);
+  planCases<ForwardArgs>(
+      m,
+      {
+          {"rank-q", [&](ForwardArgs &a) { a.q.rank = 3; }},
+          {"rank-lse", [&](ForwardArgs &a) { a.lse.rank = 4; }},
+          {"empty-sk",
+           [&](ForwardArgs &a) {
+             a.k.shape[2] = 0;
+             a.v.shape[2] = 0;
+           }},
+          {"dtype-enum",
+           [&](ForwardArgs &a) { a.v.dtype = static_cast<attn_dtype>(7); }},
+          {"dtype-mixed", [&](ForwardArgs &a) { a.k.dtype = ATTN_F16; }},
+          {"dtype-o", [&](ForwardArgs &a) { a.o.dtype = ATTN_F32; }},
+          {"dtype-lse", [&](ForwardArgs &a) { a.lse.dtype = ATTN_BF16; }},
+          {"dtype-no-kernel",
+           [&](ForwardArgs &a) {
+             a.q = bhsd(ATTN_F32, 2, 8, 77, 128, kQ);
+             a.k = bhsd(ATTN_F32, 2, 2, 1000, 128, kK);
+             a.v = bhsd(ATTN_F32, 2, 2, 1000, 128, kV);
+             a.o = bhsd(ATTN_F32, 2, 8, 77, 128, kO);
+           }},
+          // Shapes.
+          {"shape-batch", [&](ForwardArgs &a) { a.k.shape[0] = 3; }},
+          {"shape-gqa",
+           [&](ForwardArgs &a) {
+             a.q.shape[1] = 7;
+             a.o.shape[1] = 7;
+             a.lse.shape[1] = 7;
+           }},
+          {"shape-head-dim", [&](ForwardArgs &a) { a.k.shape[3] = 64; }},
+          {"shape-sk", [&](ForwardArgs &a) { a.v.shape[2] = 999; }},
+          {"shape-hkv", [&](ForwardArgs &a) { a.v.shape[1] = 4; }},
+          {"shape-o", [&](ForwardArgs &a) { a.o.shape[2] = 78; }},
+          {"shape-lse", [&](ForwardArgs &a) { a.lse.shape[2] = 1; }},
+          {"no-kernel-d96",
+           [&](ForwardArgs &a) {
+             a.q = bhsd(ATTN_BF16, 2, 8, 77, 96, kQ);
+             a.k = bhsd(ATTN_BF16, 2, 2, 1000, 96, kK);
+             a.v = bhsd(ATTN_BF16, 2, 2, 1000, 96, kV);
+             a.o = bhsd(ATTN_BF16, 2, 8, 77, 96, kO);
+           }},
+          {"no-kernel-causal",
+           [&](ForwardArgs &a) {
+             a.q = bhsd(ATTN_F16, 2, 8, 77, 64, kQ);
+             a.k = bhsd(ATTN_F16, 2, 2, 1000, 64, kK);
+             a.v = bhsd(ATTN_F16, 2, 2, 1000, 64, kV);
+             a.o = bhsd(ATTN_F16, 2, 8, 77, 64, kO);
+             a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+           }},
+          {"grid-limit",
+           [&](ForwardArgs &a) {
+             a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.o.shape[0] =
+                 a.lse.shape[0] = 70000;
+           }},
+          // Sizes whose byte extent leaves int64: refused before any product of
+          // them can wrap around (the kernels address with 64-bit offsets).
+          {"extent-q",
+           [&](ForwardArgs &a) {
+             a.q.shape[2] = int64_t(1) << 40;
+             a.q.strides[2] = int64_t(1) << 30;
+           }},
+          {"extent-o", [&](ForwardArgs &a) { a.o.strides[0] = INT64_MAX; }},
+          // Strides and alignment.
+          {"stride-last", [&](ForwardArgs &a) { a.q.strides[3] = 2; }},
+          {"stride-negative", [&](ForwardArgs &a) { a.k.strides[2] = -128; }},
+          {"stride-o-zero", [&](ForwardArgs &a) { a.o.strides[1] = 0; }},
+          {"stride-k-broadcast",
+           [&](ForwardArgs &a) {
+             a.k.strides[0] = 0; // K/V broadcast over the batch is a valid read
+             a.v.strides[0] = 0;
+           }},
+          {"stride-lse", [&](ForwardArgs &a) { a.lse.strides[2] = 2; }},
+          {"align-pointer",
+           [&](ForwardArgs &a) { misalignPointer(a.v, kV, 2); }},
+          {"align-row-stride",
+           [&](ForwardArgs &a) { misalignRowStride(a.q, 77, 8); }},
+          {"align-size-one-dim",
+           [&](ForwardArgs &a) {
+             a.q.shape[2] = 1;
+             a.o.shape[2] = 1;
+             a.lse.shape[2] = 1;
+             a.q.strides[2] = 3; // never stepped over: size 1
+           }},
+          {"align-lse",
+           [&](ForwardArgs &a) {
+             a.lse.data = reinterpret_cast<void *>(kLse + 2);
+           }},
+          // Options.
+          {"window-without-causal",
+           [&](ForwardArgs &a) { a.options.window = 128; }},
+          {"causal-enum",
+           [&](ForwardArgs &a) {
+             a.options.causal = static_cast<attn_causal>(7);
+           }},
+          {"scale-nan", [&](ForwardArgs &a) { a.options.scale = NAN; }},
+          {"scale-inf", [&](ForwardArgs &a) { a.options.scale = INFINITY; }},
+          {"scale-tiny", [&](ForwardArgs &a) { a.options.scale = 1e-30f; }},
+          {"scale-huge", [&](ForwardArgs &a) { a.options.scale = 1e30f; }},
+      });
   return 0;
 }
 
@@ -1000,6 +996,7 @@ void printDecode(const char *name, const DecodePlan &p) {
 }
 
 struct DecodeArgs {
+  using Plan = DecodePlan;
   attn_tensor q, k, v, o, lse;
   attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   int64_t splits = 0;
@@ -1033,18 +1030,10 @@ struct DecodeArgs {
   }
 };
 
-void decodeCase(const ManifestSection &m, const char *name,
-                const DecodeArgs &a) {
-  DecodePlan p;
-  report(name, a.plan(m, p));
-}
-
 int runDecode() {
   Manifest parsed;
-  if (parseManifest(kModule, "m.manifest", parsed)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(kModule, parsed))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   // The heuristic on 132 SMs, block_kv = 64: (B, Hkv, Sk).
   const int64_t shapes[][3] = {
@@ -1119,15 +1108,15 @@ int runDecode() {
                 static_cast<long long>(p.numSplits),
                 static_cast<long long>(p.chunk));
   }
-  a = DecodeArgs();
-  a.workspace = 0;
-  decodeCase(m, "workspace-null", a);
-  a = DecodeArgs();
-  a.workspace = kWorkspace + 16;
-  decodeCase(m, "workspace-align", a);
+  planCases<DecodeArgs>(
+      m, {
+             {"workspace-null", [&](DecodeArgs &a) { a.workspace = 0; }},
+             {"workspace-align",
+              [&](DecodeArgs &a) { a.workspace = kWorkspace + 16; }},
+         });
   a = DecodeArgs();
   a.workspaceBytes = 4096;
-  decodeCase(m, "workspace-small", a);
+  planCase(m, "workspace-small", a);
   a = DecodeArgs(1, 1, 4096); // 32 query rows per KV head: two row tiles
   {
     DecodePlan p;
@@ -1138,24 +1127,26 @@ int runDecode() {
   }
   // 2^45 query rows (Sq = 2^40 of 32 heads): q, o and lse fit int64, the
   // workspace of even one split (2^54 bytes) is past the runtime's 2^50.
-  a = DecodeArgs();
-  for (attn_tensor *t : {&a.q, &a.o})
-    t->shape[2] = int64_t(1) << 40;
-  a.lse = lseOf(1, 32, int64_t(1) << 40, kLse);
-  a.splits = 1;
-  decodeCase(m, "workspace-rows", a);
-  a = DecodeArgs();
-  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
-  decodeCase(m, "no-kernel-causal", a);
-  a = DecodeArgs();
-  a.q = bhsd(ATTN_F16, 1, 32, 1, 128, kQ);
-  a.k = bhsd(ATTN_F16, 1, 8, 4096, 128, kK);
-  a.v = bhsd(ATTN_F16, 1, 8, 4096, 128, kV);
-  a.o = bhsd(ATTN_F16, 1, 32, 1, 128, kO);
-  decodeCase(m, "dtype-no-kernel", a);
-  a = DecodeArgs();
-  a.o.shape[3] = 64;
-  decodeCase(m, "shape-o", a);
+  planCases<DecodeArgs>(
+      m, {
+             {"workspace-rows",
+              [&](DecodeArgs &a) {
+                for (attn_tensor *t : {&a.q, &a.o})
+                  t->shape[2] = int64_t(1) << 40;
+                a.lse = lseOf(1, 32, int64_t(1) << 40, kLse);
+                a.splits = 1;
+              }},
+             {"no-kernel-causal",
+              [&](DecodeArgs &a) { a.options.causal = ATTN_CAUSAL_TOP_LEFT; }},
+             {"dtype-no-kernel",
+              [&](DecodeArgs &a) {
+                a.q = bhsd(ATTN_F16, 1, 32, 1, 128, kQ);
+                a.k = bhsd(ATTN_F16, 1, 8, 4096, 128, kK);
+                a.v = bhsd(ATTN_F16, 1, 8, 4096, 128, kV);
+                a.o = bhsd(ATTN_F16, 1, 32, 1, 128, kO);
+              }},
+             {"shape-o", [&](DecodeArgs &a) { a.o.shape[3] = 64; }},
+         });
   {
     DecodeArgs b;
     attn_status s =
@@ -1219,10 +1210,8 @@ void maskCase(const ManifestSection &m, const char *name, const ForwardArgs &a,
 
 int runMask() {
   Manifest parsed;
-  if (parseManifest(maskModule(), "m.manifest", parsed)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(maskModule(), parsed))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
   ForwardArgs a;
@@ -1275,13 +1264,13 @@ int runMask() {
     Launch l;
     report("null-options",
            planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, nullptr, l));
-    std::printf("null-options: kernel=%s params=%zu\n",
-                l.kernel->name.c_str(), l.args.size());
+    std::printf("null-options: kernel=%s params=%zu\n", l.kernel->name.c_str(),
+                l.args.size());
     attn_options three = {0.0f, ATTN_CAUSAL_NONE, -1};
     report("three-fields",
            planForward(m, 132, &a.q, &a.k, &a.v, &a.o, &a.lse, &three, l));
-    std::printf("three-fields: kernel=%s params=%zu\n",
-                l.kernel->name.c_str(), l.args.size());
+    std::printf("three-fields: kernel=%s params=%zu\n", l.kernel->name.c_str(),
+                l.args.size());
     attn_options zero;
     std::memset(&zero, 0, sizeof(zero));
     zero.window = -1;
@@ -1346,8 +1335,7 @@ int runMask() {
   maskCase(m, "mask-dtype", withMask(maskOf(ATTN_F16, 2, 8, 77, 1000)));
   maskCase(m, "mask-dtype-f32", withMask(maskOf(ATTN_F32, 1, 1, 77, 1000)));
   maskCase(m, "mask-dtype-i32", withMask(maskOf(ATTN_I32, 1, 1, 77, 1000)));
-  maskCase(m, "mask-null-data",
-           withMask(maskOf(ATTN_BOOL, 2, 8, 77, 1000, 0)));
+  maskCase(m, "mask-null-data", withMask(maskOf(ATTN_BOOL, 2, 8, 77, 1000, 0)));
   t = maskOf(ATTN_BOOL, 2, 8, 77, 1000);
   t.strides[2] = -1000;
   maskCase(m, "mask-stride-negative", withMask(t));
@@ -1453,10 +1441,8 @@ ForwardArgs forwardOf(attn_dtype dtype, int64_t d) {
 
 int runTma() {
   Manifest parsed;
-  if (parseManifest(kTmaModule, "m.manifest", parsed)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(kTmaModule, parsed))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (ForwardArgs).
   ForwardArgs a;
@@ -1555,7 +1541,7 @@ int runTma() {
     printTensorMaps(p.combine);
   }
   d.k.strides[0] = int64_t(1) << 39; // 2^40 bytes
-  decodeCase(m, "decode-stride-2^40", d);
+  planCase(m, "decode-stride-2^40", d);
   return 0;
 }
 
@@ -1596,6 +1582,7 @@ attn_tensor kvLensOf(int64_t b, uint64_t data = kKvLens) {
 }
 
 struct PagedArgs {
+  using Plan = DecodePlan;
   attn_tensor q, k, v, blockTable, kvLens, o, lse;
   attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   int64_t splits = 0;
@@ -1670,18 +1657,10 @@ void printPaged(const char *name, const DecodePlan &p) {
   printLaunchHeader(name, p.combine);
 }
 
-void pagedCase(const ManifestSection &m, const char *name, const PagedArgs &a) {
-  DecodePlan p;
-  report(name, a.plan(m, p));
-}
-
 int runPaged() {
   Manifest parsed, plain;
-  if (parseManifest(pagedModule(), "m.manifest", parsed) ||
-      parseManifest(kModule, "m.manifest", plain)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(pagedModule(), parsed) || !setUp(kModule, plain))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   {
     // vLLM's pools (B=4, Hkv=8, 1000 pages of 16 keys) and a table of 512
@@ -1754,11 +1733,11 @@ int runPaged() {
     // valid read, as for the other inputs.
     PagedArgs a;
     a.blockTable.strides[0] = 0;
-    pagedCase(m, "block-table-broadcast", a);
+    planCase(m, "block-table-broadcast", a);
     // The most keys kv_lens can count: 2^31 - 1 pages of one key.
     a = PagedArgs(1, 8, 16, 1, INT32_MAX);
     a.splits = 1;
-    pagedCase(m, "capacity-2^31-1", a);
+    planCase(m, "capacity-2^31-1", a);
   }
   // Lookup: attn_decode never takes a paged kernel, attn_decode_paged only
   // a paged one; both take the same combine.
@@ -1783,14 +1762,14 @@ int runPaged() {
     std::printf("paged-call: %s, %s\n", p.partial.kernel->name.c_str(),
                 p.combine.kernel->name.c_str());
   }
-  pagedCase(plain.sections.front(), "no-paged-kernels", PagedArgs());
+  planCase(plain.sections.front(), "no-paged-kernels", PagedArgs());
   PagedArgs a;
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
-  pagedCase(m, "no-kernel-top-left", a);
+  planCase(m, "no-kernel-top-left", a);
   a = PagedArgs();
   for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o})
     t->dtype = ATTN_F16;
-  pagedCase(m, "dtype-no-kernel", a);
+  planCase(m, "dtype-no-kernel", a);
 
   // Every argument error, in the order of the checks.
   {
@@ -1813,154 +1792,112 @@ int runPaged() {
                         reinterpret_cast<void *>(kWorkspace), 1 << 30, p));
     }
   }
-  a = PagedArgs();
-  a.k.data = nullptr;
-  pagedCase(m, "null-k-cache-data", a);
-  a = PagedArgs();
-  a.blockTable.data = nullptr;
-  pagedCase(m, "null-block-table-data", a);
-  a = PagedArgs();
-  a.kvLens.data = nullptr;
-  pagedCase(m, "null-kv-lens-data", a);
-
-  a = PagedArgs();
-  a.k.rank = 5;
-  pagedCase(m, "rank-k-cache", a);
-  a = PagedArgs();
-  a.blockTable.rank = 1;
-  pagedCase(m, "rank-block-table", a);
-  a = PagedArgs();
-  a.kvLens.rank = 2;
-  pagedCase(m, "rank-kv-lens", a);
-
-  a = PagedArgs();
-  a.blockTable.dtype = ATTN_BF16;
-  pagedCase(m, "dtype-block-table", a);
-  a = PagedArgs();
-  a.kvLens.dtype = ATTN_F32;
-  pagedCase(m, "dtype-kv-lens", a);
-  a = PagedArgs();
-  a.blockTable.dtype = ATTN_BOOL;
-  pagedCase(m, "dtype-block-table-bool", a);
-  a = PagedArgs();
-  a.kvLens.dtype = static_cast<attn_dtype>(9);
-  pagedCase(m, "dtype-kv-lens-enum", a);
-  a = PagedArgs();
-  a.q.dtype = ATTN_I32;
-  pagedCase(m, "dtype-q-i32", a);
-  a = PagedArgs();
-  a.k.dtype = ATTN_I32;
-  pagedCase(m, "dtype-k-cache-i32", a);
-  a = PagedArgs();
-  a.v.dtype = ATTN_F16;
-  pagedCase(m, "dtype-v-cache", a);
-  a = PagedArgs();
-  a.o.dtype = ATTN_I32;
-  pagedCase(m, "dtype-o-i32", a);
-  a = PagedArgs();
-  a.lse.dtype = ATTN_I32;
-  pagedCase(m, "dtype-lse-i32", a);
-
-  a = PagedArgs();
-  a.v = bshd(ATTN_BF16, 999, 8, 16, 128, kV);
-  pagedCase(m, "shape-pool-pages", a);
-  a = PagedArgs();
-  a.v = bshd(ATTN_BF16, 1000, 4, 16, 128, kV);
-  pagedCase(m, "shape-pool-hkv", a);
-  a = PagedArgs();
-  a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV);
-  pagedCase(m, "shape-pool-page-size", a);
-  a = PagedArgs();
-  a.k = bshd(ATTN_BF16, 1000, 8, 16, 64, kK);
-  pagedCase(m, "shape-head-dim", a);
-  a = PagedArgs();
-  a.o = bhsd(ATTN_BF16, 4, 32, 1, 64, kO);
-  pagedCase(m, "shape-o-value-dim", a);
-  a = PagedArgs(4, 8);
-  a.k = bshd(ATTN_BF16, 1000, 5, 16, 128, kK);
-  a.v = bshd(ATTN_BF16, 1000, 5, 16, 128, kV);
-  pagedCase(m, "shape-gqa", a);
-  a = PagedArgs();
-  a.k.shape[2] = a.v.shape[2] = 0;
-  pagedCase(m, "shape-page-size-0", a);
-  a = PagedArgs();
-  a.k.shape[0] = a.v.shape[0] = 0;
-  pagedCase(m, "shape-no-pages", a);
-  a = PagedArgs();
-  a.blockTable = blockTableOf(4, 0);
-  pagedCase(m, "shape-max-pages-0", a);
-  a = PagedArgs();
-  a.blockTable = blockTableOf(3, 512);
-  pagedCase(m, "shape-block-table-batch", a);
-  a = PagedArgs();
-  a.kvLens = kvLensOf(5);
-  pagedCase(m, "shape-kv-lens-batch", a);
-  a = PagedArgs();
-  a.o = bhsd(ATTN_BF16, 3, 32, 1, 128, kO);
-  pagedCase(m, "shape-o", a);
-  a = PagedArgs();
-  a.lse = lseOf(4, 32, 2, kLse);
-  pagedCase(m, "shape-lse", a);
-  // max_pages x page_size past what kv_lens (i32) counts, and past int64.
-  a = PagedArgs(1, 8, 16, 1, int64_t(1) << 31);
-  pagedCase(m, "capacity-2^31", a);
-  a = PagedArgs(1, 8, 16, int64_t(1) << 32, int64_t(1) << 32);
-  a.k.strides[0] = a.v.strides[0] = 0;
-  pagedCase(m, "capacity-overflow", a);
-
-  a = PagedArgs();
-  a.k.strides[3] = 2;
-  pagedCase(m, "stride-k-cache-last", a);
-  a = PagedArgs();
-  a.blockTable.strides[0] = 1;
-  a.blockTable.strides[1] = 4; // column-major
-  pagedCase(m, "stride-block-table-last", a);
-  a = PagedArgs();
-  a.kvLens.strides[0] = 2;
-  pagedCase(m, "stride-kv-lens", a);
-  a = PagedArgs();
-  a.blockTable.strides[0] = -512;
-  pagedCase(m, "stride-block-table-negative", a);
-  a = PagedArgs();
-  a.blockTable.strides[0] = INT64_MAX;
-  pagedCase(m, "extent-block-table", a);
-  a = PagedArgs();
-  misalignPointer(a.k, kK, 8);
-  pagedCase(m, "align-k-cache", a);
-  a = PagedArgs();
-  misalignRowStride(a.v, 16, 8);
-  pagedCase(m, "align-v-cache-rows", a);
-  a = PagedArgs();
-  misalignPointer(a.blockTable, kBlockTable, 2);
-  pagedCase(m, "align-block-table", a);
-  a = PagedArgs();
-  misalignPointer(a.kvLens, kKvLens, 1);
-  pagedCase(m, "align-kv-lens", a);
-  a = PagedArgs();
-  a.blockTable = blockTableOf(4, 513, kBlockTable + 4); // 4-byte aligned
-  pagedCase(m, "align-block-table-4", a);
-
-  a = PagedArgs();
-  a.options.window = 64;
-  pagedCase(m, "window-without-causal", a);
-  a = PagedArgs();
-  a.options.causal = static_cast<attn_causal>(5);
-  pagedCase(m, "causal-enum", a);
+  planCases<PagedArgs>(
+      m,
+      {
+          {"null-k-cache-data", [&](PagedArgs &a) { a.k.data = nullptr; }},
+          {"null-block-table-data",
+           [&](PagedArgs &a) { a.blockTable.data = nullptr; }},
+          {"null-kv-lens-data", [&](PagedArgs &a) { a.kvLens.data = nullptr; }},
+          {"rank-k-cache", [&](PagedArgs &a) { a.k.rank = 5; }},
+          {"rank-block-table", [&](PagedArgs &a) { a.blockTable.rank = 1; }},
+          {"rank-kv-lens", [&](PagedArgs &a) { a.kvLens.rank = 2; }},
+          {"dtype-block-table",
+           [&](PagedArgs &a) { a.blockTable.dtype = ATTN_BF16; }},
+          {"dtype-kv-lens", [&](PagedArgs &a) { a.kvLens.dtype = ATTN_F32; }},
+          {"dtype-block-table-bool",
+           [&](PagedArgs &a) { a.blockTable.dtype = ATTN_BOOL; }},
+          {"dtype-kv-lens-enum",
+           [&](PagedArgs &a) { a.kvLens.dtype = static_cast<attn_dtype>(9); }},
+          {"dtype-q-i32", [&](PagedArgs &a) { a.q.dtype = ATTN_I32; }},
+          {"dtype-k-cache-i32", [&](PagedArgs &a) { a.k.dtype = ATTN_I32; }},
+          {"dtype-v-cache", [&](PagedArgs &a) { a.v.dtype = ATTN_F16; }},
+          {"dtype-o-i32", [&](PagedArgs &a) { a.o.dtype = ATTN_I32; }},
+          {"dtype-lse-i32", [&](PagedArgs &a) { a.lse.dtype = ATTN_I32; }},
+          {"shape-pool-pages",
+           [&](PagedArgs &a) { a.v = bshd(ATTN_BF16, 999, 8, 16, 128, kV); }},
+          {"shape-pool-hkv",
+           [&](PagedArgs &a) { a.v = bshd(ATTN_BF16, 1000, 4, 16, 128, kV); }},
+          {"shape-pool-page-size",
+           [&](PagedArgs &a) { a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV); }},
+          {"shape-head-dim",
+           [&](PagedArgs &a) { a.k = bshd(ATTN_BF16, 1000, 8, 16, 64, kK); }},
+          {"shape-o-value-dim",
+           [&](PagedArgs &a) { a.o = bhsd(ATTN_BF16, 4, 32, 1, 64, kO); }},
+          {"shape-gqa",
+           [&](PagedArgs &a) {
+             a = PagedArgs(4, 8);
+             a.k = bshd(ATTN_BF16, 1000, 5, 16, 128, kK);
+             a.v = bshd(ATTN_BF16, 1000, 5, 16, 128, kV);
+           }},
+          {"shape-page-size-0",
+           [&](PagedArgs &a) { a.k.shape[2] = a.v.shape[2] = 0; }},
+          {"shape-no-pages",
+           [&](PagedArgs &a) { a.k.shape[0] = a.v.shape[0] = 0; }},
+          {"shape-max-pages-0",
+           [&](PagedArgs &a) { a.blockTable = blockTableOf(4, 0); }},
+          {"shape-block-table-batch",
+           [&](PagedArgs &a) { a.blockTable = blockTableOf(3, 512); }},
+          {"shape-kv-lens-batch",
+           [&](PagedArgs &a) { a.kvLens = kvLensOf(5); }},
+          {"shape-o",
+           [&](PagedArgs &a) { a.o = bhsd(ATTN_BF16, 3, 32, 1, 128, kO); }},
+          {"shape-lse", [&](PagedArgs &a) { a.lse = lseOf(4, 32, 2, kLse); }},
+          // max_pages x page_size past what kv_lens (i32) counts, and past
+          // int64.
+          {"capacity-2^31",
+           [&](PagedArgs &a) { a = PagedArgs(1, 8, 16, 1, int64_t(1) << 31); }},
+          {"capacity-overflow",
+           [&](PagedArgs &a) {
+             a = PagedArgs(1, 8, 16, int64_t(1) << 32, int64_t(1) << 32);
+             a.k.strides[0] = a.v.strides[0] = 0;
+           }},
+          {"stride-k-cache-last", [&](PagedArgs &a) { a.k.strides[3] = 2; }},
+          {"stride-block-table-last",
+           [&](PagedArgs &a) {
+             a.blockTable.strides[0] = 1;
+             a.blockTable.strides[1] = 4; // column-major
+           }},
+          {"stride-kv-lens", [&](PagedArgs &a) { a.kvLens.strides[0] = 2; }},
+          {"stride-block-table-negative",
+           [&](PagedArgs &a) { a.blockTable.strides[0] = -512; }},
+          {"extent-block-table",
+           [&](PagedArgs &a) { a.blockTable.strides[0] = INT64_MAX; }},
+          {"align-k-cache", [&](PagedArgs &a) { misalignPointer(a.k, kK, 8); }},
+          {"align-v-cache-rows",
+           [&](PagedArgs &a) { misalignRowStride(a.v, 16, 8); }},
+          {"align-block-table",
+           [&](PagedArgs &a) {
+             misalignPointer(a.blockTable, kBlockTable, 2);
+           }},
+          {"align-kv-lens",
+           [&](PagedArgs &a) { misalignPointer(a.kvLens, kKvLens, 1); }},
+          {"align-block-table-4",
+           [&](PagedArgs &a) {
+             a.blockTable =
+                 blockTableOf(4, 513, kBlockTable + 4); // 4-byte aligned
+           }},
+          {"window-without-causal",
+           [&](PagedArgs &a) { a.options.window = 64; }},
+          {"causal-enum",
+           [&](PagedArgs &a) {
+             a.options.causal = static_cast<attn_causal>(5);
+           }},
+      });
   {
     PagedArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 4, 32, 1, 8192);
     b.options.mask = &mask;
-    pagedCase(m, "mask", b);
+    planCase(m, "mask", b);
   }
-  a = PagedArgs();
-  a.workspace = 0;
-  pagedCase(m, "workspace-null", a);
-  a = PagedArgs();
-  a.workspace = kWorkspace + 64;
-  pagedCase(m, "workspace-align", a);
-  a = PagedArgs();
-  a.workspaceBytes = 4096;
-  pagedCase(m, "workspace-small", a);
+  planCases<PagedArgs>(
+      m,
+      {
+          {"workspace-null", [&](PagedArgs &a) { a.workspace = 0; }},
+          {"workspace-align",
+           [&](PagedArgs &a) { a.workspace = kWorkspace + 64; }},
+          {"workspace-small", [&](PagedArgs &a) { a.workspaceBytes = 4096; }},
+      });
 
   // The C API's own checks.
   {
@@ -2016,6 +1953,7 @@ attn_tensor offsetsOf(int64_t entries, uint64_t data) {
 }
 
 struct VarlenArgs {
+  using Plan = Launch;
   attn_tensor q, k, v, queryOffsets, keyOffsets, kvLens, blockTable, o, lse;
   attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr};
   int64_t maxSeqlenQ = 0;
@@ -2096,19 +2034,10 @@ void printVarlen(const char *name, const Launch &l) {
               static_cast<long long>(l.args[at + 1]));
 }
 
-void varlenCase(const ManifestSection &m, const char *name,
-                const VarlenArgs &a) {
-  Launch l;
-  report(name, a.plan(m, l));
-}
-
 int runVarlen() {
   Manifest parsed, plain;
-  if (parseManifest(varlenModule(), "m.manifest", parsed) ||
-      parseManifest(kModule, "m.manifest", plain)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(varlenModule(), parsed) || !setUp(kModule, plain))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   {
     // Varlen prefill: 4 sequences of at most 300 queries in T = 1000 rows,
@@ -2164,11 +2093,11 @@ int runVarlen() {
     // The most rows i32 offsets address: T = 2^31 - 1; a block table row
     // shared by every sequence (stride 0 over B) is a valid read.
     VarlenArgs a(false, 1, INT32_MAX, 16);
-    varlenCase(m, "rows-2^31-1", a);
+    planCase(m, "rows-2^31-1", a);
     a = VarlenArgs(/*paged=*/true);
     a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
     a.blockTable.strides[0] = 0;
-    varlenCase(m, "block-table-broadcast", a);
+    planCase(m, "block-table-broadcast", a);
   }
 
   // The lookup: attn_forward never takes a packed kernel, and
@@ -2194,16 +2123,19 @@ int runVarlen() {
     report("paged-call", a.plan(m, l));
     std::printf("paged-call: %s\n", l.kernel->name.c_str());
   }
-  varlenCase(plain.sections.front(), "no-packed-kernels", VarlenArgs());
+  planCase(plain.sections.front(), "no-packed-kernels", VarlenArgs());
   VarlenArgs a(/*paged=*/true);
-  varlenCase(m, "no-kernel-paged-none", a);
-  a = VarlenArgs();
-  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
-  varlenCase(m, "no-kernel-top-left", a);
-  a = VarlenArgs();
-  for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o})
-    t->dtype = ATTN_F32;
-  varlenCase(m, "dtype-no-kernel", a);
+  planCase(m, "no-kernel-paged-none", a);
+  planCases<VarlenArgs>(
+      m, {
+             {"no-kernel-top-left",
+              [&](VarlenArgs &a) { a.options.causal = ATTN_CAUSAL_TOP_LEFT; }},
+             {"dtype-no-kernel",
+              [&](VarlenArgs &a) {
+                for (attn_tensor *t : {&a.q, &a.k, &a.v, &a.o})
+                  t->dtype = ATTN_F32;
+              }},
+         });
 
   // Every argument error, in the order of the checks.
   {
@@ -2238,159 +2170,142 @@ int runVarlen() {
       report(name.c_str(), planForwardVarlen(m, u, 0, nullptr, l));
     }
   }
-  a = VarlenArgs();
-  a.q.data = nullptr;
-  varlenCase(m, "null-q-data", a);
-  a = VarlenArgs();
-  a.queryOffsets.data = nullptr;
-  varlenCase(m, "null-query-offsets-data", a);
-  a = VarlenArgs();
-  a.keyOffsets.data = nullptr;
-  varlenCase(m, "null-key-offsets-data", a);
-
-  a = VarlenArgs();
-  a.q.rank = 3;
-  varlenCase(m, "rank-q", a);
-  a = VarlenArgs();
-  a.lse.rank = 2;
-  varlenCase(m, "rank-lse", a);
-  a = VarlenArgs();
-  a.queryOffsets.rank = 2;
-  varlenCase(m, "rank-query-offsets", a);
-  a = VarlenArgs();
-  a.keyOffsets.rank = 0;
-  varlenCase(m, "rank-key-offsets", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.blockTable.rank = 1;
-  varlenCase(m, "rank-block-table", a);
-
-  a = VarlenArgs();
-  a.queryOffsets.dtype = ATTN_BF16;
-  varlenCase(m, "dtype-query-offsets", a);
-  a = VarlenArgs();
-  a.keyOffsets.dtype = ATTN_F32;
-  varlenCase(m, "dtype-key-offsets", a);
-  a = VarlenArgs();
-  a.queryOffsets.dtype = static_cast<attn_dtype>(9);
-  varlenCase(m, "dtype-query-offsets-enum", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.kvLens.dtype = ATTN_BOOL;
-  varlenCase(m, "dtype-kv-lens", a);
-  a = VarlenArgs();
-  a.q.dtype = ATTN_I32;
-  varlenCase(m, "dtype-q-i32", a);
-  a = VarlenArgs();
-  a.v.dtype = ATTN_F16;
-  varlenCase(m, "dtype-v", a);
-  a = VarlenArgs();
-  a.o.dtype = ATTN_F16;
-  varlenCase(m, "dtype-o", a);
-  a = VarlenArgs();
-  a.lse.dtype = ATTN_BF16;
-  varlenCase(m, "dtype-lse", a);
-
-  // A packed batch is one row of the batch dim: q, o, lse and packed k
-  // and v have size 1 there; a pool's first dim counts pages.
-  a = VarlenArgs();
-  a.q = bshd(ATTN_BF16, 2, 32, 500, 128, kQ);
-  varlenCase(m, "shape-q-batch", a);
-  a = VarlenArgs();
-  a.k = bshd(ATTN_BF16, 4, 8, 750, 128, kK);
-  varlenCase(m, "shape-k-batch", a);
-  a = VarlenArgs();
-  a.v = bshd(ATTN_BF16, 4, 8, 750, 128, kV);
-  varlenCase(m, "shape-v-batch", a);
-  a = VarlenArgs();
-  a.v = bshd(ATTN_BF16, 1, 8, 2999, 128, kV);
-  varlenCase(m, "shape-tk", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV);
-  varlenCase(m, "shape-pools", a);
-  a = VarlenArgs();
-  a.k = bshd(ATTN_BF16, 1, 8, 3000, 64, kK);
-  varlenCase(m, "shape-head-dim", a);
-  a = VarlenArgs();
-  a.k = bshd(ATTN_BF16, 1, 5, 3000, 128, kK);
-  a.v = bshd(ATTN_BF16, 1, 5, 3000, 128, kV);
-  varlenCase(m, "shape-gqa", a);
-  a = VarlenArgs();
-  a.o = bshd(ATTN_BF16, 1, 32, 999, 128, kO);
-  varlenCase(m, "shape-o", a);
-  a = VarlenArgs();
-  a.o = bshd(ATTN_BF16, 4, 32, 250, 128, kO);
-  varlenCase(m, "shape-o-batch", a);
-  a = VarlenArgs();
-  a.lse = lseOf(4, 32, 250, kLse);
-  varlenCase(m, "shape-lse", a);
-  a = VarlenArgs();
-  a.queryOffsets = offsetsOf(0, kQueryOffsets);
-  varlenCase(m, "shape-query-offsets-0", a);
-  a = VarlenArgs();
-  a.queryOffsets = offsetsOf(1, kQueryOffsets);
-  a.keyOffsets = offsetsOf(1, kKeyOffsets);
-  varlenCase(m, "shape-no-sequence", a);
-  a = VarlenArgs();
-  a.keyOffsets = offsetsOf(4, kKeyOffsets);
-  varlenCase(m, "shape-key-offsets", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.kvLens = kvLensOf(5);
-  varlenCase(m, "shape-kv-lens", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.blockTable = blockTableOf(3, 256);
-  varlenCase(m, "shape-block-table", a);
-  a = VarlenArgs(/*paged=*/true);
-  a.blockTable = blockTableOf(4, int64_t(1) << 31);
-  varlenCase(m, "capacity-2^31", a);
-  // i32 offsets address at most 2^31 - 1 rows of q and of packed k and v.
-  a = VarlenArgs(false, 4, int64_t(1) << 31);
-  varlenCase(m, "rows-2^31", a);
-  a = VarlenArgs(false, 4, 1000, int64_t(1) << 31);
-  varlenCase(m, "key-rows-2^31", a);
-  // 65536 sequences: past grid z's limit.
-  a = VarlenArgs(false, 65536);
-  varlenCase(m, "grid-limit", a);
-
-  a = VarlenArgs();
-  a.q.strides[3] = 2;
-  varlenCase(m, "stride-q-last", a);
-  a = VarlenArgs();
-  a.o.strides[2] = 0;
-  varlenCase(m, "stride-o-zero", a);
-  a = VarlenArgs();
-  a.queryOffsets.strides[0] = 2;
-  varlenCase(m, "stride-query-offsets", a);
-  a = VarlenArgs();
-  misalignPointer(a.q, kQ, 8);
-  varlenCase(m, "align-q", a);
-  a = VarlenArgs();
-  a.k.strides[0] = 3000 * 8 * 132; // [T, H, D] with rows of 132 elements
-  a.k.strides[1] = 132;
-  a.k.strides[2] = 8 * 132;
-  varlenCase(m, "align-k-rows", a);
-  a = VarlenArgs();
-  misalignPointer(a.queryOffsets, kQueryOffsets, 2);
-  varlenCase(m, "align-query-offsets", a);
-  a = VarlenArgs();
-  misalignPointer(a.keyOffsets, kKeyOffsets, 1);
-  varlenCase(m, "align-key-offsets", a);
-  a = VarlenArgs();
-  a.lse.data = reinterpret_cast<void *>(kLse + 2);
-  varlenCase(m, "align-lse", a);
-
-  a = VarlenArgs();
-  a.options.window = 64;
-  varlenCase(m, "window-without-causal", a);
-  a = VarlenArgs();
-  a.options.causal = static_cast<attn_causal>(4);
-  varlenCase(m, "causal-enum", a);
-  a = VarlenArgs();
-  a.options.scale = NAN;
-  varlenCase(m, "scale-nan", a);
+  planCases<VarlenArgs>(
+      m,
+      {
+          {"null-q-data", [&](VarlenArgs &a) { a.q.data = nullptr; }},
+          {"null-query-offsets-data",
+           [&](VarlenArgs &a) { a.queryOffsets.data = nullptr; }},
+          {"null-key-offsets-data",
+           [&](VarlenArgs &a) { a.keyOffsets.data = nullptr; }},
+          {"rank-q", [&](VarlenArgs &a) { a.q.rank = 3; }},
+          {"rank-lse", [&](VarlenArgs &a) { a.lse.rank = 2; }},
+          {"rank-query-offsets",
+           [&](VarlenArgs &a) { a.queryOffsets.rank = 2; }},
+          {"rank-key-offsets", [&](VarlenArgs &a) { a.keyOffsets.rank = 0; }},
+          {"rank-block-table",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.blockTable.rank = 1;
+           }},
+          {"dtype-query-offsets",
+           [&](VarlenArgs &a) { a.queryOffsets.dtype = ATTN_BF16; }},
+          {"dtype-key-offsets",
+           [&](VarlenArgs &a) { a.keyOffsets.dtype = ATTN_F32; }},
+          {"dtype-query-offsets-enum",
+           [&](VarlenArgs &a) {
+             a.queryOffsets.dtype = static_cast<attn_dtype>(9);
+           }},
+          {"dtype-kv-lens",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.kvLens.dtype = ATTN_BOOL;
+           }},
+          {"dtype-q-i32", [&](VarlenArgs &a) { a.q.dtype = ATTN_I32; }},
+          {"dtype-v", [&](VarlenArgs &a) { a.v.dtype = ATTN_F16; }},
+          {"dtype-o", [&](VarlenArgs &a) { a.o.dtype = ATTN_F16; }},
+          {"dtype-lse", [&](VarlenArgs &a) { a.lse.dtype = ATTN_BF16; }},
+          // A packed batch is one row of the batch dim: q, o, lse and packed k
+          // and v have size 1 there; a pool's first dim counts pages.
+          {"shape-q-batch",
+           [&](VarlenArgs &a) { a.q = bshd(ATTN_BF16, 2, 32, 500, 128, kQ); }},
+          {"shape-k-batch",
+           [&](VarlenArgs &a) { a.k = bshd(ATTN_BF16, 4, 8, 750, 128, kK); }},
+          {"shape-v-batch",
+           [&](VarlenArgs &a) { a.v = bshd(ATTN_BF16, 4, 8, 750, 128, kV); }},
+          {"shape-tk",
+           [&](VarlenArgs &a) { a.v = bshd(ATTN_BF16, 1, 8, 2999, 128, kV); }},
+          {"shape-pools",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.v = bshd(ATTN_BF16, 1000, 8, 32, 128, kV);
+           }},
+          {"shape-head-dim",
+           [&](VarlenArgs &a) { a.k = bshd(ATTN_BF16, 1, 8, 3000, 64, kK); }},
+          {"shape-gqa",
+           [&](VarlenArgs &a) {
+             a.k = bshd(ATTN_BF16, 1, 5, 3000, 128, kK);
+             a.v = bshd(ATTN_BF16, 1, 5, 3000, 128, kV);
+           }},
+          {"shape-o",
+           [&](VarlenArgs &a) { a.o = bshd(ATTN_BF16, 1, 32, 999, 128, kO); }},
+          {"shape-o-batch",
+           [&](VarlenArgs &a) { a.o = bshd(ATTN_BF16, 4, 32, 250, 128, kO); }},
+          {"shape-lse",
+           [&](VarlenArgs &a) { a.lse = lseOf(4, 32, 250, kLse); }},
+          {"shape-query-offsets-0",
+           [&](VarlenArgs &a) {
+             a.queryOffsets = offsetsOf(0, kQueryOffsets);
+           }},
+          {"shape-no-sequence",
+           [&](VarlenArgs &a) {
+             a.queryOffsets = offsetsOf(1, kQueryOffsets);
+             a.keyOffsets = offsetsOf(1, kKeyOffsets);
+           }},
+          {"shape-key-offsets",
+           [&](VarlenArgs &a) { a.keyOffsets = offsetsOf(4, kKeyOffsets); }},
+          {"shape-kv-lens",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.kvLens = kvLensOf(5);
+           }},
+          {"shape-block-table",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.blockTable = blockTableOf(3, 256);
+           }},
+          {"capacity-2^31",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(/*paged=*/true);
+             a.blockTable = blockTableOf(4, int64_t(1) << 31);
+           }},
+          // i32 offsets address at most 2^31 - 1 rows of q and of packed k and
+          // v.
+          {"rows-2^31",
+           [&](VarlenArgs &a) { a = VarlenArgs(false, 4, int64_t(1) << 31); }},
+          {"key-rows-2^31",
+           [&](VarlenArgs &a) {
+             a = VarlenArgs(false, 4, 1000, int64_t(1) << 31);
+           }},
+          // 65536 sequences: past grid z's limit.
+          {"grid-limit", [&](VarlenArgs &a) { a = VarlenArgs(false, 65536); }},
+          {"stride-q-last", [&](VarlenArgs &a) { a.q.strides[3] = 2; }},
+          {"stride-o-zero", [&](VarlenArgs &a) { a.o.strides[2] = 0; }},
+          {"stride-query-offsets",
+           [&](VarlenArgs &a) { a.queryOffsets.strides[0] = 2; }},
+          {"align-q", [&](VarlenArgs &a) { misalignPointer(a.q, kQ, 8); }},
+          {"align-k-rows",
+           [&](VarlenArgs &a) {
+             a.k.strides[0] =
+                 3000 * 8 * 132; // [T, H, D] with rows of 132 elements
+             a.k.strides[1] = 132;
+             a.k.strides[2] = 8 * 132;
+           }},
+          {"align-query-offsets",
+           [&](VarlenArgs &a) {
+             misalignPointer(a.queryOffsets, kQueryOffsets, 2);
+           }},
+          {"align-key-offsets",
+           [&](VarlenArgs &a) {
+             misalignPointer(a.keyOffsets, kKeyOffsets, 1);
+           }},
+          {"align-lse",
+           [&](VarlenArgs &a) {
+             a.lse.data = reinterpret_cast<void *>(kLse + 2);
+           }},
+          {"window-without-causal",
+           [&](VarlenArgs &a) { a.options.window = 64; }},
+          {"causal-enum",
+           [&](VarlenArgs &a) {
+             a.options.causal = static_cast<attn_causal>(4);
+           }},
+          {"scale-nan", [&](VarlenArgs &a) { a.options.scale = NAN; }},
+      });
   {
     VarlenArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 1, 32, 1000, 3000);
     b.options.mask = &mask;
-    varlenCase(m, "mask", b);
+    planCase(m, "mask", b);
   }
   report("null-module", VarlenArgs().call(nullptr, nullptr));
   return 0;
@@ -2439,6 +2354,7 @@ std::string backwardModule() {
 }
 
 struct BackwardArgs {
+  using Plan = BackwardPlan;
   attn_tensor q, k, v, o, dout, lse, dq, dk, dv;
   attn_options options = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0};
   bool withLse = true;
@@ -2514,11 +2430,8 @@ void backwardCase(const ManifestSection &m, const char *name,
 
 int runBackward() {
   Manifest parsed, plain;
-  if (parseManifest(backwardModule(), "m.manifest", parsed) ||
-      parseManifest(kModule, "m.manifest", plain)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(backwardModule(), parsed) || !setUp(kModule, plain))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
   backwardCase(m, "bhsd", BackwardArgs(), true);
@@ -2610,17 +2523,20 @@ int runBackward() {
   backwardCase(m, "workspace-exact", a);
   // 2 x 4096 x 2^36 query rows: the tensors and grids fit, their row
   // statistics (2^53 bytes) are past the runtime's 2^50.
-  a = BackwardArgs();
-  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
-    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 36, 128,
-              reinterpret_cast<uint64_t>(t->data));
-  a.lse = lseOf(2, 4096, int64_t(1) << 36, kLse);
-  backwardCase(m, "workspace-rows", a);
-
-  // Kernels: all three of one specialisation, or what is missing.
-  a = BackwardArgs();
-  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
-  backwardCase(m, "no-kernel-kv", a);
+  planCases<BackwardArgs>(
+      m,
+      {
+          {"workspace-rows",
+           [&](BackwardArgs &a) {
+             for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+               *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 36, 128,
+                         reinterpret_cast<uint64_t>(t->data));
+             a.lse = lseOf(2, 4096, int64_t(1) << 36, kLse);
+           }},
+          // Kernels: all three of one specialisation, or what is missing.
+          {"no-kernel-kv",
+           [&](BackwardArgs &a) { a.options.causal = ATTN_CAUSAL_TOP_LEFT; }},
+      });
   {
     BackwardArgs b;
     attn_tensor mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
@@ -2665,81 +2581,50 @@ int runBackward() {
   }
 
   // Ranks, dtypes, shapes: each tensor named.
-  a = BackwardArgs();
-  a.dout.rank = 3;
-  backwardCase(m, "rank-dout", a);
-  a = BackwardArgs();
-  a.lse.rank = 4;
-  backwardCase(m, "rank-lse", a);
-  a = BackwardArgs();
-  a.dout.dtype = ATTN_F16;
-  backwardCase(m, "dtype-dout", a);
-  a = BackwardArgs();
-  a.dq.dtype = ATTN_F32;
-  backwardCase(m, "dtype-dq", a);
-  a = BackwardArgs();
-  a.dv.dtype = ATTN_BOOL;
-  backwardCase(m, "dtype-dv-bool", a);
-  a = BackwardArgs();
-  a.lse.dtype = ATTN_BF16;
-  backwardCase(m, "dtype-lse", a);
-  a = BackwardArgs();
-  a.v.dtype = ATTN_F16;
-  backwardCase(m, "dtype-mixed", a);
-  a = BackwardArgs();
-  a.o.shape[3] = 64;
-  backwardCase(m, "shape-o", a);
-  a = BackwardArgs();
-  a.dout.shape[2] = 78;
-  backwardCase(m, "shape-dout", a);
-  a = BackwardArgs();
-  a.lse.shape[1] = 2;
-  backwardCase(m, "shape-lse", a);
-  a = BackwardArgs();
-  a.dq.shape[3] = 64;
-  backwardCase(m, "shape-dq", a);
-  a = BackwardArgs();
-  a.dk.shape[1] = 8; // the query heads: dk has k's
-  backwardCase(m, "shape-dk", a);
-  a = BackwardArgs();
-  a.dv.shape[2] = 999;
-  backwardCase(m, "shape-dv", a);
-  a = BackwardArgs();
-  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
-    t->shape[1] = 7;
-  a.lse.shape[1] = 7;
-  backwardCase(m, "shape-gqa", a);
-
-  // Strides, extents, alignment.
-  a = BackwardArgs();
-  a.dout.strides[3] = 2;
-  backwardCase(m, "stride-dout-last", a);
-  a = BackwardArgs();
-  a.dk.strides[2] = -128;
-  backwardCase(m, "stride-dk-negative", a);
-  a = BackwardArgs();
-  a.dq.strides[1] = 0;
-  backwardCase(m, "stride-dq-zero", a);
-  a = BackwardArgs();
-  a.dv.strides[0] = INT64_MAX;
-  backwardCase(m, "extent-dv", a);
-  a = BackwardArgs();
-  misalignPointer(a.dout, kDout, 2);
-  backwardCase(m, "align-dout", a);
-  a = BackwardArgs();
-  misalignRowStride(a.dk, 1000, 2);
-  backwardCase(m, "align-dk-rows", a);
-  a = BackwardArgs();
-  a.lse.data = reinterpret_cast<void *>(kLse + 2);
-  backwardCase(m, "align-lse", a);
-
-  // Options and the mask, as for the forward.
-  a = BackwardArgs();
-  a.options.window = 16;
-  backwardCase(m, "window-without-causal", a);
-  a = BackwardArgs();
-  a.options.scale = NAN;
-  backwardCase(m, "scale-nan", a);
+  planCases<BackwardArgs>(
+      m,
+      {
+          {"rank-dout", [&](BackwardArgs &a) { a.dout.rank = 3; }},
+          {"rank-lse", [&](BackwardArgs &a) { a.lse.rank = 4; }},
+          {"dtype-dout", [&](BackwardArgs &a) { a.dout.dtype = ATTN_F16; }},
+          {"dtype-dq", [&](BackwardArgs &a) { a.dq.dtype = ATTN_F32; }},
+          {"dtype-dv-bool", [&](BackwardArgs &a) { a.dv.dtype = ATTN_BOOL; }},
+          {"dtype-lse", [&](BackwardArgs &a) { a.lse.dtype = ATTN_BF16; }},
+          {"dtype-mixed", [&](BackwardArgs &a) { a.v.dtype = ATTN_F16; }},
+          {"shape-o", [&](BackwardArgs &a) { a.o.shape[3] = 64; }},
+          {"shape-dout", [&](BackwardArgs &a) { a.dout.shape[2] = 78; }},
+          {"shape-lse", [&](BackwardArgs &a) { a.lse.shape[1] = 2; }},
+          {"shape-dq", [&](BackwardArgs &a) { a.dq.shape[3] = 64; }},
+          {"shape-dk",
+           [&](BackwardArgs &a) {
+             a.dk.shape[1] = 8; // the query heads: dk has k's
+           }},
+          {"shape-dv", [&](BackwardArgs &a) { a.dv.shape[2] = 999; }},
+          {"shape-gqa",
+           [&](BackwardArgs &a) {
+             for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+               t->shape[1] = 7;
+             a.lse.shape[1] = 7;
+           }},
+          // Strides, extents, alignment.
+          {"stride-dout-last", [&](BackwardArgs &a) { a.dout.strides[3] = 2; }},
+          {"stride-dk-negative",
+           [&](BackwardArgs &a) { a.dk.strides[2] = -128; }},
+          {"stride-dq-zero", [&](BackwardArgs &a) { a.dq.strides[1] = 0; }},
+          {"extent-dv", [&](BackwardArgs &a) { a.dv.strides[0] = INT64_MAX; }},
+          {"align-dout",
+           [&](BackwardArgs &a) { misalignPointer(a.dout, kDout, 2); }},
+          {"align-dk-rows",
+           [&](BackwardArgs &a) { misalignRowStride(a.dk, 1000, 2); }},
+          {"align-lse",
+           [&](BackwardArgs &a) {
+             a.lse.data = reinterpret_cast<void *>(kLse + 2);
+           }},
+          // Options and the mask, as for the forward.
+          {"window-without-causal",
+           [&](BackwardArgs &a) { a.options.window = 16; }},
+          {"scale-nan", [&](BackwardArgs &a) { a.options.scale = NAN; }},
+      });
   {
     BackwardArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 2, 8, 77, 999);
@@ -2794,11 +2679,8 @@ std::string atomicModule() {
 /// and the errors.
 int runBackwardAtomic() {
   Manifest parsed, deterministic;
-  if (parseManifest(atomicModule(), "m.manifest", parsed) ||
-      parseManifest(backwardModule(), "m.manifest", deterministic)) {
-    std::printf("setup failed: %s\n", attn_last_error());
+  if (!setUp(atomicModule(), parsed) || !setUp(backwardModule(), deterministic))
     return 1;
-  }
   const ManifestSection &m = parsed.sections.front();
   // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
   BackwardArgs a;
@@ -2868,12 +2750,18 @@ int runBackwardAtomic() {
   backwardCase(m, "atomic-top-left", a);
   a.options.atomic_dq = 0;
   backwardCase(m, "atomic-top-left-zero", a);
-  a = BackwardArgs(ATTN_BF16, 64);
-  a.options.atomic_dq = 1;
-  backwardCase(m, "atomic-d64", a);
-  a = BackwardArgs(ATTN_F16, 128);
-  a.options.atomic_dq = 1;
-  backwardCase(m, "atomic-dtype", a);
+  planCases<BackwardArgs>(m, {
+                                 {"atomic-d64",
+                                  [&](BackwardArgs &a) {
+                                    a = BackwardArgs(ATTN_BF16, 64);
+                                    a.options.atomic_dq = 1;
+                                  }},
+                                 {"atomic-dtype",
+                                  [&](BackwardArgs &a) {
+                                    a = BackwardArgs(ATTN_F16, 128);
+                                    a.options.atomic_dq = 1;
+                                  }},
+                             });
 
   // The workspace: records, then the accumulator at round_up(records, 256):
   // 2 x 8 x 77 rows are 19712 bytes of records (77 x 256) and 630784 of
@@ -3056,8 +2944,8 @@ int runLaunch(const std::string &manifest) {
     report("forward-add", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
                                        &a.options, stream));
     mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000, kMask + 3);
-    report("forward-bool", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
-                                        nullptr, &a.options, stream));
+    report("forward-bool", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                        &a.options, stream));
     mask = maskOf(ATTN_BOOL, 2, 1, 77, 999);
     report("forward-bool-shape", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
                                               nullptr, &a.options, stream));
