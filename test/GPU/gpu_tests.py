@@ -1202,6 +1202,36 @@ def run_backward(module, c, gen):
 #===------------------------------------------------------------------------===#
 
 
+def error_base(kernels):
+    """The kernel a call's error cases run on: bf16 d128 when `kernels` has
+    one, else its first. Returns it (None when there is none) and its dtype
+    name, head dims and causal kind (bf16, 128, 128, none without one)."""
+    base = next((k for k in kernels if k.get("dtype") == "bf16"
+                 and k.get("head_dim") == 128),
+                kernels[0] if kernels else None)
+    if base is None:
+        return None, "bf16", 128, 128, "none"
+    return (base, base["dtype"], base["head_dim"], base["value_dim"],
+            base["causal"])
+
+
+def error_adder(cases, prefix=""):
+    """add(name, expect, make): appends an error case named prefix + name
+    to `cases`."""
+    def add(name, expect, make):
+        cases.append(dict(kind="error", name=prefix + name, expect=expect,
+                          make=make))
+    return add
+
+
+def no_kernel_error(module, kind, dtype):
+    """What a call without a kernel of its specialisation raises: no kernel,
+    or a dtype error when the module has no `kind` kernel of `dtype`."""
+    kinds = [k for k in module.kernels
+             if k.get("kind") == kind and k["dtype"] == dtype]
+    return "ATTN_ERROR_NO_KERNEL" if kinds else "ATTN_ERROR_DTYPE"
+
+
 def error_cases(module):
     """Checks on the first forward kernel of the manifest (bf16 d128 when
     there is one): each raises the expected error and leaves the output as
@@ -1216,12 +1246,7 @@ def error_cases(module):
     # The calls below pass no mask (but the mask cases): an unmasked kernel.
     unmasked = [k for k in forward if k.get("mask", "none") == "none"] \
         or forward
-    base = next((k for k in unmasked if k.get("dtype") == "bf16"
-                 and k.get("head_dim") == 128), unmasked[0])
-    dt = base["dtype"]
-    d = base["head_dim"]
-    dv = base["value_dim"]
-    causal = base["causal"]
+    _, dt, d, dv, causal = error_base(unmasked)
     tdt = TORCH_DTYPE[dt]
     b, h, s = 2, 4, 128
 
@@ -1237,9 +1262,7 @@ def error_cases(module):
         return lambda: module.forward(q, k, v, out=out, **kw)
 
     cases = []
-
-    def add(name, expect, make):
-        cases.append(dict(kind="error", name=name, expect=expect, make=make))
+    add = error_adder(cases)
 
     def misaligned():
         n = b * h * s * d
@@ -1391,19 +1414,11 @@ def paged_error_cases(module):
              and k.get("kv") == "paged"
              and module.has_kernel("decode_combine", k["dtype"], None,
                                    k["value_dim"])]
-    base = next((k for k in paged if k["dtype"] == "bf16"
-                 and k["head_dim"] == 128), paged[0] if paged else None)
-    dt = base["dtype"] if base else "bf16"
-    d = base["head_dim"] if base else 128
-    dv = base["value_dim"] if base else 128
-    causal = base["causal"] if base else "none"
+    base, dt, d, dv, causal = error_base(paged)
     tdt = TORCH_DTYPE[dt]
     b, hq, hkv, page, pool, max_pages = 3, 32, 8, 16, 40, 8
     cases = []
-
-    def add(name, expect, make):
-        cases.append(dict(kind="error", name="paged " + name, expect=expect,
-                          make=make))
+    add = error_adder(cases, "paged ")
 
     def call(pool_dtype=tdt, v_heads=hkv, table_dtype=torch.int32, lens_b=b,
              offset=0, **kw):
@@ -1426,10 +1441,8 @@ def paged_error_cases(module):
                                             kv_layout="bshd", **kw)), out
 
     if base is None:
-        kinds = [k for k in module.kernels
-                 if k.get("kind") == "decode_partial" and k["dtype"] == dt]
         add("without a paged kernel",
-            "ATTN_ERROR_NO_KERNEL" if kinds else "ATTN_ERROR_DTYPE", call)
+            no_kernel_error(module, "decode_partial", dt), call)
         return cases
     add("block_table int64", "TypeError",
         lambda: call(table_dtype=torch.int64))
@@ -1457,20 +1470,12 @@ def varlen_error_cases(module):
     kernels must say so."""
     packed = [k for k in module.kernels if k.get("kind") == "forward"
               and k.get("q") == "packed" and k.get("kv") == "packed"]
-    base = next((k for k in packed if k["dtype"] == "bf16"
-                 and k["head_dim"] == 128), packed[0] if packed else None)
-    dt = base["dtype"] if base else "bf16"
-    d = base["head_dim"] if base else 128
-    dv = base["value_dim"] if base else 128
-    causal = base["causal"] if base else "none"
+    base, dt, d, dv, causal = error_base(packed)
     tdt = TORCH_DTYPE[dt]
     lens, hq, hkv = [77, 0, 200], 8, 2
     t = sum(lens)
     cases = []
-
-    def add(name, expect, make):
-        cases.append(dict(kind="error", name="varlen " + name, expect=expect,
-                          make=make))
+    add = error_adder(cases, "varlen ")
 
     def call(offsets_dtype=torch.int32, key_entries=len(lens) + 1,
              q_batch=None, offset=0, **kw):
@@ -1493,10 +1498,8 @@ def varlen_error_cases(module):
             out
 
     if base is None:
-        kinds = [k for k in module.kernels
-                 if k.get("kind") == "forward" and k["dtype"] == dt]
-        add("without a packed kernel",
-            "ATTN_ERROR_NO_KERNEL" if kinds else "ATTN_ERROR_DTYPE", call)
+        add("without a packed kernel", no_kernel_error(module, "forward", dt),
+            call)
         return cases
     add("query_offsets int64", "TypeError",
         lambda: call(offsets_dtype=torch.int64))
@@ -1526,19 +1529,11 @@ def backward_error_cases(module):
                                       atomic_dq=ATOMIC_DQ)
                     for kind in BACKWARD_KINDS)]
     unmasked = [k for k in full if k.get("mask", "none") == "none"] or full
-    base = next((k for k in unmasked if k["dtype"] == "bf16"
-                 and k["head_dim"] == 128), unmasked[0] if unmasked else None)
-    dt = base["dtype"] if base else "bf16"
-    d = base["head_dim"] if base else 128
-    dv = base["value_dim"] if base else 128
-    causal = base["causal"] if base else "none"
+    base, dt, d, dv, causal = error_base(unmasked)
     tdt = TORCH_DTYPE[dt]
     b, s = 2, 128
     cases = []
-
-    def add(name, expect, make):
-        cases.append(dict(kind="error", name="backward " + name,
-                          expect=expect, make=make))
+    add = error_adder(cases, "backward ")
 
     def call(hq=4, hkv=4, d=d, dv=dv, dtype=tdt, grad_shapes=None, lse=True,
              lse_dtype=torch.float32, dq_dtype=None, **kw):
