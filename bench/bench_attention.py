@@ -520,10 +520,20 @@ def plot(path, forward, decode, title):
 #===------------------------------------------------------------------------===#
 
 
+def arguments(doc):
+    """A benchmark's argument parser: the first line of `doc`, --manifest
+    (attn's kernels) and --lib (libattn_runtime.so)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--manifest", required=True,
+                        help="attn.manifest of the kernels to time")
+    parser.add_argument("--lib", default=None,
+                        help="libattn_runtime.so (default: see "
+                             "python/attn_runtime.py)")
+    return parser
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = arguments(__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="only the shapes of BENCHMARKS.md's tables")
     parser.add_argument("--only", choices=["forward", "decode"])

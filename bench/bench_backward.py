@@ -25,7 +25,6 @@ S^2 D. --atomic-manifest adds "attn-atomic": the backward kernels of the
 atomic dQ mode (attn-compile --atomic-dq), the forward from --manifest.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -160,9 +159,7 @@ def bench(module, timer, grid, with_forward, atomic=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = ba.arguments(__doc__)
     parser.add_argument("--shapes", default=None,
                         help="D:S:causal(0/1),... instead of the grid")
     parser.add_argument("--with-forward", action="store_true",

@@ -40,7 +40,6 @@ times its replays the same way: no host time, which eager decode steps of
 a few tens of microseconds are dominated by.
 """
 
-import argparse
 import json
 import math
 import os
@@ -54,8 +53,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import attn_runtime  # noqa: E402
-from bench_attention import (Timer, copy_bandwidth, cuda_device,  # noqa: E402
-                             rel_error, rotations)
+from bench_attention import (  # noqa: E402
+    Timer, arguments, copy_bandwidth, cuda_device, rel_error, rotations)
 
 HQ, HKV, D = 32, 8, 128
 DTYPE = torch.bfloat16
@@ -342,9 +341,7 @@ def print_row(row):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = arguments(__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="B = 8 and 64 at a mean of 16k, pages of 16")
     parser.add_argument("--configs", default=None,

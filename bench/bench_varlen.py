@@ -18,7 +18,6 @@ scores (4 L^2 D / 2 per head), the same for every implementation; CUDA
 graphs of back-to-back calls (bench_attention.py's Timer), median.
 """
 
-import argparse
 import os
 import sys
 
@@ -29,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import attn_runtime  # noqa: E402
-from bench_attention import Timer, cuda_device, rel_error  # noqa: E402
+from bench_attention import (Timer, arguments, cuda_device,  # noqa: E402
+                             rel_error)
 
 HQ, HKV, D = 32, 8, 128
 DTYPE = torch.bfloat16
@@ -47,9 +47,7 @@ def sdpa_backend(name):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = arguments(__doc__)
     args = parser.parse_args()
     props = cuda_device()
     if props is None:
