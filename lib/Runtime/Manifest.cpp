@@ -617,40 +617,34 @@ attn_status Parser::parseKernel(int line,
   // them when it does not say).
   if (k.kind == KernelKind::DecodeCombine && k.blockKv &&
       k.valueDim % k.blockKv)
-    return error(line, where + "block_kv=" + std::to_string(k.blockKv) +
-                           " must divide value_dim=" +
-                           std::to_string(k.valueDim) +
-                           " for kind=decode_combine");
+    return error(line,
+                 where + "block_kv=" + std::to_string(k.blockKv) +
+                     " must divide value_dim=" + std::to_string(k.valueDim) +
+                     " for kind=decode_combine");
   if (k.persistent && k.kind != KernelKind::Forward)
     return error(line, where +
                            "grid=persistent is for kind=forward only "
                            "(this is kind=" +
                            kernelKindName(k.kind) + ")");
-  // Only the kinds whose ABI has a mask operand take one; mask=none is
-  // harmless elsewhere.
-  if (k.mask != MaskKind::None && !kindTakes(k.kind, AbiWhen::mask))
-    return error(line, where + "mask=" + maskKindName(k.mask) +
-                           " is for the kinds whose kernels take a mask (" +
-                           kindsTaking(AbiWhen::mask) +
-                           "), not kind=" + kernelKindName(k.kind));
-  if (k.paged && !kindTakes(k.kind, AbiWhen::paged))
-    return error(line, where +
-                           "kv=paged is for the kinds whose kernels read a "
-                           "paged KV cache (" +
-                           kindsTaking(AbiWhen::paged) +
-                           "), not kind=" + kernelKindName(k.kind));
-  if (k.atomicDq && !kindTakes(k.kind, AbiWhen::atomic))
-    return error(line, where +
-                           "dq=atomic is for the kinds whose kernels "
-                           "compute dQ (" +
-                           kindsTaking(AbiWhen::atomic) +
-                           "), not kind=" + kernelKindName(k.kind));
-  if (k.packedQueries && !kindTakes(k.kind, AbiWhen::packed))
-    return error(line, where +
-                           "q=packed is for the kinds whose kernels read a "
-                           "packed batch (" +
-                           kindsTaking(AbiWhen::packed) +
-                           "), not kind=" + kernelKindName(k.kind));
+  // A key that adds parameters is for the kinds whose ABI has them (mask=none
+  // and the keys' absence are harmless anywhere).
+  const struct {
+    bool set;
+    AbiWhen when;
+    std::string key;
+    const char *kernels;
+  } variants[] = {
+      {k.mask != MaskKind::None, AbiWhen::mask,
+       std::string("mask=") + maskKindName(k.mask), "take a mask"},
+      {k.paged, AbiWhen::paged, "kv=paged", "read a paged KV cache"},
+      {k.atomicDq, AbiWhen::atomic, "dq=atomic", "compute dQ"},
+      {k.packedQueries, AbiWhen::packed, "q=packed", "read a packed batch"},
+  };
+  for (const auto &v : variants)
+    if (v.set && !kindTakes(k.kind, v.when))
+      return error(line, where + v.key + " is for the kinds whose kernels " +
+                             v.kernels + " (" + kindsTaking(v.when) +
+                             "), not kind=" + kernelKindName(k.kind));
   // A packed batch's keys are packed too, or paged; only a packed batch
   // has packed keys, and a forward kernel reads a paged cache only for
   // one (chunked prefill): attn_forward's batch has no lengths.
