@@ -732,7 +732,7 @@ func.func @packed_query_batch(%q: tensor<2x8x4x64xf16>, %k: tensor<2x2x16x64xf16
 // -----
 
 func.func @packed_offsets_rank(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %o: tensor<3x1xi32>) {
-  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got [3, 1]}}
+  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got shape [3, 1]}}
   %r = attn.attention %q, %k, %k query_offsets(%o : tensor<3x1xi32>)
       : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
   return
@@ -741,7 +741,7 @@ func.func @packed_offsets_rank(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf
 // -----
 
 func.func @packed_offsets_empty(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %o: tensor<0xi32>) {
-  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got [0]}}
+  // expected-error @+1 {{'attn.attention' op 'query_offsets' must have shape [B + 1] (the first row of every sequence and the end of the last), got shape [0]}}
   %r = attn.attention %q, %k, %k query_offsets(%o : tensor<0xi32>)
       : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x8x40x64xf16>
   return

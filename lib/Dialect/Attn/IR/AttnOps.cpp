@@ -96,7 +96,9 @@ bool shapesCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
          });
 }
 
-bool isSupportedElementType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+bool isSupportedElementType(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32();
+}
 
 StringRef layoutName(Layout layout) {
   return layout == Layout::BHSD ? "[B, H, S, X] (bhsd)" : "[B, S, H, X] (bshd)";
@@ -106,8 +108,8 @@ StringRef layoutName(Layout layout) {
 LogicalResult verifyRank4(Operation *op, Value value, StringRef name) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() != 4)
-    return op->emitOpError() << "'" << name << "' must have rank 4, got rank "
-                             << type.getRank();
+    return op->emitOpError()
+           << "'" << name << "' must have rank 4, got rank " << type.getRank();
   if (!isSupportedElementType(type.getElementType()))
     return op->emitOpError()
            << "'" << name << "' element type must be f16, bf16 or f32, got "
@@ -125,9 +127,9 @@ LogicalResult verifyTypeIs(Operation *op, Value value, StringRef name,
            << "'" << name << "' must have shape " << formatShape(shape) << " ("
            << what << "), got " << formatShape(type.getShape());
   if (type.getElementType() != elementType)
-    return op->emitOpError() << "'" << name << "' must have element type "
-                             << elementType << ", got "
-                             << type.getElementType();
+    return op->emitOpError()
+           << "'" << name << "' must have element type " << elementType
+           << ", got " << type.getElementType();
   return success();
 }
 
@@ -216,26 +218,31 @@ LogicalResult verifyPacking(Operation *op, Value queryOffsets, Value keyOffsets,
   if (mask)
     return op->emitOpError() << "has a mask operand and packed sequences; "
                                 "a packed batch takes no mask";
-  auto checkOffsets = [&](Value offsets, StringRef name) -> LogicalResult {
+  // An operand whose shape is `ok`, or an error that names it, says what
+  // its shape must be and gives its shape.
+  auto checkShape = [&](bool ok, StringRef name, StringRef requirement,
+                        Type type) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitOpError()
+           << "'" << name << "' " << requirement << ", got shape "
+           << formatShape(cast<ShapedType>(type).getShape());
+  };
+  auto checkOffsets = [&](Value offsets, StringRef name) {
     auto type = cast<RankedTensorType>(offsets.getType());
-    if (type.getRank() == 1 && type.getDimSize(0) != 0)
-      return success();
-    return op->emitOpError()
-           << "'" << name << "' must have shape [B + 1] (the first row of "
-           << "every sequence and the end of the last), got "
-           << formatShape(type.getShape());
+    return checkShape(type.getRank() == 1 && type.getDimSize(0) != 0, name,
+                      "must have shape [B + 1] (the first row of every "
+                      "sequence and the end of the last)",
+                      type);
   };
-  if (failed(checkOffsets(queryOffsets, "query_offsets")))
-    return failure();
-  auto leadingOne = [&](ShapedType type, StringRef name) -> LogicalResult {
-    if (dimsCompatible(type.getDimSize(0), 1))
-      return success();
-    return op->emitOpError()
-           << "'" << name << "' of a packed batch must have a leading size "
-           << "of 1 (the sequences lie back to back in one), got shape "
-           << formatShape(type.getShape());
+  auto leadingOne = [&](ShapedType type, StringRef name) {
+    return checkShape(dimsCompatible(type.getDimSize(0), 1), name,
+                      "of a packed batch must have a leading size of 1 (the "
+                      "sequences lie back to back in one)",
+                      type);
   };
-  if (failed(leadingOne(qType, "query")))
+  if (failed(checkOffsets(queryOffsets, "query_offsets")) ||
+      failed(leadingOne(qType, "query")))
     return failure();
   dims.batch = getPackedBatch(cast<ShapedType>(queryOffsets.getType()));
   if (!keyOffsets)
@@ -276,9 +283,9 @@ FailureOr<AttentionDims> verifyAttentionOperands(
 
   AttentionDims dims = getAttentionDims(layout, qType, kType, vType);
   unsigned hDim = getHeadsDim(layout);
-  for (auto [type, name] : {std::make_pair(qType, "query"),
-                            std::make_pair(kType, "key"),
-                            std::make_pair(vType, "value")}) {
+  for (auto [type, name] :
+       {std::make_pair(qType, "query"), std::make_pair(kType, "key"),
+        std::make_pair(vType, "value")}) {
     if (type.isDynamicDim(hDim) || type.isDynamicDim(3))
       return op->emitOpError()
              << "'" << name << "' must have a static head count and head dim "
@@ -299,13 +306,13 @@ FailureOr<AttentionDims> verifyAttentionOperands(
              !dimsCompatible(vType.getDimSize(0), dims.batch)) {
     return op->emitOpError()
            << "batch mismatch: 'query', 'key' and 'value' have B = "
-           << formatShape({dims.batch, kType.getDimSize(0),
-                           vType.getDimSize(0)});
+           << formatShape(
+                  {dims.batch, kType.getDimSize(0), vType.getDimSize(0)});
   }
   if (dims.headDim != kType.getDimSize(3))
-    return op->emitOpError() << "head dim mismatch: 'query' has D = "
-                             << dims.headDim << " but 'key' has D = "
-                             << kType.getDimSize(3);
+    return op->emitOpError()
+           << "head dim mismatch: 'query' has D = " << dims.headDim
+           << " but 'key' has D = " << kType.getDimSize(3);
   if (vType.getDimSize(hDim) != dims.kvHeads)
     return op->emitOpError()
            << "'key' and 'value' must have the same number of heads, got "
@@ -321,16 +328,18 @@ FailureOr<AttentionDims> verifyAttentionOperands(
   // Zero heads would make the GQA group size Hq / Hkv zero or undefined, and
   // every lowering divides by it.
   if (dims.queryHeads == 0 || dims.kvHeads == 0)
-    return op->emitOpError() << "head counts must be non-zero, got Hq = "
-                             << dims.queryHeads << " and Hkv = "
-                             << dims.kvHeads;
+    return op->emitOpError()
+           << "head counts must be non-zero, got Hq = " << dims.queryHeads
+           << " and Hkv = " << dims.kvHeads;
   if (dims.queryHeads % dims.kvHeads != 0)
-    return op->emitOpError() << "query heads (Hq = " << dims.queryHeads
-                             << ") must be a multiple of key/value heads (Hkv = "
-                             << dims.kvHeads << ")";
+    return op->emitOpError()
+           << "query heads (Hq = " << dims.queryHeads
+           << ") must be a multiple of key/value heads (Hkv = " << dims.kvHeads
+           << ")";
   if (dims.headDim == 0 || dims.valueDim == 0)
-    return op->emitOpError() << "head dims must be non-zero, got D = "
-                             << dims.headDim << " and Dv = " << dims.valueDim;
+    return op->emitOpError()
+           << "head dims must be non-zero, got D = " << dims.headDim
+           << " and Dv = " << dims.valueDim;
   if (dims.headDim > kMaxHeadDim || dims.valueDim > kMaxHeadDim)
     return op->emitOpError()
            << "head dims must be at most " << kMaxHeadDim
@@ -435,10 +444,10 @@ LogicalResult AttentionPartialOp::verify() {
   if (n < 1)
     return emitOpError() << "'num_splits' must be at least 1, got " << n;
   Type f32 = Float32Type::get(getContext());
-  if (failed(verifyTypeIs(*this, getPartialOutput(), "partial_output",
-                          {n, dims->batch, dims->queryHeads, dims->querySeq,
-                           dims->valueDim},
-                          f32, "[num_splits, B, Hq, Sq, Dv], f32")))
+  if (failed(verifyTypeIs(
+          *this, getPartialOutput(), "partial_output",
+          {n, dims->batch, dims->queryHeads, dims->querySeq, dims->valueDim},
+          f32, "[num_splits, B, Hq, Sq, Dv], f32")))
     return failure();
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
                           {n, dims->batch, dims->queryHeads, dims->querySeq},
@@ -472,20 +481,18 @@ LogicalResult CombineOp::verify() {
   if (po[4] > kMaxHeadDim)
     return emitOpError() << "'partial_output' value dim must be at most "
                          << kMaxHeadDim << ", got Dv = " << po[4];
-  if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
-                          po.drop_back(), f32,
-                          "the leading dims of 'partial_output', f32")))
+  if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse", po.drop_back(),
+                          f32, "the leading dims of 'partial_output', f32")))
     return failure();
   auto oType = getOutput().getType();
   if (!isSupportedElementType(oType.getElementType()))
     return emitOpError() << "'output' element type must be f16, bf16 or f32, "
                             "got "
                          << oType.getElementType();
-  if (failed(verifyTypeIs(*this, getOutput(), "output",
-                          getStoredShape(getLayout(), po[1], po[2], po[3],
-                                         po[4]),
-                          oType.getElementType(),
-                          "[B, Hq, Sq, Dv] in the op's layout")))
+  if (failed(verifyTypeIs(
+          *this, getOutput(), "output",
+          getStoredShape(getLayout(), po[1], po[2], po[3], po[4]),
+          oType.getElementType(), "[B, Hq, Sq, Dv] in the op's layout")))
     return failure();
   if (getLse() &&
       failed(verifyTypeIs(*this, getLse(), "lse", {po[1], po[2], po[3]}, f32,
@@ -506,8 +513,8 @@ LogicalResult AttentionGradOp::verify() {
     return failure();
   Type elementType = getQuery().getType().getElementType();
   SmallVector<int64_t> oShape =
-      getStoredShape(getLayout(), dims->batch, dims->queryHeads,
-                     dims->querySeq, dims->valueDim);
+      getStoredShape(getLayout(), dims->batch, dims->queryHeads, dims->querySeq,
+                     dims->valueDim);
   StringRef oWhat = "[B, Hq, Sq, Dv] in the op's layout, query's element type";
   if (failed(verifyTypeIs(*this, getOutput(), "output", oShape, elementType,
                           oWhat)) ||
