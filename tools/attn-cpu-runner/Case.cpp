@@ -242,8 +242,9 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
   c.hq = c.hkv * pick({1, 2, 4});
   c.sq = c.op == "split" ? pick({1, 1, 2, 4}) : pick({1, 2, 7, 16, 33, 77, range(1, 90)});
   c.sk = pick({1, 5, 33, 64, 129, range(1, 150)});
-  c.d = pick({8, 16, 32, 64});
-  c.dv = pick({c.d, c.d, 8, 24});
+  // Head dims the tensor cores divide and ones the tiles pad (40, 59).
+  c.d = pick({8, 16, 32, 64, 40, range(1, 80)});
+  c.dv = pick({c.d, c.d, 8, 24, range(1, 72)});
   c.dtype = static_cast<DType>(rng() % 3);
   c.causal = static_cast<Causal>(rng() % 3);
   if (c.causal != Causal::None && rng() % 2)

@@ -59,6 +59,26 @@ static Value rowView(OpBuilder &b, Location loc, Value buffer,
                                    strides);
 }
 
+/// Columns `[begin, end)` of a rank-1 row view (a tile row's data or its
+/// padding, tile.load/tile.store).
+static Value rowColumns(OpBuilder &b, Location loc, Value row, int64_t begin,
+                        int64_t end) {
+  auto type = cast<MemRefType>(row.getType());
+  if (begin == 0 && end == type.getDimSize(0))
+    return row;
+  auto resultType = cast<MemRefType>(
+      memref::SubViewOp::inferResultType(type, {begin}, {end - begin}, {1}));
+  return memref::SubViewOp::create(
+      b, loc, resultType, row, ArrayRef<int64_t>{begin},
+      ArrayRef<int64_t>{end - begin}, ArrayRef<int64_t>{1});
+}
+
+/// The elements of a buffer row (the last dimension of a tile.load's source
+/// or a tile.store's dest); static, as the verifiers require.
+static int64_t rowLength(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getShape().back();
+}
+
 static void lowerLoad(RewriterBase &rewriter, TileLoadOp op) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
@@ -68,9 +88,15 @@ static void lowerLoad(RewriterBase &rewriter, TileLoadOp op) {
     OpBuilder::InsertionGuard guard(b);
     Value r = beginFor(b, loc, ix.c(0), op.getRows(), ix.c(1));
     SmallVector<Value> indices = inlineRegion(b, op.getIndices(), r);
-    linalg::CopyOp::create(
-        b, loc, ValueRange{rowView(b, loc, op.getSource(), indices)},
-        ValueRange{tileRow(b, loc, op.getTile(), r)});
+    // A tile row longer than the source's is padding: zeros.
+    int64_t length = rowLength(op.getSource());
+    int64_t cols = op.getTile().getType().getDimSize(1);
+    Value row = tileRow(b, loc, op.getTile(), r);
+    linalg::CopyOp::create(b, loc,
+                           ValueRange{rowView(b, loc, op.getSource(), indices)},
+                           ValueRange{rowColumns(b, loc, row, 0, length)});
+    if (length < cols)
+      fill(b, loc, rowColumns(b, loc, row, length, cols), 0.0);
   }
   // Rows past `rows` are zero, so that full-tile arithmetic reads defined
   // values. A loop rather than a view of the tail: the tail is empty when
@@ -97,8 +123,8 @@ static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
     SmallVector<Value> at(indices);
     SmallVector<Value> from = {r};
     if (op.getTile().getType().getRank() == 2) {
-      int64_t width = op.getTile().getType().getDimSize(1);
-      Value col = beginFor(b, loc, ix.c(0), ix.c(width), ix.c(1));
+      Value col =
+          beginFor(b, loc, ix.c(0), ix.c(rowLength(op.getDest())), ix.c(1));
       at.push_back(col);
       from.push_back(col);
     }
@@ -109,8 +135,12 @@ static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
     Value v = memref::LoadOp::create(b, loc, tile, r);
     memref::StoreOp::create(b, loc, v, op.getDest(), indices);
   } else {
-    linalg::CopyOp::create(b, loc, ValueRange{tileRow(b, loc, tile, r)},
-                           ValueRange{rowView(b, loc, op.getDest(), indices)});
+    // The tile's columns past dest's rows are padding: dropped.
+    linalg::CopyOp::create(
+        b, loc,
+        ValueRange{rowColumns(b, loc, tileRow(b, loc, tile, r), 0,
+                              rowLength(op.getDest()))},
+        ValueRange{rowView(b, loc, op.getDest(), indices)});
   }
   rewriter.eraseOp(op);
 }

@@ -131,9 +131,9 @@ struct QueryRing {
             const AttnTileConfig &config)
       : blockQ(config.sizes.blockQ), stages(config.sizes.stages), g(&g) {
     const Problem &p = g.p;
-    queries = allocTile(b, loc, {stages, blockQ, p.dims.headDim}, p.elementType,
+    queries = allocTile(b, loc, {stages, blockQ, p.headCols}, p.elementType,
                         config.memorySpace);
-    gradOutputs = allocTile(b, loc, {stages, blockQ, p.dims.valueDim},
+    gradOutputs = allocTile(b, loc, {stages, blockQ, p.valueCols},
                             p.elementType, config.memorySpace);
     records = allocTile(b, loc, {stages, blockQ, kRecordSize}, b.getF32Type(),
                         config.memorySpace);
@@ -312,9 +312,9 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value jEnd = ix.add(j0, cols);
 
   Value kTile =
-      allocTile(b, loc, {bc, d.headDim}, p.elementType, config.memorySpace);
+      allocTile(b, loc, {bc, p.headCols}, p.elementType, config.memorySpace);
   Value vTile =
-      allocTile(b, loc, {bc, d.valueDim}, p.elementType, config.memorySpace);
+      allocTile(b, loc, {bc, p.valueCols}, p.elementType, config.memorySpace);
   QueryRing ring(b, loc, g, config);
   Value dsTile;
   if (dqAcc)
@@ -333,8 +333,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({bc, br}, f32);
-  auto dkType = RankedTensorType::get({bc, d.headDim}, f32);
-  auto dvType = RankedTensorType::get({bc, d.valueDim}, f32);
+  auto dkType = RankedTensorType::get({bc, p.headCols}, f32);
+  auto dvType = RankedTensorType::get({bc, p.valueCols}, f32);
   auto loop = scf::ForOp::create(
       b, loc, ix.c(0), ring.numTiles, ix.c(1),
       ValueRange{splat(b, loc, dkType, 0.0), splat(b, loc, dvType, 0.0)});
@@ -407,10 +407,10 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
       tileStore(
           b, loc, dST, dsTile, ix.c(bc),
           [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
-      for (int64_t c0 = 0; c0 < d.headDim; c0 += kGradDqChunk) {
-        int64_t width = std::min(kGradDqChunk, d.headDim - c0);
+      for (int64_t c0 = 0; c0 < p.headCols; c0 += kGradDqChunk) {
+        int64_t width = std::min(kGradDqChunk, p.headCols - c0);
         auto dqType = RankedTensorType::get({br, width}, f32);
-        Value kCols = width == d.headDim
+        Value kCols = width == p.headCols
                           ? kTile
                           : memref::SubViewOp::create(
                                 b, loc, kTile,
@@ -427,7 +427,9 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                          .getResult();
         part = scaledTile(b, loc, part, softmaxScale(b, loc, p), f32);
         auto store = TileStoreOp::create(
-            b, loc, part, dqColumns(b, loc, dqAcc, c0, width), rows.rows,
+            b, loc, part,
+            dqColumns(b, loc, dqAcc, c0, std::min(width, d.headDim - c0)),
+            rows.rows,
             /*accumulate=*/b.getUnitAttr());
         OpBuilder::InsertionGuard regionGuard(b);
         Block *block =
@@ -458,7 +460,6 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                             const AttnTileConfig &config, Value gradQuery) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
-  const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
   int64_t stages = config.sizes.stages;
@@ -470,9 +471,9 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value kvHead = ix.div(rows.head, p.group);
 
   Value qTile =
-      allocTile(b, loc, {br, d.headDim}, p.elementType, config.memorySpace);
+      allocTile(b, loc, {br, p.headCols}, p.elementType, config.memorySpace);
   Value doTile =
-      allocTile(b, loc, {br, d.valueDim}, p.elementType, config.memorySpace);
+      allocTile(b, loc, {br, p.valueCols}, p.elementType, config.memorySpace);
   KeyValueRing ring(b, loc, p, rows, config);
   auto rowIndices = [&](OpBuilder &b, Location loc, Value r) {
     IndexMath ix{b, loc};
@@ -499,7 +500,7 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({br, bc}, f32);
-  auto dqType = RankedTensorType::get({br, d.headDim}, f32);
+  auto dqType = RankedTensorType::get({br, p.headCols}, f32);
   auto loop = scf::ForOp::create(b, loc, ix.c(0), ring.numTiles, ix.c(1),
                                  ValueRange{splat(b, loc, dqType, 0.0)});
   {
@@ -580,7 +581,7 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   GradProblem g;
-  g.p = getProblem(b, loc, op, ProblemForm::Kernel);
+  g.p = getProblem(b, loc, op, config.sizes, ProblemForm::Kernel);
   g.output = toReadOnlyBuffer(b, loc, op.getOutput());
   g.gradOutput = toReadOnlyBuffer(b, loc, op.getGradOutput());
   g.lse = toReadOnlyBuffer(b, loc, op.getLse());

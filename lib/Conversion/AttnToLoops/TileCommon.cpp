@@ -220,9 +220,11 @@ RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
 
 template <typename OpTy>
 Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
-                         ProblemForm form) {
+                         const AttnTileSizes &sizes, ProblemForm form) {
   Problem p;
   static_cast<AttentionConfig &>(p) = getAttentionConfig(op);
+  p.headCols = std::max(sizes.headCols, p.dims.headDim);
+  p.valueCols = std::max(sizes.valueCols, p.dims.valueDim);
   p.elementType = op.getQuery().getType().getElementType();
   p.query = toReadOnlyBuffer(b, loc, op.getQuery());
   p.key = toReadOnlyBuffer(b, loc, op.getKey());
@@ -365,11 +367,11 @@ SmallVector<Value> Problem::keyIndices(OpBuilder &b, Location loc, Value batch,
 }
 
 template Problem tile::getProblem(OpBuilder &, Location, AttentionOp,
-                                  ProblemForm);
+                                  const AttnTileSizes &, ProblemForm);
 template Problem tile::getProblem(OpBuilder &, Location, AttentionPartialOp,
-                                  ProblemForm);
+                                  const AttnTileSizes &, ProblemForm);
 template Problem tile::getProblem(OpBuilder &, Location, AttentionGradOp,
-                                  ProblemForm);
+                                  const AttnTileSizes &, ProblemForm);
 
 std::pair<Value, Value> RowTile::coords(IndexMath &ix, const Problem &p,
                                         Value r) const {
@@ -608,9 +610,9 @@ tile::KeyValueRing::KeyValueRing(OpBuilder &b, Location loc, const Problem &p,
                                  const AttnTileConfig &config)
     : blockKV(config.sizes.blockKV), stages(config.sizes.stages), problem(&p),
       rows(rows) {
-  keys = allocTile(b, loc, {stages, blockKV, p.dims.headDim}, p.elementType,
+  keys = allocTile(b, loc, {stages, blockKV, p.headCols}, p.elementType,
                    config.memorySpace);
-  values = allocTile(b, loc, {stages, blockKV, p.dims.valueDim}, p.elementType,
+  values = allocTile(b, loc, {stages, blockKV, p.valueCols}, p.elementType,
                      config.memorySpace);
 }
 

@@ -167,6 +167,10 @@ void setSchedule(OpBuilder &b, const AttnTileConfig &config);
 struct Problem : AttentionConfig {
   Value query, key, value, mask;
   Type elementType;
+  /// Columns of the memory and register tiles that hold rows of Q, K (dQ,
+  /// dK) and of V, O (dO, dV): the schedule's padded head dims
+  /// (AttnTileSizes::headCols); the buffers' rows keep D and Dv.
+  int64_t headCols = 0, valueCols = 0;
   bool boolMask = false;
   /// Runtime sizes.
   Value batch, querySeq, keySeq, queryHeads, kvHeads;
@@ -217,8 +221,10 @@ enum class ProblemForm {
   Kernel,
 };
 
+/// The problem of `op` tiled with `sizes` (its tile columns).
 template <typename OpTy>
 Problem getProblem(OpBuilder &b, Location loc, OpTy op,
+                   const AttnTileSizes &sizes,
                    ProblemForm form = ProblemForm::Constant);
 
 /// Where the rows of a query tile come from. Plain tiles hold consecutive

@@ -78,7 +78,7 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
                                    const AttnTileConfig &config) {
   const AttnTileSizes &t = config.sizes;
   int64_t br = t.blockQ, bc = t.blockKV, stages = t.stages;
-  int64_t d = p.dims.headDim, dv = p.dims.valueDim;
+  int64_t d = p.headCols, dv = p.valueCols;
   Type f32 = b.getF32Type();
   IndexMath ix{b, loc};
 
@@ -283,7 +283,7 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Problem p = getProblem(b, loc, op, ProblemForm::Kernel);
+  Problem p = getProblem(b, loc, op, config.sizes, ProblemForm::Kernel);
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ;
@@ -324,11 +324,11 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
       return seq.queryIndices(b, loc, rows.batch, rows.head,
                               ix.add(rows.rowBegin, r));
     };
-    tileStore(b, loc,
-              normalisedTile(b, loc, st,
-                             RankedTensorType::get({br, d.valueDim},
-                                                   p.elementType)),
-              out, rows.rows, outRow);
+    tileStore(
+        b, loc,
+        normalisedTile(b, loc, st,
+                       RankedTensorType::get({br, p.valueCols}, p.elementType)),
+        out, rows.rows, outRow);
     if (lse)
       tileStore(b, loc, lseTile(b, loc, st), lse, rows.rows,
                 [&](OpBuilder &b, Location loc, Value r) {
@@ -350,7 +350,7 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
                                          const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Problem p = getProblem(b, loc, op, ProblemForm::Kernel);
+  Problem p = getProblem(b, loc, op, config.sizes, ProblemForm::Kernel);
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
   int64_t br = config.sizes.blockQ;
@@ -411,9 +411,9 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
       return SmallVector<Value>{split, batch, head, pos};
     };
     tileStore(b, loc,
-              normalisedTile(b, loc, st,
-                             RankedTensorType::get({br, d.valueDim},
-                                                   b.getF32Type())),
+              normalisedTile(
+                  b, loc, st,
+                  RankedTensorType::get({br, p.valueCols}, b.getF32Type())),
               parts, rows.rows, partRow);
     tileStore(b, loc, lseTile(b, loc, st), lses, rows.rows, partRow);
   }

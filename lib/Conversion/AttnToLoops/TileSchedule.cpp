@@ -29,6 +29,8 @@ namespace {
 /// What the schedule of one op depends on.
 struct TileShape {
   int64_t headDim = 0, valueDim = 0, elementBytes = 0;
+  /// The tiles' columns: the head dims padded to whole kTileColumnStep.
+  int64_t headCols = 0, valueCols = 0;
   CausalKind causal = CausalKind::None;
   bool mask = false;
   /// K and V rows gathered through a block table: every thread copies
@@ -55,6 +57,8 @@ static TileShape getTileShape(OpTy op) {
   TileShape s;
   s.headDim = c.dims.headDim;
   s.valueDim = c.dims.valueDim;
+  s.headCols = llvm::alignTo(s.headDim, kTileColumnStep);
+  s.valueCols = llvm::alignTo(s.valueDim, kTileColumnStep);
   s.elementBytes =
       op.getQuery().getType().getElementType().getIntOrFloatBitWidth() / 8;
   s.causal = c.causal;
@@ -116,7 +120,7 @@ struct Bytes {
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
-  Bytes e = s.elementBytes, d = s.headDim, dv = s.valueDim;
+  Bytes e = s.elementBytes, d = s.headCols, dv = s.valueCols;
   if (s.kind == TileShape::Kind::Gradient && target == TileTarget::Sm90a) {
     // Swizzled, unpadded, 1024-byte aligned tiles (as the forward's below);
     // a ring is one tile of its stages' rows. The copies are cp.async, so
@@ -136,7 +140,7 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     // (rows padded by 32 bytes, TileFragments.cpp).
     if (s.dsTile)
       keyValue = keyValue + tile(blockKV, blockQ) +
-                 Bytes(blockQ) * (std::min(s.headDim, kGradDqChunk) * 4 + 32);
+                 Bytes(blockQ) * (std::min(s.headCols, kGradDqChunk) * 4 + 32);
     if (!keyValue.v || !query.v)
       return Bytes(std::optional<int64_t>());
     return *keyValue.v > *query.v ? keyValue : query;
@@ -218,7 +222,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // operand keep all registers to every thread: with the 240 registers
       // setmaxnreg gave a consumer then (232 now), D = 128 with an additive
       // mask, causal, spilled 36 bytes.
-      int64_t widest = std::max(s.headDim, s.valueDim);
+      int64_t widest = std::max(s.headCols, s.valueCols);
       t.producer = widest > 64 && !s.mask && !s.paged;
       // A persistent grid, when asked for, needs the producer: it loads the
       // next tile while the consumers finish the last (one CTA per SM,
@@ -259,7 +263,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       t.overlap = t.producer && t.stages >= 3;
       break;
     }
-    bool wideCausal = s.causal != CausalKind::None && s.headDim > 64;
+    bool wideCausal = s.causal != CausalKind::None && s.headCols > 64;
     t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
     // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
     int64_t mTiles = s.mask || wideCausal ? 1 : 2;
@@ -268,7 +272,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       bq = t.warps * 16 * mTiles;
     if (!bkv)
-      bkv = mTiles == 2 && s.headDim > 64 ? 32 : 64;
+      bkv = mTiles == 2 && s.headCols > 64 ? 32 : 64;
     break;
   }
   case TileShape::Kind::Partial:
@@ -342,6 +346,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   t.blockQ = bq;
   t.blockKV = bkv;
+  t.headCols = s.headCols;
+  t.valueCols = s.valueCols;
   t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.

@@ -13,9 +13,20 @@ func.func @load_type(%src: memref<?x?x?x64xf32>, %t: memref<32x64xf16>, %n: inde
 
 // -----
 
-func.func @load_row(%src: memref<?x?x?x32xf16>, %t: memref<32x64xf16>, %n: index) {
-  // expected-error @+1 {{'attn.tile.load' op tile rows hold 64 elements but the source's rows hold 32}}
-  attn.tile.load %src into %t rows %n : memref<?x?x?x32xf16> into memref<32x64xf16> {
+func.func @load_row(%src: memref<?x?x?x64xf16>, %t: memref<32x48xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op tile rows hold 48 elements but the source's rows hold 64; a tile row holds a whole static source row}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x64xf16> into memref<32x48xf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @load_dynamic_row(%src: memref<?x?x?x?xf16>, %t: memref<32x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.load' op tile rows hold 64 elements but the source's rows hold a dynamic count}}
+  attn.tile.load %src into %t rows %n : memref<?x?x?x?xf16> into memref<32x64xf16> {
   ^bb0(%r: index):
     attn.tile.yield %r, %r, %r : index, index, index
   }
@@ -224,9 +235,9 @@ func.func @store_type(%t: tensor<32x64xf32>, %o: memref<?x?x?x64xf16>, %n: index
 
 // -----
 
-func.func @store_row(%t: tensor<32x64xf16>, %o: memref<?x?x?x32xf16>, %n: index) {
-  // expected-error @+1 {{'attn.tile.store' op tile rows hold 64 elements; dest's last dimension must match}}
-  attn.tile.store %t into %o rows %n : tensor<32x64xf16> into memref<?x?x?x32xf16> {
+func.func @store_row(%t: tensor<32x48xf16>, %o: memref<?x?x?x64xf16>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op tile rows hold 48 elements; dest's last dimension must be static and at most that}}
+  attn.tile.store %t into %o rows %n : tensor<32x48xf16> into memref<?x?x?x64xf16> {
   ^bb0(%r: index):
     attn.tile.yield %r, %r, %r : index, index, index
   }

@@ -90,3 +90,22 @@ func.func @dq_accumulate(%ds: tensor<64x32xf16>, %dss: memref<64x32xf16, 3>, %ks
   } {accumulate}
   return
 }
+
+// A head dim padded to whole tensor-core steps: rows of 40 loaded into
+// tiles of 48 columns (the rest zeros) and stored back as 40.
+
+// CHECK-LABEL: func @padded_rows
+// CHECK:       attn.tile.load %{{.+}} into %{{.+}} rows %{{.+}} : memref<?x?x?x40xbf16> into memref<32x48xbf16, 3> {
+// CHECK:       attn.tile.store %{{.+}} into %{{.+}} rows %{{.+}} : tensor<32x48xbf16> into memref<?x?x?x40xbf16> {
+func.func @padded_rows(%q: memref<?x?x?x40xbf16>, %qs: memref<32x48xbf16, 3>,
+                       %t: tensor<32x48xbf16>, %o: memref<?x?x?x40xbf16>, %n: index) {
+  attn.tile.load %q into %qs rows %n : memref<?x?x?x40xbf16> into memref<32x48xbf16, 3> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  attn.tile.store %t into %o rows %n : tensor<32x48xbf16> into memref<?x?x?x40xbf16> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  }
+  return
+}

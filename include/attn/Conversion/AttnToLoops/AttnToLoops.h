@@ -51,9 +51,21 @@ struct AttnTileSizes {
   /// tile's Q and K/V while the consumers finish the last (the GPU
   /// lowering's mapping of the scf.forall; the tile form is unchanged).
   bool persistent = false;
+  /// Columns of the tiles that hold rows of Q and K (dQ, dK) and of V and
+  /// O (dO, dV): the head dims D and Dv rounded up to whole tensor-core
+  /// k-steps (kTileColumnStep). The loads fill the padding with zeros and
+  /// the stores drop it, so a head dim the tensor cores do not divide
+  /// costs a few zero columns of arithmetic, never a copy of the tensors.
+  /// 0 for attn.combine, which has no such tiles.
+  int64_t headCols = 0, valueCols = 0;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
+
+/// The columns a tile row holds a multiple of (AttnTileSizes::headCols):
+/// the k-step of the tensor cores (mma.sync m16n8k16, wgmma k16), which is
+/// also whole 32-byte swizzle chunks of 2-byte elements on sm_90a.
+constexpr int64_t kTileColumnStep = 16;
 
 /// On a key/value loop of the tile form: iteration n still reads the ring
 /// stage of tile n - lag (a rotated loop: 1).

@@ -41,10 +41,12 @@ LogicalResult TileLoadOp::verify() {
     return emitOpError("source and tile must have one element type, got ")
            << source.getElementType() << " and " << tile.getElementType();
   int64_t row = source.getShape().back();
-  if (!ShapedType::isDynamic(row) && row != tile.getDimSize(1))
+  if (ShapedType::isDynamic(row) || row > tile.getDimSize(1))
     return emitOpError("tile rows hold ")
            << tile.getDimSize(1) << " elements but the source's rows hold "
-           << row;
+           << (ShapedType::isDynamic(row) ? std::string("a dynamic count")
+                                          : std::to_string(row))
+           << "; a tile row holds a whole static source row";
   return verifyRowRegion(*this, getIndices(), source.getRank() - 1,
                          "every source dimension but the last");
 }
@@ -196,11 +198,12 @@ LogicalResult TileStoreOp::verify() {
            << tile.getElementType();
   if (tile.getRank() == 2) {
     int64_t row = dest.getRank() ? dest.getShape().back() : 0;
-    if (dest.getRank() < 1 ||
-        (!ShapedType::isDynamic(row) && row != tile.getDimSize(1)))
+    if (dest.getRank() < 1 || ShapedType::isDynamic(row) ||
+        row > tile.getDimSize(1))
       return emitOpError("tile rows hold ")
              << tile.getDimSize(1)
-             << " elements; dest's last dimension must match";
+             << " elements; dest's last dimension must be static and at "
+                "most that";
     return verifyRowRegion(*this, getIndices(), dest.getRank() - 1,
                            "every dest dimension but the last");
   }

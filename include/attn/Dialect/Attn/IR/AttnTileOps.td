@@ -42,8 +42,10 @@ def Attn_TileLoadOp : Attn_Op<"tile.load", [
     the rest of the tile with zeros. The region maps a tile row `r`
     (`0 <= r < rows`) to the indices of the source row: it yields one index
     for every dimension of `source` but the last, and the row is
-    `source[i0, ..., iN-2, 0 : X]`, X being the tile's row length (the
-    source's last dimension). The region addresses any row, so one op covers
+    `source[i0, ..., iN-2, 0 : X]`, X being the source's last dimension
+    (static). A tile row may be longer: its columns past X are zeros (a
+    head dim padded to whole tensor-core steps, AttnTileSizes::headCols).
+    The region addresses any row, so one op covers
     consecutive queries of one head, the packed query heads of a split-KV
     group and, later, rows reached through a page table.
 
@@ -177,7 +179,9 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
     Writes rows `0 <= r < rows` of `tile` to `dest`; the region maps row `r`
     to the indices of its destination, as in `tile.load`: for a `[R, X]`
     tile it yields one index for every dimension of `dest` but the last and
-    the row lands in `dest[i0, ..., iN-2, 0 : X]`; for a row tile `[R]` it
+    the first X columns of the row land in `dest[i0, ..., iN-2, 0 : X]`, X
+    being `dest`'s last dimension (static, at most the tile's; the columns
+    past it are padding and are dropped); for a row tile `[R]` it
     yields every index of the element `r` lands in. The tile and `dest` have
     one element type. With `accumulate` the tile is added to `dest`
     (atomically: other CTAs may add to the same elements) rather than
