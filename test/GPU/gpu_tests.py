@@ -309,8 +309,11 @@ def case_name(c):
         return varlen_name(c)
     prefix = {"forward": "fwd", "decode": "dec", "backward": "backward",
               "paged": "paged"}
-    name = "%s %s d%d B=%d H=%d/%d Sq=%d Sk=%d %s" % (
-        prefix[c["kind"]], c["dtype"], c["d"], c["b"], c["hq"], c["hkv"],
+    dims = "d%d" % c["d"]
+    if c["dv"] != c["d"]:
+        dims += "/%d" % c["dv"]
+    name = "%s %s %s B=%d H=%d/%d Sq=%d Sk=%d %s" % (
+        prefix[c["kind"]], c["dtype"], dims, c["b"], c["hq"], c["hkv"],
         c["sq"], c["sk"], c["causal"])
     if c["window"] is not None:
         name += " w=%d" % c["window"]
@@ -738,6 +741,69 @@ def backward_cases(quick):
             if quick and not (dtype == "bf16" and d == 128):
                 mine = mine[::3]
             cases += mine
+    return cases
+
+
+# Head dims of the standard grid (forward_cases, decode_cases,
+# backward_cases); head_dim_cases covers every other one a manifest has.
+STANDARD_HEAD_DIMS = ((64, 64), (128, 128))
+
+
+def head_dim_cases(module, quick):
+    """For every (dtype, D, Dv) outside the standard grid that the
+    manifest has kernels for (the tiles pad D and Dv to whole 16-column
+    steps inside the kernel): the forward on ragged and causal shapes, GQA
+    and both layouts; decode; the backward where its kernels are there.
+    The rest of the grid is skipped for a manifest without them anyway."""
+    found = {}
+    for k in module.kernels:
+        dims = (k.get("dtype"), k.get("head_dim"), k.get("value_dim"))
+        if None in dims or dims[1:] in STANDARD_HEAD_DIMS:
+            continue
+        found.setdefault(dims, set()).add(k["kind"])
+    cases = []
+    for (dtype, d, dv), kinds in sorted(found.items()):
+        mine = []
+        if "forward" in kinds:
+            for i, (sq, sk) in enumerate([(1, 1), (77, 1000), (1000, 77),
+                                          (513, 2049), (4097, 4097)]):
+                mine.append(case("forward", dtype, 1 if sq * sk > 4000000
+                                 else 2, 4, 4, sq, sk, d, dv=dv,
+                                 layout="bshd" if i % 2 else "bhsd",
+                                 lse=i != 2))
+            for causal in ("top_left", "bottom_right"):
+                mine.append(case("forward", dtype, 2, 4, 4, 77, 1000, d,
+                                 causal, dv=dv))
+                mine.append(case("forward", dtype, 2, 4, 4, 1000, 1000, d,
+                                 causal, dv=dv, layout="bshd"))
+            mine += [
+                case("forward", dtype, 2, 8, 2, 1000, 1000, d, dv=dv),  # GQA
+                case("forward", dtype, 2, 4, 4, 1000, 77, d, "bottom_right",
+                     window=10, dv=dv),  # rows that see no key
+            ]
+        if "decode_partial" in kinds:
+            mine += [
+                case("decode", dtype, 1, 32, 8, 1, 77, d, dv=dv),
+                case("decode", dtype, 8, 32, 8, 1, 4097, d, dv=dv),
+                case("decode", dtype, 2, 32, 8, 1, 16384, d, dv=dv,
+                     layout="bshd"),
+                case("decode", dtype, 2, 32, 8, 4, 1000, d, "bottom_right",
+                     dv=dv, splits=5),
+            ]
+        if "backward_kv" in kinds:
+            mine += [
+                case("backward", dtype, 2, 4, 4, 77, 1000, d, dv=dv),
+                case("backward", dtype, 2, 4, 4, 1000, 77, d, dv=dv,
+                     layout="bshd"),
+                case("backward", dtype, 1, 8, 2, 513, 2049, d, dv=dv,
+                     twice=True),
+            ]
+            for causal in ("top_left", "bottom_right"):
+                mine.append(case("backward", dtype, 2, 4, 4, 1000, 1000, d,
+                                 causal, dv=dv))
+        if quick:
+            mine = mine[::2]
+        cases += mine
     return cases
 
 
@@ -1717,7 +1783,8 @@ def main():
 
     cases = forward_cases(args.quick) + mask_cases(args.quick) + \
         decode_cases(args.quick) + paged_cases(args.quick) + \
-        varlen_cases(args.quick) + backward_cases(args.quick)
+        varlen_cases(args.quick) + backward_cases(args.quick) + \
+        head_dim_cases(module, args.quick)
     if args.max_scores is not None:
         small = [c for c in cases
                  if c["b"] * c["hq"] * c["sq"] * c["sk"] <= args.max_scores]

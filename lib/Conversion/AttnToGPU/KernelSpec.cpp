@@ -138,7 +138,9 @@ std::string KernelSpec::manifestLine() const {
       if (p.type != "tmap" || !name.consume_back("_tmap"))
         continue;
       int64_t rows = name == "q" ? blockQ : blockKV;
-      int64_t cols = name == "v" ? valueDim : headDim;
+      // The tile's columns: the head dim padded as attn-tile pads it.
+      int64_t cols =
+          llvm::alignTo(name == "v" ? valueDim : headDim, kTileColumnStep);
       int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
       int64_t swizzle = swizzleBytes(cols * bytes);
       os << separator << name.str() << ":" << rows << "x" << swizzle / bytes
@@ -161,12 +163,14 @@ std::string KernelSpec::unsupportedReason() const {
   if (!elementType || !(elementType.isF16() || elementType.isBF16()))
     return "the GPU kernels take f16 or bf16 operands (tensor cores); got " +
            (elementType ? typeName(elementType) : std::string("none"));
+  // Rows of whole 16-byte chunks (cp.async, TMA, paired stores); the tiles
+  // pad them to whole 16-column tensor-core steps.
   if (kind != KernelKind::DecodeCombine &&
-      (headDim % 16 || headDim < 16 || headDim > 256))
-    return "head dim D must be a multiple of 16 in [16, 256], got " +
+      (headDim % 8 || headDim < 8 || headDim > 256))
+    return "head dim D must be a multiple of 8 in [8, 256], got " +
            std::to_string(headDim);
-  if (valueDim % 16 || valueDim < 16 || valueDim > 256)
-    return "value head dim Dv must be a multiple of 16 in [16, 256], got " +
+  if (valueDim % 8 || valueDim < 8 || valueDim > 256)
+    return "value head dim Dv must be a multiple of 8 in [8, 256], got " +
            std::to_string(valueDim);
   if (target == TileTarget::Sm90a && kind == KernelKind::Forward &&
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))

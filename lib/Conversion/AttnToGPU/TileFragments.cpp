@@ -410,9 +410,11 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   // Rows padded by 32 bytes: the 8-byte stores of a warp's 8 rows then fall
   // in distinct banks.
   int64_t pitch = cols * 4 + 32;
-  if (cols % 4)
+  // The columns the destination's rows hold; the rest are padding.
+  int64_t length = op.getDest().getType().getShape().back();
+  if (length % 4)
     return op.emitOpError("accumulates rows of ")
-           << cols << " f32, not whole 16-byte chunks";
+           << length << " f32, not whole 16-byte chunks";
   if (!reduceStageOffset) {
     reduceStageOffset = llvm::alignTo(tileBytes, 128);
     reduceStageBytes = rows * pitch;
@@ -463,7 +465,7 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   Value src = LLVM::PtrToIntOp::create(
       b, e.loc, e.i32(), sharedAt(e.add(stage, e.mul(tid, e.c32(pitch)))));
   LLVM::InlineAsmOp::create(
-      b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(cols * 4)},
+      b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(length * 4)},
       "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
       "[$1], $2;",
       "l,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
@@ -537,7 +539,13 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
                               e.gep(g->ptr, g->elementType, off), bytes);
         continue;
       }
-      for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
+      // Column blocks past the destination's rows are padding: not stored.
+      int64_t length = op.getDest().getType().getShape().back();
+      if (length % Mma::kN)
+        return op.emitOpError("stores rows of ")
+               << length << " elements, not whole " << Mma::kN
+               << "-column MMA blocks";
+      for (int64_t nb = 0; nb < length / Mma::kN; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
         Value ptr =
             e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, colOf(l, i)));

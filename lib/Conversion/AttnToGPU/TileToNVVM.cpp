@@ -719,9 +719,13 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
                           "warpgroup may use cp.async there");
   cpAsyncPending = tma;
   int64_t eb = t.elementBytes(), chunk = 16 / eb;
-  if (t.shape[1] % chunk)
+  // The source's rows (static, tile.load's verifier): the tile's columns
+  // past them are padding, zero-filled.
+  int64_t length = op.getSource().getType().getShape().back();
+  if (t.shape[1] % chunk || length % chunk)
     return op.emitOpError("copies rows of ")
-           << t.shape[1] << " elements, not whole 16-byte chunks";
+           << length << " elements into rows of " << t.shape[1]
+           << ", not whole 16-byte chunks";
   Value rows = scalars.lookup(op.getRows());
   Value last = e.max(e.sub(rows, e.c32(1)), e.c32(0));
   int64_t perRow = t.shape[1] / chunk, total = t.shape[0] * perRow;
@@ -736,16 +740,24 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
     }
     Value r = e.div(c, e.c32(perRow));
     Value col = e.mul(e.rem(c, e.c32(perRow)), e.c32(chunk));
-    // Rows past `rows` read row `rows - 1`, in bounds, and zero-fill.
+    // Rows past `rows` read row `rows - 1`, in bounds, and zero-fill; so
+    // do the padding columns past the source's rows, from column 0.
     FailureOr<SmallVector<Value>> idx =
         rowIndices(op.getIndices(), e.min(r, last));
     if (failed(idx))
       return failure();
-    Value src = e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, col));
+    Value valid = e.lt(r, rows);
+    Value srcCol = col;
+    if (length < t.shape[1]) {
+      Value inRow = e.lt(col, e.c32(length));
+      valid = e.band(valid, inRow);
+      srcCol = e.select(inRow, col, e.c32(0));
+    }
+    Value src = e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, srcCol));
     Value dst = sharedAt(tileOffset(t, r, col));
     NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
                             NVVM::LoadCacheModifierKind::CG,
-                            e.select(e.lt(r, rows), e.c32(16), e.c32(0)));
+                            e.select(valid, e.c32(16), e.c32(0)));
   }
   uncommittedLoads = true;
   return success();

@@ -108,8 +108,29 @@ func.func @f32_operands(%q: tensor<1x1x8x64xf32>, %k: tensor<1x1x8x64xf32>, %v: 
 
 // -----
 
-func.func @odd_head_dim(%q: tensor<1x1x8x40xf16>, %k: tensor<1x1x8x40xf16>, %v: tensor<1x1x8x40xf16>) -> tensor<1x1x8x40xf16> {
-  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be a multiple of 16 in [16, 256], got 40}}
+func.func @odd_head_dim(%q: tensor<1x1x8x36xf16>, %k: tensor<1x1x8x36xf16>, %v: tensor<1x1x8x36xf16>) -> tensor<1x1x8x36xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be a multiple of 8 in [8, 256], got 36}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x36xf16>, tensor<1x1x8x36xf16>, tensor<1x1x8x36xf16> -> tensor<1x1x8x36xf16>
+  return %o : tensor<1x1x8x36xf16>
+}
+
+// -----
+
+// A head dim the tensor cores do not divide (40): tiles of 48 columns.
+// Each row's 16-byte chunks past column 40 are zero-filled (cp.async with
+// src-size 0, read from column 0), and O's stores stop at column 40 (five
+// 8-column blocks per 16-row tile half).
+// Shared memory: Q 128 x (48 + 8) and 3 stages of K and V 64 x (48 + 8).
+// CHECK-LABEL: func @padded_head_dim
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_f16_d40_dv40_none
+// CHECK: gpu.func @attn_fwd_f16_d40_dv40_none({{.*}}memref<?x?x?x40xf16{{.*}}smem=57344
+// CHECK: %[[D:.*]] = arith.constant 40 : i32
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %[[D]] : i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-COUNT-20: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK-NOT: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK: gpu.return
+func.func @padded_head_dim(%q: tensor<1x1x8x40xf16>, %k: tensor<1x1x8x40xf16>, %v: tensor<1x1x8x40xf16>) -> tensor<1x1x8x40xf16> {
   %o = attn.attention %q, %k, %v : tensor<1x1x8x40xf16>, tensor<1x1x8x40xf16>, tensor<1x1x8x40xf16> -> tensor<1x1x8x40xf16>
   return %o : tensor<1x1x8x40xf16>
 }
