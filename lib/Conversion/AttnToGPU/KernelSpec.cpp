@@ -133,6 +133,7 @@ std::string KernelSpec::manifestLine() const {
     // Box rows x columns and swizzle of each tensor map: column blocks of
     // the swizzled tiles (TileWgmma.cpp), a Q tile or a K/V tile.
     const char *separator = " tma=";
+    int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
     for (const KernelParam &p : params()) {
       StringRef name = p.name;
       if (p.type != "tmap" || !name.consume_back("_tmap"))
@@ -140,8 +141,7 @@ std::string KernelSpec::manifestLine() const {
       int64_t rows = name == "q" ? blockQ : blockKV;
       // The tile's columns: the head dim padded as attn-tile pads it.
       int64_t cols =
-          llvm::alignTo(name == "v" ? valueDim : headDim, kTileColumnStep);
-      int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+          tileColumns(name == "v" ? valueDim : headDim, target, bytes);
       int64_t swizzle = swizzleBytes(cols * bytes);
       os << separator << name.str() << ":" << rows << "x" << swizzle / bytes
          << ":" << swizzle;

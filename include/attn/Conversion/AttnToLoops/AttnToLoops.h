@@ -76,6 +76,14 @@ constexpr llvm::StringLiteral kRingLagAttr = "attn.ring_lag";
 /// of wgmma (64 query rows each) with 128-byte-swizzled rows.
 enum class TileTarget { Sm80, Sm90a };
 
+/// The columns of the tiles that hold rows of `dim` elements of
+/// `elementBytes` on `target` (AttnTileSizes::headCols): `dim` rounded up
+/// to whole kTileColumnStep; on sm_90a a `dim` that needs padding takes the
+/// cheapest of the roundings to 16, 32 and 64 columns once the swizzle its
+/// rows take is counted (a 64- or 32-byte swizzle costs more per column
+/// than a 128-byte one, docs/GPU.md).
+int64_t tileColumns(int64_t dim, TileTarget target, int64_t elementBytes);
+
 /// The largest schedule a request may ask for (docs/Limits.md): query rows
 /// and keys per tile (a CTA has at most 1024 threads, and tiles past that
 /// only take memory), key/value tiles in flight, warps of a CTA (1024
