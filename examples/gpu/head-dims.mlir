@@ -1,7 +1,10 @@
 // Kernels for head dims the tensor cores do not divide (bf16): the tiles
-// pad D and Dv to whole 16-column steps inside the kernel (docs/Limits.md).
-// Forward (causal none and bottom-right, LSE), split-KV decode and the
-// backward; test/GPU/gpu_tests.py --head-dims runs every kernel it finds.
+// pad D and Dv inside the kernel (to whole 16-column steps; on sm_90a to
+// the cheapest of 16, 32 or 64 once the swizzle is counted), and rows that
+// are not whole 16-byte chunks (59, 111) are copied element by element on
+// sm_80's mapping. Forward (causal none and bottom-right, LSE), split-KV
+// decode and, up to D = 128, the backward; test/GPU/gpu_tests.py runs every
+// kernel it finds (head_dim_cases).
 
 func.func @fwd_d8_none(%q: tensor<?x16x?x8xbf16>, %k: tensor<?x16x?x8xbf16>, %v: tensor<?x16x?x8xbf16>) -> (tensor<?x16x?x8xbf16>, tensor<?x16x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x8xbf16>, tensor<?x16x?x8xbf16>, tensor<?x16x?x8xbf16> -> tensor<?x16x?x8xbf16>, tensor<?x16x?xf32>
@@ -66,6 +69,27 @@ func.func @bwd_d40_bottom_right(%q: tensor<?x16x?x40xbf16>, %k: tensor<?x16x?x40
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>
   return %dq, %dk, %dv : tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>
 }
+func.func @fwd_d59_none(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x59xbf16>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16> -> tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>
+}
+func.func @fwd_d59_bottom_right(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x59xbf16>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16> -> tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x59xbf16>, tensor<?x16x?xf32>
+}
+func.func @decode_d59(%q: tensor<?x32x?x59xbf16>, %k: tensor<?x8x?x59xbf16>, %v: tensor<?x8x?x59xbf16>) -> tensor<?x32x?x59xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 8 : i64} : tensor<?x32x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16> -> tensor<8x?x32x?x59xf32>, tensor<8x?x32x?xf32>
+  %o = attn.combine %po, %pl : tensor<8x?x32x?x59xf32>, tensor<8x?x32x?xf32> -> tensor<?x32x?x59xbf16>
+  return %o : tensor<?x32x?x59xbf16>
+}
+func.func @bwd_d59_none(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x59xbf16>, %o: tensor<?x16x?x59xbf16>, %do: tensor<?x16x?x59xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>
+}
+func.func @bwd_d59_bottom_right(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x59xbf16>, %o: tensor<?x16x?x59xbf16>, %do: tensor<?x16x?x59xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>
+}
 func.func @fwd_d72_none(%q: tensor<?x16x?x72xbf16>, %k: tensor<?x16x?x72xbf16>, %v: tensor<?x16x?x72xbf16>) -> (tensor<?x16x?x72xbf16>, tensor<?x16x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x72xbf16>, tensor<?x16x?x72xbf16>, tensor<?x16x?x72xbf16> -> tensor<?x16x?x72xbf16>, tensor<?x16x?xf32>
   return %o, %lse : tensor<?x16x?x72xbf16>, tensor<?x16x?xf32>
@@ -108,6 +132,27 @@ func.func @bwd_d104_bottom_right(%q: tensor<?x16x?x104xbf16>, %k: tensor<?x16x?x
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>
   return %dq, %dk, %dv : tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>, tensor<?x16x?x104xbf16>
 }
+func.func @fwd_d111_none(%q: tensor<?x16x?x111xbf16>, %k: tensor<?x16x?x111xbf16>, %v: tensor<?x16x?x111xbf16>) -> (tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16> -> tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>
+}
+func.func @fwd_d111_bottom_right(%q: tensor<?x16x?x111xbf16>, %k: tensor<?x16x?x111xbf16>, %v: tensor<?x16x?x111xbf16>) -> (tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16> -> tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x111xbf16>, tensor<?x16x?xf32>
+}
+func.func @decode_d111(%q: tensor<?x32x?x111xbf16>, %k: tensor<?x8x?x111xbf16>, %v: tensor<?x8x?x111xbf16>) -> tensor<?x32x?x111xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 8 : i64} : tensor<?x32x?x111xbf16>, tensor<?x8x?x111xbf16>, tensor<?x8x?x111xbf16> -> tensor<8x?x32x?x111xf32>, tensor<8x?x32x?xf32>
+  %o = attn.combine %po, %pl : tensor<8x?x32x?x111xf32>, tensor<8x?x32x?xf32> -> tensor<?x32x?x111xbf16>
+  return %o : tensor<?x32x?x111xbf16>
+}
+func.func @bwd_d111_none(%q: tensor<?x16x?x111xbf16>, %k: tensor<?x16x?x111xbf16>, %v: tensor<?x16x?x111xbf16>, %o: tensor<?x16x?x111xbf16>, %do: tensor<?x16x?x111xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>
+}
+func.func @bwd_d111_bottom_right(%q: tensor<?x16x?x111xbf16>, %k: tensor<?x16x?x111xbf16>, %v: tensor<?x16x?x111xbf16>, %o: tensor<?x16x?x111xbf16>, %do: tensor<?x16x?x111xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>, tensor<?x16x?x111xbf16>
+}
 func.func @fwd_d40_dv24_none(%q: tensor<?x16x?x40xbf16>, %k: tensor<?x16x?x40xbf16>, %v: tensor<?x16x?x24xbf16>) -> (tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x24xbf16> -> tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
   return %o, %lse : tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
@@ -128,6 +173,27 @@ func.func @bwd_d40_dv24_none(%q: tensor<?x16x?x40xbf16>, %k: tensor<?x16x?x40xbf
 func.func @bwd_d40_dv24_bottom_right(%q: tensor<?x16x?x40xbf16>, %k: tensor<?x16x?x40xbf16>, %v: tensor<?x16x?x24xbf16>, %o: tensor<?x16x?x24xbf16>, %do: tensor<?x16x?x24xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x24xbf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x24xbf16>
   return %dq, %dk, %dv : tensor<?x16x?x40xbf16>, tensor<?x16x?x40xbf16>, tensor<?x16x?x24xbf16>
+}
+func.func @fwd_d59_dv24_none(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x24xbf16>) -> (tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16> -> tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
+}
+func.func @fwd_d59_dv24_bottom_right(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x24xbf16>) -> (tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16> -> tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
+  return %o, %lse : tensor<?x16x?x24xbf16>, tensor<?x16x?xf32>
+}
+func.func @decode_d59_dv24(%q: tensor<?x32x?x59xbf16>, %k: tensor<?x8x?x59xbf16>, %v: tensor<?x8x?x24xbf16>) -> tensor<?x32x?x24xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 8 : i64} : tensor<?x32x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x24xbf16> -> tensor<8x?x32x?x24xf32>, tensor<8x?x32x?xf32>
+  %o = attn.combine %po, %pl : tensor<8x?x32x?x24xf32>, tensor<8x?x32x?xf32> -> tensor<?x32x?x24xbf16>
+  return %o : tensor<?x32x?x24xbf16>
+}
+func.func @bwd_d59_dv24_none(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x24xbf16>, %o: tensor<?x16x?x24xbf16>, %do: tensor<?x16x?x24xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>
+}
+func.func @bwd_d59_dv24_bottom_right(%q: tensor<?x16x?x59xbf16>, %k: tensor<?x16x?x59xbf16>, %v: tensor<?x16x?x24xbf16>, %o: tensor<?x16x?x24xbf16>, %do: tensor<?x16x?x24xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?x24xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x59xbf16>, tensor<?x16x?x59xbf16>, tensor<?x16x?x24xbf16>
 }
 func.func @fwd_d200_none(%q: tensor<?x16x?x200xbf16>, %k: tensor<?x16x?x200xbf16>, %v: tensor<?x16x?x200xbf16>) -> (tensor<?x16x?x200xbf16>, tensor<?x16x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x200xbf16>, tensor<?x16x?x200xbf16>, tensor<?x16x?x200xbf16> -> tensor<?x16x?x200xbf16>, tensor<?x16x?xf32>

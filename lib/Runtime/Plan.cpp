@@ -162,26 +162,32 @@ attn_status checkExtent(const char *api, const char *name,
 }
 
 /// 16-byte data pointer and row strides (dims of size 1 are never stepped
-/// over, so their strides do not matter). Run after checkExtent: a stride
-/// in bytes then fits int64.
+/// over, so their strides do not matter), for tensors whose rows (the last
+/// dim) are whole 16-byte chunks: the kernels copy those by 16 bytes. The
+/// kernels read and write other rows (head dims such as 59) element by
+/// element (docs/KernelABI.md), so those need the element's alignment
+/// only. Run after checkExtent: a stride in bytes then fits int64.
 attn_status checkAlignment(const char *api, const char *name,
                            const attn_tensor &t) {
   int64_t elem = static_cast<int64_t>(dtypeSize(t.dtype));
+  int64_t align = t.rank > 0 && t.shape[t.rank - 1] * elem % kDataAlignment != 0
+                      ? elem
+                      : kDataAlignment;
   uint64_t address = reinterpret_cast<uint64_t>(t.data);
-  if (address % kDataAlignment)
+  if (address % align)
     return failf(ATTN_ERROR_ALIGNMENT,
                  "%s: %s->data 0x%llx is not %lld-byte aligned", api, name,
                  static_cast<unsigned long long>(address),
-                 static_cast<long long>(kDataAlignment));
+                 static_cast<long long>(align));
   for (int i = 0; i + 1 < t.rank; ++i)
-    if (t.shape[i] > 1 && (t.strides[i] * elem) % kDataAlignment)
+    if (t.shape[i] > 1 && (t.strides[i] * elem) % align)
       return failf(ATTN_ERROR_ALIGNMENT,
                    "%s: %s has strides %s (%s): stride %lld of dim %d is "
                    "%lld bytes, not a multiple of %lld",
                    api, name, stridesString(t).c_str(), dtypeName(t.dtype),
                    static_cast<long long>(t.strides[i]), i,
                    static_cast<long long>(t.strides[i] * elem),
-                   static_cast<long long>(kDataAlignment));
+                   static_cast<long long>(align));
   return ATTN_OK;
 }
 
@@ -1209,7 +1215,7 @@ attn_status planCombine(const char *api, const DecodeTensors &t,
   int64_t rows = 0;
   queryRows(p.batch, p.headsQ, p.seqQ, rows); // planDecode checked it
   int64_t columnTiles =
-      combine.blockKv ? combine.valueDim / combine.blockKv : 1;
+      combine.blockKv ? ceilDiv(combine.valueDim, combine.blockKv) : 1;
   if (attn_status s =
           setGrid(api, launch, ceilDiv(rows, combine.rows), columnTiles, 1))
     return s;

@@ -67,11 +67,14 @@ def _use_atomic_dq():
 def _readable(t):
     """t, or a contiguous copy where the kernels cannot read it in place:
     they take any strides with the last one 1, and 16-byte aligned data
-    pointers and strides (of dims of size > 1)."""
-    step = _ALIGNMENT // t.element_size()
+    pointers and strides (of dims of size > 1); rows that are not whole
+    16-byte chunks (head dims such as 59) only the element's alignment."""
+    alignment = _ALIGNMENT if t.shape[-1] * t.element_size() % _ALIGNMENT \
+        == 0 else t.element_size()
+    step = alignment // t.element_size()
     aligned = all(s % step == 0 for s, n in zip(t.stride()[:-1],
                                                 t.shape[:-1]) if n > 1)
-    if t.stride(-1) == 1 and aligned and t.data_ptr() % _ALIGNMENT == 0:
+    if t.stride(-1) == 1 and aligned and t.data_ptr() % alignment == 0:
         return t
     return t.clone(memory_format=torch.contiguous_format)
 

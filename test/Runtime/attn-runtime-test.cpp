@@ -2932,6 +2932,19 @@ int runLaunch(const std::string &manifest) {
     a.k.data = reinterpret_cast<void *>(kK + 8);
     report("forward-misaligned", attn_forward(module, &a.q, &a.k, &a.v, &a.o,
                                               nullptr, &a.options, nullptr));
+    // Rows of 59 bf16 (118 bytes) are read element by element: 2-byte
+    // pointers and strides pass the checks (the module has no d59 kernel),
+    // an odd address does not.
+    a.q = bhsd(ATTN_BF16, 2, 8, 77, 59, kQ + 2);
+    a.k = bhsd(ATTN_BF16, 2, 2, 1000, 59, kK + 6);
+    a.v = bhsd(ATTN_BF16, 2, 2, 1000, 59, kV + 10);
+    a.o = bhsd(ATTN_BF16, 2, 8, 77, 59, kO + 14);
+    report("forward-d59", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
+                                       &a.options, nullptr));
+    a.k.data = reinterpret_cast<void *>(kK + 7);
+    report("forward-d59-misaligned",
+           attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr, &a.options,
+                        nullptr));
   }
   {
     // fwd_add and fwd_bool take the mask after lse. An additive [Sq, Sk]

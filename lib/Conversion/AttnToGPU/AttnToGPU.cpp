@@ -174,6 +174,11 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
              << maskElt << "; the GPU kernels read additive masks in the "
              << "operands' element type " << spec.elementType;
   }
+  // Rows that are not whole 16-byte chunks are copied element by element,
+  // which no tensor map and so no warp-specialised sm_90a kernel does:
+  // sm_80's mapping (mma.sync, copies from every thread), on every chip.
+  if (spec.kind != KernelKind::DecodeCombine && !spec.wholeChunkRows())
+    spec.target = TileTarget::Sm80;
   // A packed batch's grid is its sequences' query tiles (the runtime sizes
   // it from max_seqlen_q), never a persistent one.
   FailureOr<AttnTileSizes> sizes = chooseTiling(

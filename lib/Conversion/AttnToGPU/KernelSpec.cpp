@@ -163,15 +163,17 @@ std::string KernelSpec::unsupportedReason() const {
   if (!elementType || !(elementType.isF16() || elementType.isBF16()))
     return "the GPU kernels take f16 or bf16 operands (tensor cores); got " +
            (elementType ? typeName(elementType) : std::string("none"));
-  // Rows of whole 16-byte chunks (cp.async, TMA, paired stores); the tiles
-  // pad them to whole 16-column tensor-core steps.
-  if (kind != KernelKind::DecodeCombine &&
-      (headDim % 8 || headDim < 8 || headDim > 256))
-    return "head dim D must be a multiple of 8 in [8, 256], got " +
-           std::to_string(headDim);
-  if (valueDim % 8 || valueDim < 8 || valueDim > 256)
-    return "value head dim Dv must be a multiple of 8 in [8, 256], got " +
+  // The tiles pad the head dims to whole 16-column tensor-core steps.
+  if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > 256))
+    return "head dim D must be in [1, 256], got " + std::to_string(headDim);
+  if (valueDim < 1 || valueDim > 256)
+    return "value head dim Dv must be in [1, 256], got " +
            std::to_string(valueDim);
+  if (!wholeChunkRows() && target == TileTarget::Sm90a)
+    return "rows that are not whole 16-byte chunks (D = " +
+           std::to_string(headDim) + ", Dv = " + std::to_string(valueDim) +
+           ") are copied element by element, which the sm_90a kernels do "
+           "not do (TMA); the sm_80 mapping does";
   if (target == TileTarget::Sm90a && kind == KernelKind::Forward &&
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))
     return "the sm_90a kernels run warpgroups of 4 warps with 16 query rows "

@@ -539,14 +539,32 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
                               e.gep(g->ptr, g->elementType, off), bytes);
         continue;
       }
-      // Column blocks past the destination's rows are padding: not stored.
+      // Columns past the destination's rows are padding: not stored.
       int64_t length = op.getDest().getType().getShape().back();
-      if (length % Mma::kN)
-        return op.emitOpError("stores rows of ")
-               << length << " elements, not whole " << Mma::kN
-               << "-column MMA blocks";
-      for (int64_t nb = 0; nb < length / Mma::kN; ++nb) {
+      // Rows of whole 16-byte chunks are 16-byte aligned (the runtime's
+      // checks): two columns per store. Others, element by element.
+      bool pairs = length * bytes % 16 == 0;
+      for (int64_t nb = 0; nb * Mma::kN < length; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
+        if (!pairs) {
+          for (int64_t k = 0; k < 2; ++k) {
+            Value col = e.add(colOf(l, i), e.c32(k));
+            OpBuilder::InsertionGuard colGuard(b);
+            if ((nb + 1) * Mma::kN > length) {
+              auto ifCol =
+                  scf::IfOp::create(b, e.loc, e.lt(col, e.c32(length)), false);
+              b.setInsertionPointToStart(ifCol.thenBlock());
+            }
+            Value v = f->elems[i + k];
+            if (v.getType() != elt)
+              v = arith::TruncFOp::create(b, e.loc, elt, v);
+            LLVM::StoreOp::create(
+                b, e.loc, v,
+                e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, col)),
+                bytes);
+          }
+          continue;
+        }
         Value ptr =
             e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, colOf(l, i)));
         // Two adjacent columns per store.

@@ -722,12 +722,44 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
   // The source's rows (static, tile.load's verifier): the tile's columns
   // past them are padding, zero-filled.
   int64_t length = op.getSource().getType().getShape().back();
-  if (t.shape[1] % chunk || length % chunk)
-    return op.emitOpError("copies rows of ")
-           << length << " elements into rows of " << t.shape[1]
-           << ", not whole 16-byte chunks";
+  if (t.shape[1] % chunk)
+    return op.emitOpError("copies into tile rows of ")
+           << t.shape[1] << " elements, not whole 16-byte chunks";
   Value rows = scalars.lookup(op.getRows());
   Value last = e.max(e.sub(rows, e.c32(1)), e.c32(0));
+  if (length % chunk) {
+    // Rows that are not whole 16-byte chunks have no 16-byte alignment
+    // either (the runtime asks only for the element's, docs/KernelABI.md):
+    // element by element, synchronously, a loop over the tile's elements
+    // with the threads' stride. The ring's commit groups stay as they are
+    // (empty ones complete at once).
+    if (tma)
+      return op.emitOpError("copies rows of ")
+             << length << " elements, not whole 16-byte chunks, in a "
+             << "kernel that copies by TMA";
+    int64_t total = t.shape[0] * t.shape[1];
+    auto loop =
+        scf::ForOp::create(b, e.loc, tid, e.c32(total), e.c32(warps * 32));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value c = loop.getInductionVar();
+    Value r = e.div(c, e.c32(t.shape[1]));
+    Value col = e.rem(c, e.c32(t.shape[1]));
+    Value valid = e.band(e.lt(r, rows), e.lt(col, e.c32(length)));
+    FailureOr<SmallVector<Value>> idx =
+        rowIndices(op.getIndices(), e.min(r, last));
+    if (failed(idx))
+      return failure();
+    Type elt = t.elementType;
+    Value src = e.gep(g->ptr, g->elementType,
+                      globalOffset(*g, *idx, e.select(valid, col, e.c32(0))));
+    Value v = LLVM::LoadOp::create(b, e.loc, elt, src, eb);
+    Value zero = arith::ConstantOp::create(b, e.loc, b.getZeroAttr(elt));
+    LLVM::StoreOp::create(b, e.loc, e.select(valid, v, zero),
+                          sharedAt(tileOffset(t, r, col)), eb);
+    uncommittedLoads = true;
+    return success();
+  }
   int64_t perRow = t.shape[1] / chunk, total = t.shape[0] * perRow;
   int64_t threads = warps * 32;
   for (int64_t k = 0; k < total; k += threads) {

@@ -215,19 +215,23 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
   int64_t blockQ = config.sizes.blockQ;
   RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
   setSchedule(b, config);
+  // Over the padded columns (a GPU's fragments), which add zeros.
   Value products = tileMap(
-      b, loc, RankedTensorType::get({blockQ, p.dims.valueDim}, f32),
-      ValueRange(),
+      b, loc, RankedTensorType::get({blockQ, p.valueCols}, f32), ValueRange(),
       [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
         IndexMath ix{b, loc};
         // Rows past the tile's read its last row; they are not stored.
         auto [head, pos] = rows.coords(ix, p, idx[0]);
         SmallVector<Value> at = storedIndices(p.layout, rows.batch, head, pos);
-        at.push_back(idx[1]);
+        Value inRow =
+            ix.cmp(arith::CmpIPredicate::ult, idx[1], ix.c(p.dims.valueDim));
+        at.push_back(ix.select(inRow, idx[1], ix.c(0)));
         Value dO = memref::LoadOp::create(b, loc, g.gradOutput, at);
         Value o = memref::LoadOp::create(b, loc, g.output, at);
-        return Value(
-            arith::MulFOp::create(b, loc, toF32(b, loc, dO), toF32(b, loc, o)));
+        Value product =
+            arith::MulFOp::create(b, loc, toF32(b, loc, dO), toF32(b, loc, o));
+        return Value(arith::SelectOp::create(b, loc, inRow, product,
+                                             constF32(b, loc, 0.0)));
       });
   auto rowType = RankedTensorType::get({blockQ}, f32);
   Value sums = tileReduce(b, loc, TileReduceKind::Add, products,
@@ -257,8 +261,8 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
               });
   if (dqAcc)
     tileStore(b, loc,
-              splat(b, loc,
-                    RankedTensorType::get({blockQ, p.dims.headDim}, f32), 0.0),
+              splat(b, loc, RankedTensorType::get({blockQ, p.headCols}, f32),
+                    0.0),
               dqAcc, rows.rows, [&](OpBuilder &b, Location loc, Value r) {
                 IndexMath ix{b, loc};
                 return SmallVector<Value>{rows.batch, rows.head,
@@ -557,14 +561,19 @@ static void storeAccumulatedQueryGrads(OpBuilder &b, Location loc,
   int64_t blockQ = config.sizes.blockQ;
   RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
   setSchedule(b, config);
+  // Over the padded columns, which the store drops (they read column 0).
   Value dQ = tileMap(
-      b, loc, RankedTensorType::get({blockQ, p.dims.headDim}, p.elementType),
+      b, loc, RankedTensorType::get({blockQ, p.headCols}, p.elementType),
       ValueRange(),
       [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
         IndexMath ix{b, loc};
         auto [head, pos] = rows.coords(ix, p, idx[0]);
+        Value inRow =
+            ix.cmp(arith::CmpIPredicate::ult, idx[1], ix.c(p.dims.headDim));
         Value v = memref::LoadOp::create(
-            b, loc, dqAcc, ValueRange{rows.batch, head, pos, idx[1]});
+            b, loc, dqAcc,
+            ValueRange{rows.batch, head, pos,
+                       ix.select(inRow, idx[1], ix.c(0))});
         return fromF32(b, loc, v, p.elementType);
       });
   tileStore(b, loc, dQ, gradQuery, rows.rows,

@@ -54,10 +54,16 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
   {
     OpBuilder::InsertionGuard guard(b);
     int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
+    // Column tiles of bc; or one tile wider than Dv, its padding columns
+    // read as zeros and dropped by the store.
+    bool padded = dv % bc != 0;
+    if (padded && bc < dv)
+      return op.emitOpError("attn-tile: the combine's column tiles (")
+             << bc << ") must divide Dv = " << dv << " or cover it";
     Value total = ix.mul(ix.mul(batch, heads), querySeq);
-    SmallVector<Value> ivs =
-        beginForall(b, loc, {ix.ceilDiv(total, ix.c(br)), ix.c(dv / bc)},
-                    {gpu::MappingId::DimX, gpu::MappingId::DimY});
+    SmallVector<Value> ivs = beginForall(
+        b, loc, {ix.ceilDiv(total, ix.c(br)), ix.c(padded ? 1 : dv / bc)},
+        {gpu::MappingId::DimX, gpu::MappingId::DimY});
     setSchedule(b, config);
     Value r0 = ix.mul(ivs[0], ix.c(br));
     Value c0 = ix.mul(ivs[1], ix.c(bc));
@@ -120,8 +126,16 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
                   ValueRange) -> Value {
                 IndexMath ix{b, loc};
                 auto [bi, h, i] = coords(ix, idx[0]);
-                return memref::LoadOp::create(
-                    b, loc, parts, ValueRange{s, bi, h, i, ix.add(c0, idx[1])});
+                Value col = ix.add(c0, idx[1]);
+                if (!padded)
+                  return memref::LoadOp::create(b, loc, parts,
+                                                ValueRange{s, bi, h, i, col});
+                Value inRow = ix.cmp(arith::CmpIPredicate::ult, col, ix.c(dv));
+                Value v = memref::LoadOp::create(
+                    b, loc, parts,
+                    ValueRange{s, bi, h, i, ix.select(inRow, col, ix.c(0))});
+                return Value(arith::SelectOp::create(b, loc, inRow, v,
+                                                     constF32(b, loc, 0.0)));
               });
           AffineMap id2 = b.getMultiDimIdentityMap(2);
           AffineMap row =
@@ -168,10 +182,14 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
       sizes.push_back(memref::getMixedSize(b, loc, out, d));
     sizes.push_back(b.getIndexAttr(bc));
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    Value outCols = memref::SubViewOp::create(
-        b, loc,
-        memref::SubViewOp::inferResultType(outType, offsets, sizes, strides),
-        out, offsets, sizes, strides);
+    Value outCols =
+        padded
+            ? out
+            : memref::SubViewOp::create(b, loc,
+                                        memref::SubViewOp::inferResultType(
+                                            outType, offsets, sizes, strides),
+                                        out, offsets, sizes, strides)
+                  .getResult();
     tileStore(b, loc, o, outCols, rows,
               [&](OpBuilder &b, Location loc, Value r) {
       IndexMath ix{b, loc};

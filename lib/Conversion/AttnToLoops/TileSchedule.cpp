@@ -229,7 +229,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     AttnTileSizes t;
     t.warps = request.warps ? request.warps : 1;
     t.blockQ = request.blockQ ? request.blockQ : 16 * t.warps;
-    t.blockKV = dv % 8 == 0 ? 8 : dv;
+    // A Dv that is no multiple of 8 is one tile of its padded columns.
+    t.blockKV = dv % 8 == 0 ? 8 : llvm::alignTo(dv, 8);
     t.stages = 0;
     return t;
   }

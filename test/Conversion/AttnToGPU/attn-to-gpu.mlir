@@ -108,10 +108,32 @@ func.func @f32_operands(%q: tensor<1x1x8x64xf32>, %k: tensor<1x1x8x64xf32>, %v: 
 
 // -----
 
-func.func @odd_head_dim(%q: tensor<1x1x8x36xf16>, %k: tensor<1x1x8x36xf16>, %v: tensor<1x1x8x36xf16>) -> tensor<1x1x8x36xf16> {
-  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be a multiple of 8 in [8, 256], got 36}}
-  %o = attn.attention %q, %k, %v : tensor<1x1x8x36xf16>, tensor<1x1x8x36xf16>, tensor<1x1x8x36xf16> -> tensor<1x1x8x36xf16>
-  return %o : tensor<1x1x8x36xf16>
+func.func @wide_head_dim(%q: tensor<1x1x8x320xf16>, %k: tensor<1x1x8x320xf16>, %v: tensor<1x1x8x320xf16>) -> tensor<1x1x8x320xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be in [1, 256], got 320}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16> -> tensor<1x1x8x320xf16>
+  return %o : tensor<1x1x8x320xf16>
+}
+
+// -----
+
+// Rows that are not whole 16-byte chunks (D = 59): copied element by
+// element into tiles of 64 columns (a loop over the tile's elements with
+// the threads' stride, zeros past column 59) and stored element by
+// element, the columns past 59 not stored; sm_80's mapping on sm_90a too.
+// CHECK-LABEL: func @unaligned_head_dim
+// CHECK: gpu.func @attn_fwd_f16_d59_dv59_none({{.*}}memref<?x?x?x59xf16{{.*}}threads=128
+// CHECK-NOT: tma=
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK: %[[D:.*]] = arith.constant 59 : i32
+// CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : f16, !llvm.ptr<3>
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : f16, !llvm.ptr<1>
+// CHECK-NOT: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK: gpu.return
+func.func @unaligned_head_dim(%q: tensor<1x1x8x59xf16>, %k: tensor<1x1x8x59xf16>, %v: tensor<1x1x8x59xf16>) -> tensor<1x1x8x59xf16> {
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x59xf16>, tensor<1x1x8x59xf16>, tensor<1x1x8x59xf16> -> tensor<1x1x8x59xf16>
+  return %o : tensor<1x1x8x59xf16>
 }
 
 // -----

@@ -127,6 +127,13 @@ struct KernelSpec {
   std::string manifestLine() const;
 
   /// Why this spec cannot be emitted, or "" if it can.
+  /// Whether the rows of Q, K (D) and of V, O (Dv) are whole 16-byte
+  /// chunks: copied by cp.async or TMA and stored in pairs. Other rows are
+  /// copied and stored element by element, on sm_80's mapping.
+  bool wholeChunkRows() const {
+    int64_t bytes = elementType ? elementType.getIntOrFloatBitWidth() / 8 : 0;
+    return headDim * bytes % 16 == 0 && valueDim * bytes % 16 == 0;
+  }
   std::string unsupportedReason() const;
 };
 
