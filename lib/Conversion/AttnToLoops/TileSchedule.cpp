@@ -9,7 +9,8 @@
 // The forward and split-KV defaults are the sm_80 tensor-core schedules
 // measured on an H200 (bf16, S = 16k; docs/GPU.md): 4 warps x two 16-row
 // MMA tiles with 32-key tiles at D > 64 (64-key tiles spill), 64-key tiles
-// at D <= 64; causal at D > 64, 8 warps x one MMA tile with 64-key tiles;
+// at D <= 64; causal at D > 64 and any at D > 128, 8 warps x one MMA tile
+// with 64-key tiles (32 from D = 192);
 // with a mask operand, one MMA tile per warp (registers). Split-KV packs the
 // query heads of a key/value head into one 16-row tile and splits every
 // key/value tile between the warps.
@@ -295,7 +296,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       t.overlap = t.producer && t.stages >= 3;
       break;
     }
-    bool wideCausal = s.causal != CausalKind::None && s.headCols > 64;
+    // Causal past D = 64, and any past D = 128 (where two MMA tiles' O
+    // accumulators spilled, 1528 bytes at D = 256; one tile runs 1.06x to
+    // 2.82x faster at D = 160 to 256 on an H200), 8 warps of one tile.
+    bool wideCausal = (s.causal != CausalKind::None && s.headCols > 64) ||
+                      s.headCols > 128 || s.valueCols > 128;
     t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
     // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
     int64_t mTiles = s.mask || wideCausal ? 1 : 2;
@@ -303,8 +308,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       mTiles = bq / (16 * t.warps);
     else
       bq = t.warps * 16 * mTiles;
+    // 32-key tiles where two MMA tiles hold O past D = 64, or one from
+    // D = 192 (64 keys' scores beside O spilled 8 bytes at 192, 88 to 120
+    // at 208).
     if (!bkv)
-      bkv = mTiles == 2 && s.headCols > 64 ? 32 : 64;
+      bkv = (mTiles == 2 && s.headCols > 64) || s.valueCols > 176 ? 32 : 64;
     break;
   }
   case TileShape::Kind::Partial:
