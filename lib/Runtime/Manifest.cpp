@@ -613,14 +613,6 @@ attn_status Parser::parseKernel(int line,
                                             kernelKindName(k.kind)
                                       : std::string()));
   }
-  // A combine kernel's CTA covers block_kv of the value_dim columns (all of
-  // them when it does not say, or when block_kv is value_dim padded).
-  if (k.kind == KernelKind::DecodeCombine && k.blockKv &&
-      k.valueDim % k.blockKv && k.blockKv < k.valueDim)
-    return error(line,
-                 where + "block_kv=" + std::to_string(k.blockKv) +
-                     " must divide value_dim=" + std::to_string(k.valueDim) +
-                     " or cover it for kind=decode_combine");
   if (k.persistent && k.kind != KernelKind::Forward)
     return error(line, where +
                            "grid=persistent is for kind=forward only "

@@ -1214,6 +1214,9 @@ attn_status planCombine(const char *api, const DecodeTensors &t,
   const KernelSpec &combine = *launch.kernel;
   int64_t rows = 0;
   queryRows(p.batch, p.headsQ, p.seqQ, rows); // planDecode checked it
+  // A CTA covers block_kv of the value_dim columns (all of them when the
+  // manifest does not say), the last one fewer where block_kv does not
+  // divide value_dim.
   int64_t columnTiles =
       combine.blockKv ? ceilDiv(combine.valueDim, combine.blockKv) : 1;
   if (attn_status s =

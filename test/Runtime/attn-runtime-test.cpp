@@ -224,9 +224,6 @@ int runManifest() {
   parseCase("missing-rows",
             h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
                 "threads=128 smem=0\n");
-  parseCase("combine-columns",
-            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
-                "rows=16 block_kv=48 threads=32 smem=0\n");
   parseCase("bad-kind", h + "kernel k kind=backward\n");
   parseCase("bad-dtype", h + "kernel k kind=forward dtype=fp8\n");
   parseCase("bad-causal", h + "kernel k kind=forward causal=left\n");

@@ -412,7 +412,7 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   int64_t pitch = cols * 4 + 32;
   // The columns the destination's rows hold; the rest are padding.
   int64_t length = op.getDest().getType().getShape().back();
-  if (length % 4)
+  if (length % 4 || !g.chunkRows)
     return op.emitOpError("accumulates rows of ")
            << length << " f32, not whole 16-byte chunks";
   if (!reduceStageOffset) {
@@ -543,7 +543,7 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
       int64_t length = op.getDest().getType().getShape().back();
       // Rows of whole 16-byte chunks are 16-byte aligned (the runtime's
       // checks): two columns per store. Others, element by element.
-      bool pairs = length * bytes % 16 == 0;
+      bool pairs = g->chunkRows && length % 2 == 0;
       for (int64_t nb = 0; nb * Mma::kN < length; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
         if (!pairs) {

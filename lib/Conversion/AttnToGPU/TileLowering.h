@@ -88,6 +88,11 @@ struct Global {
   /// Its CUDA tensor map (a generic pointer to the by-value parameter), in
   /// kernels that copy by TMA.
   Value tensorMap;
+  /// Whether the parameter's rows (its static last dim) are whole 16-byte
+  /// chunks, which the runtime then aligns to 16 bytes: copied by 16 bytes
+  /// and stored in pairs. Other rows have the element's alignment only. A
+  /// view keeps its parameter's.
+  bool chunkRows = false;
 };
 
 /// A memory tile in shared memory: byte offset (i32), static shape, row

@@ -727,7 +727,7 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
            << t.shape[1] << " elements, not whole 16-byte chunks";
   Value rows = scalars.lookup(op.getRows());
   Value last = e.max(e.sub(rows, e.c32(1)), e.c32(0));
-  if (length % chunk) {
+  if (length % chunk || !g->chunkRows) {
     // Rows that are not whole 16-byte chunks have no 16-byte alignment
     // either (the runtime asks only for the element's, docs/KernelABI.md):
     // element by element, synchronously. Warp w copies rows w, w + warps,
@@ -885,6 +885,9 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
                          ? b.getI8Type()
                          : type.getElementType();
     g->ptr = e.globalBase(arg, g->elementType);
+    int64_t row = type.getShape().back();
+    g->chunkRows = !ShapedType::isDynamic(row) &&
+                   row * g->elementType.getIntOrFloatBitWidth() / 8 % 16 == 0;
     e.metadata(arg, g->sizes, g->strides);
     globals[from] = g.get();
     byName[param.name] = g.get();

@@ -54,16 +54,13 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
   {
     OpBuilder::InsertionGuard guard(b);
     int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
-    // Column tiles of bc; or one tile wider than Dv, its padding columns
-    // read as zeros and dropped by the store.
-    bool padded = dv % bc != 0;
-    if (padded && bc < dv)
-      return op.emitOpError("attn-tile: the combine's column tiles (")
-             << bc << ") must divide Dv = " << dv << " or cover it";
+    // Column tiles of bc, the last one ragged where bc does not divide Dv:
+    // its columns past Dv read as zeros and the store drops them.
+    int64_t colTiles = llvm::divideCeil(dv, bc), tail = dv % bc;
     Value total = ix.mul(ix.mul(batch, heads), querySeq);
-    SmallVector<Value> ivs = beginForall(
-        b, loc, {ix.ceilDiv(total, ix.c(br)), ix.c(padded ? 1 : dv / bc)},
-        {gpu::MappingId::DimX, gpu::MappingId::DimY});
+    SmallVector<Value> ivs =
+        beginForall(b, loc, {ix.ceilDiv(total, ix.c(br)), ix.c(colTiles)},
+                    {gpu::MappingId::DimX, gpu::MappingId::DimY});
     setSchedule(b, config);
     Value r0 = ix.mul(ivs[0], ix.c(br));
     Value c0 = ix.mul(ivs[1], ix.c(bc));
@@ -127,7 +124,7 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
                 IndexMath ix{b, loc};
                 auto [bi, h, i] = coords(ix, idx[0]);
                 Value col = ix.add(c0, idx[1]);
-                if (!padded)
+                if (!tail)
                   return memref::LoadOp::create(b, loc, parts,
                                                 ValueRange{s, bi, h, i, col});
                 Value inRow = ix.cmp(arith::CmpIPredicate::ult, col, ix.c(dv));
@@ -174,28 +171,40 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
           return fromF32(b, loc, arith::MulFOp::create(b, loc, x[0], x[1]),
                          elt);
         });
-    // The tile's columns of the output.
-    auto outType = cast<MemRefType>(out.getType());
-    SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0)), sizes;
-    offsets.push_back(c0);
-    for (int64_t d = 0; d < 3; ++d)
-      sizes.push_back(memref::getMixedSize(b, loc, out, d));
-    sizes.push_back(b.getIndexAttr(bc));
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    Value outCols =
-        padded
-            ? out
-            : memref::SubViewOp::create(b, loc,
-                                        memref::SubViewOp::inferResultType(
-                                            outType, offsets, sizes, strides),
-                                        out, offsets, sizes, strides)
-                  .getResult();
-    tileStore(b, loc, o, outCols, rows,
-              [&](OpBuilder &b, Location loc, Value r) {
-      IndexMath ix{b, loc};
-      auto [bi, h, i] = coords(ix, r);
-      return storedIndices(layout, bi, h, i);
-    });
+    // The tile's `width` columns of the output (static, for the store).
+    auto storeColumns = [&](int64_t width) {
+      auto outType = cast<MemRefType>(out.getType());
+      SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0)), sizes;
+      offsets.push_back(c0);
+      for (int64_t d = 0; d < 3; ++d)
+        sizes.push_back(memref::getMixedSize(b, loc, out, d));
+      sizes.push_back(b.getIndexAttr(width));
+      SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+      Value outCols = memref::SubViewOp::create(
+          b, loc,
+          memref::SubViewOp::inferResultType(outType, offsets, sizes, strides),
+          out, offsets, sizes, strides);
+      tileStore(b, loc, o, outCols, rows,
+                [&](OpBuilder &b, Location loc, Value r) {
+                  IndexMath ix{b, loc};
+                  auto [bi, h, i] = coords(ix, r);
+                  return storedIndices(layout, bi, h, i);
+                });
+    };
+    if (!tail) {
+      storeColumns(bc);
+    } else if (colTiles == 1) {
+      storeColumns(tail);
+    } else {
+      OpBuilder::InsertionGuard guard(b);
+      auto last = scf::IfOp::create(
+          b, loc, ix.cmp(arith::CmpIPredicate::eq, ivs[1], ix.c(colTiles - 1)),
+          /*withElseRegion=*/true);
+      b.setInsertionPointToStart(last.thenBlock());
+      storeColumns(tail);
+      b.setInsertionPointToStart(last.elseBlock());
+      storeColumns(bc);
+    }
     if (lse) {
       // LSE = M + ln l, -inf on an empty row, from the first column tile.
       OpBuilder::InsertionGuard guard(b);

@@ -224,14 +224,12 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // per split are few (a split is one latency-bound step: on an H200 the
     // combine of 16 splits x 32 rows took 13.3 us with 16 columns, 8.5 us
     // with 8). No key/value tiles, no shared memory. block-kv requests keys
-    // of the attention ops: the columns are the combine's own choice.
-    auto combine = cast<CombineOp>(op);
-    int64_t dv = combine.getPartialOutput().getType().getDimSize(4);
+    // of the attention ops: the columns are the combine's own choice. A Dv
+    // that is no multiple of 8 ends in a ragged tile.
     AttnTileSizes t;
     t.warps = request.warps ? request.warps : 1;
     t.blockQ = request.blockQ ? request.blockQ : 16 * t.warps;
-    // A Dv that is no multiple of 8 is one tile of its padded columns.
-    t.blockKV = dv % 8 == 0 ? 8 : llvm::alignTo(dv, 8);
+    t.blockKV = 8;
     t.stages = 0;
     return t;
   }

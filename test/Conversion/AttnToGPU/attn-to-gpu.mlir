@@ -263,3 +263,20 @@ func.func @packed_dense_keys(%q: tensor<1x?x8x64xbf16>, %k: tensor<2x?x2x64xbf16
   %o = attn.attention %q, %k, %k query_offsets(%qo : tensor<3xi32>) {layout = #attn.layout<bshd>} : tensor<1x?x8x64xbf16>, tensor<2x?x2x64xbf16>, tensor<2x?x2x64xbf16> -> tensor<1x?x8x64xbf16>
   return %o : tensor<1x?x8x64xbf16>
 }
+
+// -----
+
+// The combine at Dv = 59: 8-column tiles, the last one of 3 columns; the
+// output's rows are not whole 16-byte chunks, so every tile, the full ones
+// too, stores element by element (a pair at column 8 of row 1 would be
+// misaligned).
+// CHECK-LABEL: func @combine_unaligned_rows
+// CHECK: gpu.func @attn_comb_f16_dv59(
+// CHECK-NOT: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : f16, !llvm.ptr<1>
+// CHECK-NOT: llvm.store {{.*}} : i32, !llvm.ptr<1>
+// CHECK: gpu.return
+func.func @combine_unaligned_rows(%po: tensor<4x2x8x1x59xf32>, %pl: tensor<4x2x8x1xf32>) -> tensor<2x8x1x59xf16> {
+  %o = attn.combine %po, %pl : tensor<4x2x8x1x59xf32>, tensor<4x2x8x1xf32> -> tensor<2x8x1x59xf16>
+  return %o : tensor<2x8x1x59xf16>
+}
