@@ -79,6 +79,34 @@ void planCases(const ManifestSection &m,
   }
 }
 
+/// The dtype checks of q, v, o and lse that the calls taking them make, in
+/// this order: an integer q, v not of q's dtype, o an integer or not of q's
+/// dtype, lse an integer or not f32.
+template <typename Args> void tensorDtypeCases(const ManifestSection &m) {
+  planCases<Args>(
+      m, {
+             {"dtype-q-i32", [](Args &a) { a.q.dtype = ATTN_I32; }},
+             {"dtype-v", [](Args &a) { a.v.dtype = ATTN_F16; }},
+             {"dtype-o-i32", [](Args &a) { a.o.dtype = ATTN_I32; }},
+             {"dtype-o", [](Args &a) { a.o.dtype = ATTN_F16; }},
+             {"dtype-lse-i32", [](Args &a) { a.lse.dtype = ATTN_I32; }},
+             {"dtype-lse", [](Args &a) { a.lse.dtype = ATTN_BF16; }},
+         });
+}
+
+/// The checks of attn_options that every call makes, in the order they
+/// come: a window without a causal kind, a causal kind past the enum, a
+/// scale that is not finite.
+template <typename Args> void optionCases(const ManifestSection &m) {
+  planCases<Args>(
+      m, {
+             {"window-without-causal", [](Args &a) { a.options.window = 64; }},
+             {"causal-enum",
+              [](Args &a) { a.options.causal = static_cast<attn_causal>(7); }},
+             {"scale-nan", [](Args &a) { a.options.scale = NAN; }},
+         });
+}
+
 //===----------------------------------------------------------------------===//
 // Manifests
 //===----------------------------------------------------------------------===//
@@ -955,18 +983,14 @@ int runForward() {
            [&](ForwardArgs &a) {
              a.lse.data = reinterpret_cast<void *>(kLse + 2);
            }},
-          // Options.
-          {"window-without-causal",
-           [&](ForwardArgs &a) { a.options.window = 128; }},
-          {"causal-enum",
-           [&](ForwardArgs &a) {
-             a.options.causal = static_cast<attn_causal>(7);
-           }},
-          {"scale-nan", [&](ForwardArgs &a) { a.options.scale = NAN; }},
-          {"scale-inf", [&](ForwardArgs &a) { a.options.scale = INFINITY; }},
-          {"scale-tiny", [&](ForwardArgs &a) { a.options.scale = 1e-30f; }},
-          {"scale-huge", [&](ForwardArgs &a) { a.options.scale = 1e30f; }},
       });
+  optionCases<ForwardArgs>(m);
+  planCases<ForwardArgs>(
+      m, {
+             {"scale-inf", [&](ForwardArgs &a) { a.options.scale = INFINITY; }},
+             {"scale-tiny", [&](ForwardArgs &a) { a.options.scale = 1e-30f; }},
+             {"scale-huge", [&](ForwardArgs &a) { a.options.scale = 1e30f; }},
+         });
   return 0;
 }
 
@@ -1806,11 +1830,12 @@ int runPaged() {
            [&](PagedArgs &a) { a.blockTable.dtype = ATTN_BOOL; }},
           {"dtype-kv-lens-enum",
            [&](PagedArgs &a) { a.kvLens.dtype = static_cast<attn_dtype>(9); }},
-          {"dtype-q-i32", [&](PagedArgs &a) { a.q.dtype = ATTN_I32; }},
           {"dtype-k-cache-i32", [&](PagedArgs &a) { a.k.dtype = ATTN_I32; }},
-          {"dtype-v-cache", [&](PagedArgs &a) { a.v.dtype = ATTN_F16; }},
-          {"dtype-o-i32", [&](PagedArgs &a) { a.o.dtype = ATTN_I32; }},
-          {"dtype-lse-i32", [&](PagedArgs &a) { a.lse.dtype = ATTN_I32; }},
+      });
+  tensorDtypeCases<PagedArgs>(m);
+  planCases<PagedArgs>(
+      m,
+      {
           {"shape-pool-pages",
            [&](PagedArgs &a) { a.v = bshd(ATTN_BF16, 999, 8, 16, 128, kV); }},
           {"shape-pool-hkv",
@@ -1874,13 +1899,8 @@ int runPaged() {
              a.blockTable =
                  blockTableOf(4, 513, kBlockTable + 4); // 4-byte aligned
            }},
-          {"window-without-causal",
-           [&](PagedArgs &a) { a.options.window = 64; }},
-          {"causal-enum",
-           [&](PagedArgs &a) {
-             a.options.causal = static_cast<attn_causal>(5);
-           }},
       });
+  optionCases<PagedArgs>(m);
   {
     PagedArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 4, 32, 1, 8192);
@@ -2198,10 +2218,11 @@ int runVarlen() {
              a = VarlenArgs(/*paged=*/true);
              a.kvLens.dtype = ATTN_BOOL;
            }},
-          {"dtype-q-i32", [&](VarlenArgs &a) { a.q.dtype = ATTN_I32; }},
-          {"dtype-v", [&](VarlenArgs &a) { a.v.dtype = ATTN_F16; }},
-          {"dtype-o", [&](VarlenArgs &a) { a.o.dtype = ATTN_F16; }},
-          {"dtype-lse", [&](VarlenArgs &a) { a.lse.dtype = ATTN_BF16; }},
+      });
+  tensorDtypeCases<VarlenArgs>(m);
+  planCases<VarlenArgs>(
+      m,
+      {
           // A packed batch is one row of the batch dim: q, o, lse and packed k
           // and v have size 1 there; a pool's first dim counts pages.
           {"shape-q-batch",
@@ -2290,14 +2311,8 @@ int runVarlen() {
            [&](VarlenArgs &a) {
              a.lse.data = reinterpret_cast<void *>(kLse + 2);
            }},
-          {"window-without-causal",
-           [&](VarlenArgs &a) { a.options.window = 64; }},
-          {"causal-enum",
-           [&](VarlenArgs &a) {
-             a.options.causal = static_cast<attn_causal>(4);
-           }},
-          {"scale-nan", [&](VarlenArgs &a) { a.options.scale = NAN; }},
       });
+  optionCases<VarlenArgs>(m);
   {
     VarlenArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 1, 32, 1000, 3000);
@@ -2617,11 +2632,9 @@ int runBackward() {
            [&](BackwardArgs &a) {
              a.lse.data = reinterpret_cast<void *>(kLse + 2);
            }},
-          // Options and the mask, as for the forward.
-          {"window-without-causal",
-           [&](BackwardArgs &a) { a.options.window = 16; }},
-          {"scale-nan", [&](BackwardArgs &a) { a.options.scale = NAN; }},
       });
+  // Options and the mask, as for the forward.
+  optionCases<BackwardArgs>(m);
   {
     BackwardArgs b;
     attn_tensor mask = maskOf(ATTN_BF16, 2, 8, 77, 999);
