@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -251,6 +252,15 @@ GradNest gradNestOf(KernelKind kind) {
   }
 }
 
+/// Gives `rebuilt` copies of the score and mask modifications of `op`
+/// (regions 0 and 1 of the forward, split-KV and gradient ops).
+void copyModRegions(Operation *op, Operation *rebuilt) {
+  for (unsigned i = 0; i < 2; ++i) {
+    IRMapping map;
+    op->getRegion(i).cloneInto(&rebuilt->getRegion(i), map);
+  }
+}
+
 /// The attn op a kernel runs, rebuilt on the kernel's parameters at `b`'s
 /// insertion point: its operands are the `q`, `k`, `v` (a backward's `o`,
 /// `dout`, `lse`; and `mask`), or `partial_o` and `partial_lse`,
@@ -288,7 +298,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionGradOp::create(
         b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
         tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
-        tensor("lse"), mask, FloatAttr(), causal, IntegerAttr(), layout);
+        tensor("lse"), mask, /*mod_operands=*/ValueRange(), FloatAttr(),
+        causal, IntegerAttr(), layout);
+    copyModRegions(op, rebuilt);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
   }
@@ -300,7 +312,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionOp::create(
         b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
         tensor("v"), queryOffsets, keyOffsets, kvLens, blockTable, mask,
-        FloatAttr(), causal, IntegerAttr(), layout);
+        /*mod_operands=*/ValueRange(), FloatAttr(), causal, IntegerAttr(),
+        layout);
+    copyModRegions(op, rebuilt);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   // Any split count: the kernel reads it from partial_o. The op's own
@@ -315,7 +329,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   Operation *rebuilt = AttentionPartialOp::create(
       b, loc, withSplits("partial_o"), withSplits("partial_lse"), tensor("q"),
       tensor("k"), tensor("v"), kvLens, blockTable, mask,
-      b.getI64IntegerAttr(splits), FloatAttr(), causal, IntegerAttr(), layout);
+      /*mod_operands=*/ValueRange(), b.getI64IntegerAttr(splits), FloatAttr(),
+      causal, IntegerAttr(), layout);
+  copyModRegions(op, rebuilt);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {

@@ -77,13 +77,17 @@ static Value probability(OpBuilder &b, Location loc, const Problem &p, Value s,
   return math::Exp2Op::create(b, loc, arg);
 }
 
-/// dS = P (dP - D), in the operands' element type (the A operand of the
+/// dS = P (dP - D), through the score modification's derivative at the
+/// unscaled score `rawScore` of tile row `r` and key `j` when there is one
+/// (scoreModGrad), in the operands' element type (the A operand of the
 /// products that follow).
-static Value scoreGrad(OpBuilder &b, Location loc, const Problem &p, Value prob,
-                       Value dP, Value rowDot) {
+static Value scoreGrad(OpBuilder &b, Location loc, const Problem &p,
+                       const RowTile &rows, Value prob, Value dP,
+                       Value rowDot, Value rawScore, Value r, Value j) {
   Value diff = arith::SubFOp::create(b, loc, dP, rowDot);
-  return fromF32(b, loc, arith::MulFOp::create(b, loc, prob, diff),
-                 p.elementType);
+  Value grad = arith::MulFOp::create(b, loc, prob, diff);
+  grad = scoreModGrad(b, loc, p, rows, grad, prob, rawScore, r, j);
+  return fromF32(b, loc, grad, p.elementType);
 }
 
 /// The softmax scale, from scale log2(e).
@@ -364,6 +368,7 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                     splat(b, loc, scoreType, 0.0),
                                     /*transpose_rhs=*/b.getUnitAttr())
                    .getResult();
+    Value rawT = sT;
     sT = maskedScores(b, loc, p, rows, sT, j0, jEnd, bc, /*slices=*/1,
                       maskScale, /*keyRows=*/true);
     Value probsT =
@@ -388,11 +393,18 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                      /*transpose_rhs=*/b.getUnitAttr())
                     .getResult();
     auto operandType = RankedTensorType::get({bc, br}, p.elementType);
+    // With a score modification the map also reads the unscaled scores.
+    SmallVector<Value> dsInputs = {probsT, dPT};
+    if (p.scoreMod)
+      dsInputs.push_back(rawT);
     Value dST =
-        tileMap(b, loc, operandType, {probsT, dPT},
+        tileMap(b, loc, operandType, dsInputs,
                 [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
-                  return scoreGrad(b, loc, p, x[0], x[1],
-                                   recordField(b, loc, idx[1], kRowDot));
+                  IndexMath ix{b, loc};
+                  return scoreGrad(b, loc, p, rows, x[0], x[1],
+                                   recordField(b, loc, idx[1], kRowDot),
+                                   p.scoreMod ? x[2] : Value(), idx[1],
+                                   ix.add(j0, idx[0]));
                 });
     Value pT = scaledTile(b, loc, probsT, Value(), p.elementType);
     Value dV = TileMatmulOp::create(b, loc, dvType, pT, doStage,
@@ -518,6 +530,7 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                    splat(b, loc, scoreType, 0.0),
                                    /*transpose_rhs=*/b.getUnitAttr())
                   .getResult();
+    Value raw = s;
     s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale);
     Value probs =
         tileMap(b, loc, scoreType, {s, lseLog2},
@@ -529,11 +542,17 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                     splat(b, loc, scoreType, 0.0),
                                     /*transpose_rhs=*/b.getUnitAttr())
                    .getResult();
+    SmallVector<Value> dsInputs = {probs, dP, dRow};
+    if (p.scoreMod)
+      dsInputs.push_back(raw);
     Value dS =
         tileMap(b, loc, RankedTensorType::get({br, bc}, p.elementType),
-                {probs, dP, dRow},
-                [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
-                  return scoreGrad(b, loc, p, x[0], x[1], x[2]);
+                dsInputs,
+                [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
+                  IndexMath ix{b, loc};
+                  return scoreGrad(b, loc, p, rows, x[0], x[1], x[2],
+                                   p.scoreMod ? x[3] : Value(), idx[0],
+                                   ix.add(j0, idx[1]));
                 });
     Value dQ = TileMatmulOp::create(b, loc, dqType, dS, kStage,
                                     loop.getRegionIterArgs()[0],

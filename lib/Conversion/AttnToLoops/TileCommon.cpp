@@ -2,6 +2,8 @@
 
 #include "TileCommon.h"
 
+#include "attn/Dialect/Attn/IR/ModRegions.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -233,6 +235,12 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
     p.mask = toReadOnlyBuffer(b, loc, mask);
     p.boolMask = getElementTypeOrSelf(mask).isInteger(1);
   }
+  if (!op.getScoreMod().empty())
+    p.scoreMod = &op.getScoreMod();
+  if (!op.getMaskMod().empty())
+    p.maskMod = &op.getMaskMod();
+  for (Value operand : op.getModOperands())
+    p.modOperands.push_back(toReadOnlyBuffer(b, loc, operand));
   IndexMath ix{b, loc};
   bool kernel = form == ProblemForm::Kernel;
   auto dimOf = [&](Value buffer, unsigned dim) -> Value {
@@ -287,6 +295,11 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
                              b, loc, b.getF32Type(),
                              b.getStringAttr("scale_log2"), scaleLog2))
                        : Value(arith::ConstantOp::create(b, loc, scaleLog2));
+  if (p.scoreMod) {
+    Value log2e = constF32(b, loc, kLog2e);
+    p.modScale = arith::DivFOp::create(b, loc, p.scaleLog2, log2e);
+    p.modInvScale = arith::DivFOp::create(b, loc, log2e, p.scaleLog2);
+  }
   return p;
 }
 
@@ -478,13 +491,43 @@ Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
                 arith::ConstantIntOp::create(ix.b, ix.loc, 0, 1));
 }
 
+/// The arguments (b, h, i, j) of a modification at tile row `r` and key
+/// `j`, the key clamped below Sk; and the reader of its tensors.
+static SmallVector<Value> modArgs(IndexMath &ix, const Problem &p,
+                                  const RowTile &rows, Value r, Value j) {
+  auto [h, i] = rows.coords(ix, p, r);
+  return {rows.batch, h, i, ix.min(j, ix.sub(p.keySeq, ix.c(1)))};
+}
+
+static Value readModOperand(const Problem &p, OpBuilder &b, Location loc,
+                            unsigned operand, ValueRange indices) {
+  return memref::LoadOp::create(b, loc, p.modOperands[operand], indices);
+}
+
+/// score_mod at the unscaled `score`, unscaled again.
+static Value applyScoreMod(OpBuilder &b, Location loc, const Problem &p,
+                           SmallVector<Value> args, Value score) {
+  args.push_back(arith::MulFOp::create(b, loc, score, p.modScale));
+  Value modified = emitModRegion(
+      b, *p.scoreMod, args,
+      [&](OpBuilder &b, Location loc, unsigned operand, ValueRange indices) {
+        return readModOperand(p, b, loc, operand, indices);
+      });
+  return arith::MulFOp::create(b, loc, modified, p.modInvScale);
+}
+
 Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
                       const RowTile &rows, Value score, Value r, Value j,
                       Value jEnd, bool indexMasks, Value maskScale) {
-  if (!p.mask && !indexMasks)
+  if (!p.mask && !indexMasks && !p.scoreMod && !p.maskMod)
     return score;
   IndexMath ix{b, loc};
   auto [h, i] = rows.coords(ix, p, r);
+  SmallVector<Value> args;
+  if (p.scoreMod || p.maskMod)
+    args = modArgs(ix, p, rows, r, j);
+  if (p.scoreMod)
+    score = applyScoreMod(b, loc, p, args, score);
   if (p.mask) {
     // Padding keys past Sk read the last key's mask; the index masks hide
     // them.
@@ -502,7 +545,35 @@ Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
   if (indexMasks)
     score = arith::SelectOp::create(b, loc, keyVisible(ix, p, i, j, jEnd),
                                     score, negInf(b, loc));
+  if (p.maskMod) {
+    Value keep = emitModRegion(
+        b, *p.maskMod, args,
+        [&](OpBuilder &b, Location loc, unsigned operand, ValueRange indices) {
+          return readModOperand(p, b, loc, operand, indices);
+        });
+    score = arith::SelectOp::create(b, loc, keep, score, negInf(b, loc));
+  }
   return score;
+}
+
+Value tile::scoreModGrad(OpBuilder &b, Location loc, const Problem &p,
+                         const RowTile &rows, Value grad, Value prob,
+                         Value rawScore, Value r, Value j) {
+  if (!p.scoreMod)
+    return grad;
+  IndexMath ix{b, loc};
+  SmallVector<Value> args = modArgs(ix, p, rows, r, j);
+  args.push_back(arith::MulFOp::create(b, loc, rawScore, p.modScale));
+  Value deriv = emitScoreModDerivative(
+      b, *p.scoreMod, args,
+      [&](OpBuilder &b, Location loc, unsigned operand, ValueRange indices) {
+        return readModOperand(p, b, loc, operand, indices);
+      });
+  Value zero = constF32(b, loc, 0.0);
+  Value hidden =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, prob, zero);
+  return arith::SelectOp::create(b, loc, hidden, zero,
+                                 arith::MulFOp::create(b, loc, grad, deriv));
 }
 
 //===----------------------------------------------------------------------===//
@@ -666,7 +737,7 @@ Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
   // scores), the index masks only on tiles that cross the diagonal, the
   // window's edge or the key end (every tile with a mask operand).
   auto masked = [&](OpBuilder &b, Location loc, bool indexMasks) -> Value {
-    if (!p.mask && !indexMasks)
+    if (!p.mask && !indexMasks && !p.scoreMod && !p.maskMod)
       return s;
     return tileMap(
         b, loc, scoreType, s,
@@ -682,11 +753,12 @@ Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
                            maskScale);
         });
   };
-  // A tile that reads the mask operand evaluates the index masks with it:
-  // one copy of the per-element code.
+  // A tile that reads the mask operand or evaluates the mask modification
+  // evaluates the index masks with it: one copy of the per-element code.
   IndexMath ix{b, loc};
-  Value needMasks =
-      p.mask ? ix.c(1) : tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
+  Value needMasks = p.mask || p.maskMod
+                        ? ix.c(1)
+                        : tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
   if (std::optional<int64_t> folded = getConstantIntValue(needMasks))
     return masked(b, loc, *folded != 0);
   auto ifOp = scf::IfOp::create(

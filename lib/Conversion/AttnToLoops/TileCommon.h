@@ -184,6 +184,13 @@ struct Problem : AttentionConfig {
   Value windowSize, hasWindow;
   /// scale * log2(e), f32.
   Value scaleLog2;
+  /// The score and mask modifications (null without), the buffers of the
+  /// tensors they read, and, with a score modification, the scale and its
+  /// inverse (f32): the region takes scaled scores, the tile form's are
+  /// unscaled.
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  SmallVector<Value> modOperands;
+  Value modScale, modInvScale;
   /// Per-sequence key counts (i32 [B]) and the block table of a paged
   /// cache (i32 [B, max_pages]); null without. With a block table, K and V
   /// are page pools of `pageSize` rows and `keySeq` is the capacity.
@@ -281,12 +288,24 @@ Value keyVisible(IndexMath &ix, const Problem &p, Value i, Value j,
 Value tileNeedsIndexMasks(IndexMath &ix, const Problem &p, const RowTile &rows,
                           Value j0, int64_t blockKV, Value jEnd);
 
-/// `score` of tile row `r` and key `j` with the mask operand applied (added,
-/// times `maskScale` when given, or selected) and, with `indexMasks`, -inf where
-/// `keyVisible` says the key is hidden.
+/// `score` (unscaled) of tile row `r` and key `j` with the score
+/// modification applied, then the mask operand (added, times `maskScale`
+/// when given, or selected), with `indexMasks` -inf where `keyVisible` says
+/// the key is hidden, and -inf where the mask modification does. The
+/// modifications see key `j` clamped below Sk, so that padding keys (hidden
+/// anyway) never make them read past their tensors.
 Value maskScore(OpBuilder &b, Location loc, const Problem &p,
                 const RowTile &rows, Value score, Value r, Value j, Value jEnd,
                 bool indexMasks, Value maskScale = Value());
+
+/// The derivative of the score modification at the unscaled score
+/// `rawScore` of tile row `r` and key `j` (see maskScore), times `grad`
+/// (the gradient of the modified score), 0 where `prob` is 0 (a hidden
+/// key, whose derivative may not be finite); `grad` without a score
+/// modification.
+Value scoreModGrad(OpBuilder &b, Location loc, const Problem &p,
+                   const RowTile &rows, Value grad, Value prob, Value rawScore,
+                   Value r, Value j);
 
 /// Stage `stage` of a `[stages, rows, X]` ring of memory tiles, as a
 /// `[rows, X]` tile.

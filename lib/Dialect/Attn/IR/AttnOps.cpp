@@ -1,6 +1,7 @@
 //===- AttnOps.cpp - attn operations and their verifiers ------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/ModRegions.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -427,6 +428,9 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getLse() && failed(verifyLse(*this, getLse(), "lse", stored)))
     return failure();
+  if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
+                              getModOperands(), /*needDerivative=*/false)))
+    return failure();
   return verifyElementCounts(*this);
 }
 
@@ -452,6 +456,9 @@ LogicalResult AttentionPartialOp::verify() {
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
                           {n, dims->batch, dims->queryHeads, dims->querySeq},
                           f32, "[num_splits, B, Hq, Sq], f32")))
+    return failure();
+  if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
+                              getModOperands(), /*needDerivative=*/false)))
     return failure();
   return verifyElementCounts(*this);
 }
@@ -532,5 +539,8 @@ LogicalResult AttentionGradOp::verify() {
                             "the shape and element type of its operand")))
       return failure();
   }
+  if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
+                              getModOperands(), /*needDerivative=*/true)))
+    return failure();
   return verifyElementCounts(*this);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/ModRegions.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -47,6 +48,16 @@ struct Problem : AttentionConfig {
   /// dense [B, H, T, X] first, unpackRows), or null.
   Value kvLens, queryOffsets, keyOffsets;
   OpFoldResult batch, querySeq, keySeq;
+  /// The score and mask modifications (null without) and the tensors they
+  /// read.
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  ValueRange modOperands;
+
+  /// Reads a mod operand's element (ModOperandReader).
+  Value readModOperand(OpBuilder &b, Location loc, unsigned operand,
+                       ValueRange indices) const {
+    return tensor::ExtractOp::create(b, loc, modOperands[operand], indices);
+  }
 
   /// Whether sequences have counts of their own (so the masks and the
   /// causal diagonal are per sequence).
@@ -290,6 +301,11 @@ Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
   p.key = op.getKey();
   p.value = op.getValue();
   p.mask = op.getMask();
+  if (!op.getScoreMod().empty())
+    p.scoreMod = &op.getScoreMod();
+  if (!op.getMaskMod().empty())
+    p.maskMod = &op.getMaskMod();
+  p.modOperands = op.getModOperands();
   p.batch = tensor::getMixedSize(b, loc, p.query, 0);
   p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
   p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));
@@ -391,9 +407,19 @@ Value generic(OpBuilder &b, Location loc, Value init, ValueRange inputs,
       .getResult(0);
 }
 
-/// Scores S[b, h, i, j] = scale * Q K^T + mask in f32, -inf where the causal
-/// kind, the window or a boolean mask hides key j from query i.
-Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
+/// The loop indices (b, h, i, j) of a linalg body over scores.
+SmallVector<Value> scoreIndices(OpBuilder &b, Location loc) {
+  SmallVector<Value> idx;
+  for (unsigned d = 0; d < 4; ++d)
+    idx.push_back(linalg::IndexOp::create(b, loc, d));
+  return idx;
+}
+
+/// Scores S[b, h, i, j] = score_mod(scale * Q K^T) + mask in f32, -inf
+/// where the causal kind, the window, a boolean mask or the mask_mod hides
+/// key j from query i. With `products`, also returns Q K^T.
+Value buildScores(OpBuilder &b, Location loc, const Problem &p,
+                  Value *products = nullptr) {
   MLIRContext *ctx = b.getContext();
   const AttentionDims &d = p.dims;
   SmallVector<OpFoldResult> sizes = {p.batch, b.getIndexAttr(d.queryHeads),
@@ -413,6 +439,8 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
         linalg::YieldOp::create(b, loc,
                                 Value(arith::AddFOp::create(b, loc, a[2], prod)));
       });
+  if (products)
+    *products = dot;
 
   // Sk - Sq (bottom_right) or 0; per sequence, in the body, with counts of
   // its own.
@@ -439,6 +467,15 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
       {par, par, par, par}, [&](OpBuilder &b, Location loc, ValueRange a) {
         Value s = arith::MulFOp::create(b, loc, a[0], constF32(b, loc, p.scale));
         Value ninf = negInf(b, loc);
+        auto read = [&](OpBuilder &b, Location loc, unsigned operand,
+                        ValueRange indices) {
+          return p.readModOperand(b, loc, operand, indices);
+        };
+        if (p.scoreMod) {
+          SmallVector<Value> args = scoreIndices(b, loc);
+          args.push_back(s);
+          s = emitModRegion(b, *p.scoreMod, args, read);
+        }
         if (p.mask && boolMask)
           s = arith::SelectOp::create(b, loc, a[1], s, ninf);
         else if (p.mask)
@@ -475,6 +512,10 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p) {
             hidden = arith::OrIOp::create(b, loc, hidden, before);
           }
           s = arith::SelectOp::create(b, loc, hidden, ninf, s);
+        }
+        if (p.maskMod) {
+          Value keep = emitModRegion(b, *p.maskMod, scoreIndices(b, loc), read);
+          s = arith::SelectOp::create(b, loc, keep, s, ninf);
         }
         linalg::YieldOp::create(b, loc, s);
       });
@@ -814,7 +855,8 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
     MLIRContext *ctx = b.getContext();
     Problem p = getProblem(b, loc, op);
     const AttentionDims &d = p.dims;
-    Value scores = buildScores(b, loc, p);
+    Value products;
+    Value scores = buildScores(b, loc, p, &products);
     Value scale = constF32(b, loc, p.scale);
     SmallVector<OpFoldResult> scoreSizes =
         tensor::getMixedSizes(b, loc, scores);
@@ -868,13 +910,38 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
           linalg::YieldOp::create(
               b, loc, Value(arith::AddFOp::create(b, loc, a[2], prod)));
         });
+    // With a score_mod, dS is the gradient of the modified score: times
+    // the region's derivative at the scaled score (0 where P is: a hidden
+    // key's derivative may not be finite).
+    SmallVector<Value> dsInputs = {probs, dP, rowDot};
+    SmallVector<AffineMap> dsMaps = {id4, id4, rowOf4};
+    if (p.scoreMod) {
+      dsInputs.push_back(products);
+      dsMaps.push_back(id4);
+    }
+    dsMaps.push_back(id4);
     Value dS = generic(
-        b, loc, empty(b, loc, scoreSizes, f32(b)), {probs, dP, rowDot},
-        {id4, id4, rowOf4, id4}, {par, par, par, par},
-        [](OpBuilder &b, Location loc, ValueRange a) {
+        b, loc, empty(b, loc, scoreSizes, f32(b)), dsInputs, dsMaps,
+        {par, par, par, par}, [&](OpBuilder &b, Location loc, ValueRange a) {
           Value diff = arith::SubFOp::create(b, loc, a[1], a[2]);
-          linalg::YieldOp::create(
-              b, loc, Value(arith::MulFOp::create(b, loc, a[0], diff)));
+          Value ds = arith::MulFOp::create(b, loc, a[0], diff);
+          if (p.scoreMod) {
+            SmallVector<Value> args = scoreIndices(b, loc);
+            args.push_back(arith::MulFOp::create(b, loc, a[3], scale));
+            Value deriv = emitScoreModDerivative(
+                b, *p.scoreMod, args,
+                [&](OpBuilder &b, Location loc, unsigned operand,
+                    ValueRange indices) {
+                  return p.readModOperand(b, loc, operand, indices);
+                });
+            Value zero = constF32(b, loc, 0.0);
+            Value hidden = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, a[0], zero);
+            ds = arith::SelectOp::create(
+                b, loc, hidden, zero,
+                arith::MulFOp::create(b, loc, ds, deriv));
+          }
+          linalg::YieldOp::create(b, loc, ds);
         });
 
     // dQ = scale dS K: loop dims (b, h, i, x, j).

@@ -18,7 +18,10 @@ def Attn_Dialect : Dialect {
     Accumulation and softmax statistics are in f32 whatever the element type.
   }];
   let useDefaultAttributePrinterParser = 1;
-  let dependentDialects = ["tensor::TensorDialect"];
+  // Score and mask modifications are written in arith, math and
+  // tensor.extract.
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "tensor::TensorDialect"];
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

@@ -39,6 +39,33 @@ defvar Attn_CommonDescription = [{
     A query row that sees no key (fully masked) yields O = 0 and LSE = -inf.
 }];
 
+// The score and mask modifications (optional regions) of the forward,
+// split-KV and gradient ops, and the tensors they read.
+defvar Attn_ModRegions = (region MaxSizedRegion<1>:$score_mod,
+                                 MaxSizedRegion<1>:$mask_mod);
+
+defvar Attn_ModDescription = [{
+
+    Score and mask modifications (FlexAttention's `score_mod` and
+    `mask_mod`), optional regions of one block each:
+    - `score_mod` `(b: index, h: index, i: index, j: index, s: f32,
+      t0, ..., tN) -> f32` replaces the scaled score `s = scale * q_i . k_j`
+      of query i and key j of batch b and query head h (soft-capping
+      `cap * tanh(s / cap)`, ALiBi `s - slope(h) * |i - j|`, a bias read
+      from a tensor);
+    - `mask_mod` `(b: index, h: index, i: index, j: index, t0, ..., tN) ->
+      i1` hides key j from query i where it yields false (prefix-LM,
+      document masks, strided patterns).
+    Both end in `attn.yield`. `t0, ..., tN` are the `mod_operands`, in
+    order: tensors the regions read with `tensor.extract` (and nothing
+    else). A region uses only its own arguments and values it defines
+    (constants included); its ops have scalar operands and results, no
+    regions and no side effects. i and j are positions in the sequence (of
+    the packed sequence b, with offsets; j is the logical key of a paged
+    cache). The score modification comes first; the mask operand, the
+    causal kind, the window and `mask_mod` then apply to its result.
+}];
+
 // The per-sequence key counts and the paged KV cache of the forward and
 // split-KV ops.
 defvar Attn_KvCacheDescription = [{
@@ -88,8 +115,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Computes `O = softmax(scale * Q K^T + mask) V` and, when a second result
     is present, the natural-log log-sum-exp of each score row,
     `LSE = m + log(l)` (f32, shape `[B, Hq, Sq]`).
-  }], Attn_CommonDescription, Attn_KvCacheDescription, Attn_VarlenDescription,
-  [{
+  }], Attn_CommonDescription, Attn_ModDescription, Attn_KvCacheDescription,
+  Attn_VarlenDescription, [{
 
     Example:
 
@@ -107,8 +134,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Optional<RankedTensorOf<[I32]>>:$key_offsets,
     Optional<RankedTensorOf<[I32]>>:$kv_lens,
     Optional<RankedTensorOf<[I32]>>:$block_table,
-    Optional<AnyRankedTensor>:$mask), Attn_CommonAttrs);
+    Optional<AnyRankedTensor>:$mask,
+    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
+  let regions = Attn_ModRegions;
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
@@ -116,8 +145,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($output) (`,` type($lse)^)?
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];
   let hasVerifier = 1;
 }
@@ -138,7 +169,7 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     `[num_splits, B, Hq, Sq]`, whatever the layout of the operands. With
     `kv_lens` the chunks are per sequence: `ceil(kv_lens[b] / num_splits)`
     keys each.
-  }], Attn_CommonDescription, Attn_KvCacheDescription, [{
+  }], Attn_CommonDescription, Attn_ModDescription, Attn_KvCacheDescription, [{
 
     Example:
 
@@ -155,16 +186,20 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     Optional<RankedTensorOf<[I32]>>:$kv_lens,
     Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask,
+    Variadic<AnyRankedTensor>:$mod_operands,
     I64Attr:$num_splits), Attn_CommonAttrs);
   let results = (outs AnyRankedTensor:$partial_output,
                       AnyRankedTensor:$partial_lse);
+  let regions = Attn_ModRegions;
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($partial_output) `,` type($partial_lse)
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];
   let hasVerifier = 1;
 }
@@ -199,7 +234,8 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "gradients of attention by recomputation";
   let description = !strconcat([{
     Given Q, K, V, the forward output O, its gradient dO and the forward LSE,
@@ -210,8 +246,14 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
     `dQ = scale dS K`, `dK = scale dS^T Q`, `dV = P^T dO`, where dK and dV
     sum over the query heads that share a key/value head. Rows with
     LSE = -inf (fully masked) contribute nothing. dO has O's type; dQ, dK,
-    dV have Q's, K's and V's.
-  }], Attn_CommonDescription, [{
+    dV have Q's, K's and V's. With a `score_mod` the gradient flows through
+    it: dS is multiplied by the derivative of the region with respect to
+    its score argument, which the lowerings derive from the region's ops
+    (forward-mode, op by op), so the region's ops that depend on the score
+    must be ones with a derivative rule (arith add, sub, mul, div, neg,
+    maximum/minimum, select, extf/truncf, math exp, exp2, log, log2, tanh,
+    sqrt, absf, fma); the verifier names any other.
+  }], Attn_CommonDescription, Attn_ModDescription, [{
 
     Example:
 
@@ -229,17 +271,36 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
     AnyRankedTensor:$output,
     AnyRankedTensor:$grad_output,
     AnyRankedTensor:$lse,
-    Optional<AnyRankedTensor>:$mask), Attn_CommonAttrs);
+    Optional<AnyRankedTensor>:$mask,
+    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs);
   let results = (outs AnyRankedTensor:$grad_query, AnyRankedTensor:$grad_key,
                       AnyRankedTensor:$grad_value);
+  let regions = Attn_ModRegions;
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($grad_output) `,` type($lse)
     `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];
   let hasVerifier = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["AttentionOp", "AttentionPartialOp", "AttentionGradOp"]>]> {
+  let summary = "ends a score or mask modification";
+  let description = [{
+    Yields the modified score (f32) of a `score_mod` region or the keep
+    predicate (i1) of a `mask_mod` region.
+
+    ```mlir
+    attn.yield %s : f32
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[F32, I1]>:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 include "attn/Dialect/Attn/IR/AttnTileOps.td"
