@@ -6,6 +6,7 @@
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/ModRegions.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir {
@@ -161,6 +163,20 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   } else {
     return op->emitOpError("has no GPU kernel");
   }
+  if (spec.kind != KernelKind::DecodeCombine) {
+    spec.modName = getModName(op);
+    spec.modHash = getModHash(op);
+    ValueRange modOperands =
+        TypeSwitch<Operation *, ValueRange>(op)
+            .Case<AttentionOp, AttentionPartialOp, AttentionGradOp>(
+                [](auto op) { return op.getModOperands(); })
+            .Default([](Operation *) { return ValueRange(); });
+    if (!modOperands.empty())
+      return op->emitOpError("has mod_operands; the GPU kernels do not take "
+                             "the tensors a score or mask modification "
+                             "reads yet (modifications computed from the "
+                             "indices and the score only)");
+  }
   if (mask) {
     Type maskElt = getElementTypeOrSelf(mask.getType());
     if (spec.kind != KernelKind::Forward && !spec.isBackward())
@@ -299,7 +315,7 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
         b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
         tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
         tensor("lse"), mask, /*mod_operands=*/ValueRange(), FloatAttr(),
-        causal, IntegerAttr(), layout);
+        causal, IntegerAttr(), layout, /*mod_name=*/StringAttr());
     copyModRegions(op, rebuilt);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
@@ -313,7 +329,7 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
         b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
         tensor("v"), queryOffsets, keyOffsets, kvLens, blockTable, mask,
         /*mod_operands=*/ValueRange(), FloatAttr(), causal, IntegerAttr(),
-        layout);
+        layout, /*mod_name=*/StringAttr());
     copyModRegions(op, rebuilt);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
@@ -330,7 +346,7 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
       b, loc, withSplits("partial_o"), withSplits("partial_lse"), tensor("q"),
       tensor("k"), tensor("v"), kvLens, blockTable, mask,
       /*mod_operands=*/ValueRange(), b.getI64IntegerAttr(splits), FloatAttr(),
-      causal, IntegerAttr(), layout);
+      causal, IntegerAttr(), layout, /*mod_name=*/StringAttr());
   copyModRegions(op, rebuilt);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }

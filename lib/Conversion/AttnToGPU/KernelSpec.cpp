@@ -65,6 +65,10 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
   }
   if (spec.atomicDq)
     out.push_back({"dq", "atomic", "_atomicdq"});
+  if (!spec.modName.empty()) {
+    out.push_back({"mod", spec.modName, "_mod_" + spec.modName});
+    out.push_back({"mod_hash", spec.modHash, ""});
+  }
   return out;
 }
 

@@ -93,6 +93,9 @@ struct KernelSpec {
   /// dK/dV kernel adds each tile's dQ to an f32 accumulator with atomic
   /// adds, which the dot kernel zeroes and the dQ kernel converts.
   bool atomicDq = false;
+  /// The op's score and mask modifications (manifest `mod=` and
+  /// `mod_hash=`, getModName and getModHash); empty without.
+  std::string modName, modHash;
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
   /// A persistent grid (the schedule's): the runtime launches one CTA per

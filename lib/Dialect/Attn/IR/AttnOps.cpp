@@ -429,7 +429,8 @@ LogicalResult AttentionOp::verify() {
   if (getLse() && failed(verifyLse(*this, getLse(), "lse", stored)))
     return failure();
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
-                              getModOperands(), /*needDerivative=*/false)))
+                              getModOperands(), getModNameAttr(),
+                              /*needDerivative=*/false)))
     return failure();
   return verifyElementCounts(*this);
 }
@@ -458,7 +459,8 @@ LogicalResult AttentionPartialOp::verify() {
                           f32, "[num_splits, B, Hq, Sq], f32")))
     return failure();
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
-                              getModOperands(), /*needDerivative=*/false)))
+                              getModOperands(), getModNameAttr(),
+                              /*needDerivative=*/false)))
     return failure();
   return verifyElementCounts(*this);
 }
@@ -540,7 +542,8 @@ LogicalResult AttentionGradOp::verify() {
       return failure();
   }
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
-                              getModOperands(), /*needDerivative=*/true)))
+                              getModOperands(), getModNameAttr(),
+                              /*needDerivative=*/true)))
     return failure();
   return verifyElementCounts(*this);
 }

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -104,10 +105,21 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
 
 LogicalResult attn::verifyModRegions(Operation *op, Region &scoreMod,
                                      Region &maskMod, ValueRange modOperands,
-                                     bool needDerivative) {
+                                     StringAttr modName, bool needDerivative) {
   if (!modOperands.empty() && scoreMod.empty() && maskMod.empty())
     return op->emitOpError() << "has mod_operands but neither a score_mod "
                                 "nor a mask_mod to read them";
+  if (modName) {
+    if (scoreMod.empty() && maskMod.empty())
+      return op->emitOpError() << "has a mod_name but neither a score_mod "
+                                  "nor a mask_mod";
+    StringRef name = modName.getValue();
+    if (name.empty() || name.size() > 64 ||
+        !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return op->emitOpError() << "'mod_name' must be 1 to 64 letters, digits "
+                                  "or '_' (it names GPU kernels), got \""
+                               << name << "\"";
+  }
   if (!scoreMod.empty() &&
       failed(verifyRegion(op, scoreMod, "score_mod", modOperands)))
     return failure();
@@ -350,4 +362,46 @@ Value attn::emitScoreModDerivative(OpBuilder &b, Region &region,
   if (Value t = tangent.lookup(result))
     return t;
   return rules.cst(b.getF32Type(), 0.0);
+}
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+std::string attn::getModHash(Operation *op) {
+  // Regions 0 and 1 of the forward, split-KV and gradient ops.
+  if (op->getNumRegions() < 2 ||
+      (op->getRegion(0).empty() && op->getRegion(1).empty()))
+    return "";
+  // FNV-1a over the regions' generic form without locations: the same
+  // regions hash the same whatever the op around them.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope();
+  for (unsigned i = 0; i < 2; ++i) {
+    os << "region " << i << "\n";
+    for (Block &block : op->getRegion(i)) {
+      for (BlockArgument arg : block.getArguments())
+        os << arg.getType() << ",";
+      os << "\n";
+      for (Operation &inner : block) {
+        inner.print(os, flags);
+        os << "\n";
+      }
+    }
+  }
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return llvm::utohexstr(hash, /*LowerCase=*/true, /*Width=*/16);
+}
+
+std::string attn::getModName(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>("mod_name"))
+    return name.str();
+  std::string hash = getModHash(op);
+  return hash.empty() ? hash : "h" + hash;
 }

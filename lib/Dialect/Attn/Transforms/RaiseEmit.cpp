@@ -484,7 +484,7 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
         /*kv_lens=*/Value(), /*block_table=*/Value(), mask,
         /*mod_operands=*/ValueRange(), b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
         chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
-        layout);
+        layout, /*mod_name=*/StringAttr());
     o.value = op.getOutput();
     lse.value = op.getLse();
   }

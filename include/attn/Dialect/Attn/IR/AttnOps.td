@@ -64,6 +64,9 @@ defvar Attn_ModDescription = [{
     the packed sequence b, with offsets; j is the logical key of a paged
     cache). The score modification comes first; the mask operand, the
     causal kind, the window and `mask_mod` then apply to its result.
+    `mod_name` (letters, digits and `_`, at most 64) names the pair for the
+    GPU kernels' names and manifest (`mod=`), by which the runtime's callers
+    pick them; without it they are named by a hash of the regions.
 }];
 
 // The per-sequence key counts and the paged KV cache of the forward and
@@ -135,7 +138,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Optional<RankedTensorOf<[I32]>>:$kv_lens,
     Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask,
-    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs);
+    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs,
+    (ins OptionalAttr<StrAttr>:$mod_name));
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let regions = Attn_ModRegions;
   let assemblyFormat = [{
@@ -187,7 +191,8 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask,
     Variadic<AnyRankedTensor>:$mod_operands,
-    I64Attr:$num_splits), Attn_CommonAttrs);
+    I64Attr:$num_splits), Attn_CommonAttrs,
+    (ins OptionalAttr<StrAttr>:$mod_name));
   let results = (outs AnyRankedTensor:$partial_output,
                       AnyRankedTensor:$partial_lse);
   let regions = Attn_ModRegions;
@@ -272,7 +277,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
     AnyRankedTensor:$grad_output,
     AnyRankedTensor:$lse,
     Optional<AnyRankedTensor>:$mask,
-    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs);
+    Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs,
+    (ins OptionalAttr<StrAttr>:$mod_name));
   let results = (outs AnyRankedTensor:$grad_query, AnyRankedTensor:$grad_key,
                       AnyRankedTensor:$grad_value);
   let regions = Attn_ModRegions;

@@ -13,6 +13,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
 
+#include <string>
+
 namespace mlir {
 namespace attn {
 
@@ -22,12 +24,20 @@ namespace attn {
 constexpr unsigned kModIndexArgs = 4;
 
 /// Verifies the `score_mod` and `mask_mod` regions of `op` against its
-/// `modOperands`; with `needDerivative` (attention_grad) the score
-/// modification must also have a derivative rule for every op that depends
-/// on the score.
+/// `modOperands`, and its `modName`; with `needDerivative`
+/// (attention_grad) the score modification must also have a derivative
+/// rule for every op that depends on the score.
 LogicalResult verifyModRegions(Operation *op, Region &scoreMod,
                                Region &maskMod, ValueRange modOperands,
-                               bool needDerivative);
+                               StringAttr modName, bool needDerivative);
+
+/// The name of `op`'s modifications for its GPU kernels: its `mod_name`,
+/// else "h" and 16 hex digits of a hash of the regions' generic form; ""
+/// without modifications. The same regions always hash the same.
+std::string getModName(Operation *op);
+
+/// The hash of `op`'s modification regions (16 hex digits), "" without.
+std::string getModHash(Operation *op);
 
 /// Reads element `indices` of mod operand `operand`: what a
 /// `tensor.extract` of it in a region becomes.
