@@ -129,9 +129,6 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
-  // Math functions of a score or mask modification (tanh, exp...) become
-  // libdevice calls here, which gpu-module-to-binary links from the CUDA
-  // toolkit.
   device.addPass(createConvertGpuOpsToNVVMOps());
   device.addPass(createAttnGridConstantsPass());
   // nvvm ops that are written as inline PTX (wgmma).

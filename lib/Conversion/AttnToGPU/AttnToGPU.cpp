@@ -11,12 +11,16 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Approximation.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -350,6 +354,33 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   copyModRegions(op, rebuilt);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }
+/// Rewrites the math functions of a score or mask modification (tanh, exp,
+/// log, erf, sin...) in the tile form `source` into arithmetic with
+/// upstream's polynomial approximations (f16 and bf16 through f32; powf,
+/// rsqrt, the hyperbolic and rounding functions by their expansions
+/// first). What is left, absf, copysign, floor, sqrt and fma, the GPU
+/// lowering maps onto PTX instructions (TileToNVVM.cpp), so no kernel calls
+/// libdevice: the PTX is the same whether or not the compiling machine has
+/// a CUDA toolkit to link it from. The tile form's own exp2 and log2 stay:
+/// they are the SFU's.
+LogicalResult approximateMath(func::FuncOp source) {
+  bool any = false;
+  source.walk([&](Operation *op) {
+    any |= isa<math::MathDialect>(op->getDialect()) &&
+           !isa<math::Exp2Op, math::Log2Op, math::FmaOp>(op);
+  });
+  if (!any)
+    return success();
+  RewritePatternSet patterns(source.getContext());
+  math::populateExpansionPatterns(
+      patterns, {"powf", "fpowi", "rsqrt", "sinh", "cosh", "asinh", "acosh",
+                 "atanh", "tan", "ceil", "round", "roundeven"});
+  auto all = [](StringRef) { return true; };
+  populateMathF32ExpansionPatterns(patterns, all);
+  populateMathPolynomialApproximationPatterns(patterns, all);
+  return applyPatternsGreedily(source, std::move(patterns));
+}
+
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   using Base::Base;
 
@@ -392,7 +423,8 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     }
     IRRewriter rewriter(b.getContext());
     rewriter.setInsertionPoint(rebuilt);
-    if (failed(tileAttnOp(rewriter, rebuilt, config)))
+    if (failed(tileAttnOp(rewriter, rebuilt, config)) ||
+        failed(approximateMath(source)))
       return failure();
     OpPassManager pipeline(func::FuncOp::getOperationName());
     pipeline.addPass(createCanonicalizerPass());

@@ -215,6 +215,42 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
                                             scalars.lookup(fma.getC())));
     return success();
   }
+  // What the polynomial approximations of a modification's math functions
+  // leave (AttnToGPU.cpp, approximateMath), as PTX instructions and bit
+  // operations rather than convert-gpu-to-nvvm's libdevice calls.
+  if (isa<math::FloorOp, math::SqrtOp>(op) && result.getType().isF32()) {
+    StringRef intrinsic = isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f"
+                                                  : "llvm.nvvm.sqrt.rn.f";
+    scalars.map(result,
+                LLVM::CallIntrinsicOp::create(
+                    b, e.loc, result.getType(), b.getStringAttr(intrinsic),
+                    scalars.lookup(op->getOperand(0)))
+                    .getResult(0));
+    return success();
+  }
+  if (isa<math::AbsFOp, math::CopySignOp>(op) && result.getType().isF32()) {
+    // |x| clears the sign bit; copysign(x, y) takes y's.
+    Type i32 = b.getI32Type();
+    auto bits = [&](Value v) {
+      return arith::BitcastOp::create(b, e.loc, i32, scalars.lookup(v));
+    };
+    Value magnitude = arith::AndIOp::create(
+        b, e.loc, bits(op->getOperand(0)), e.c32(0x7fffffff));
+    if (isa<math::CopySignOp>(op))
+      magnitude = arith::OrIOp::create(
+          b, e.loc, magnitude,
+          arith::AndIOp::create(b, e.loc, bits(op->getOperand(1)),
+                                e.c32(static_cast<int32_t>(0x80000000u))));
+    scalars.map(result, arith::BitcastOp::create(b, e.loc, result.getType(),
+                                                 magnitude));
+    return success();
+  }
+  if (isa<math::MathDialect>(op->getDialect()))
+    return op->emitOpError("has no lowering in the GPU kernels (of the math "
+                           "ops, they take exp2, log2, fma, absf, copysign, "
+                           "floor and sqrt on f32, and the functions "
+                           "upstream approximates by polynomials: tanh, exp, "
+                           "log, erf, sin, cos, atan...)");
   Operation *clone = b.clone(*op, scalars);
   for (OpResult r : clone->getResults())
     r.setType(convert(r.getType()));

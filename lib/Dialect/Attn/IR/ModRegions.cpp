@@ -59,6 +59,14 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
     return op->emitOpError() << "'" << name << "' must end in attn.yield of "
                              << yielded;
   unsigned firstTensor = scalarArgs(region);
+  for (BlockArgument arg : block.getArguments().drop_front(firstTensor))
+    for (Operation *user : arg.getUsers())
+      if (!isa<tensor::ExtractOp>(user))
+        return op->emitOpError()
+               << "'" << name << "' uses mod operand "
+               << arg.getArgNumber() - firstTensor << " in '"
+               << user->getName() << "'; it may only be read by "
+               << "tensor.extract";
   for (Operation &inner : block.without_terminator()) {
     auto describe = [&]() {
       InFlightDiagnostic d = op->emitOpError()
@@ -92,14 +100,6 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
                            "float scalars; tensors are read with "
                            "tensor.extract)";
   }
-  for (BlockArgument arg : block.getArguments().drop_front(firstTensor))
-    for (Operation *user : arg.getUsers())
-      if (!isa<tensor::ExtractOp>(user))
-        return op->emitOpError()
-               << "'" << name << "' uses mod operand "
-               << arg.getArgNumber() - firstTensor << " in '"
-               << user->getName() << "'; it may only be read by "
-               << "tensor.extract";
   return success();
 }
 
@@ -373,20 +373,29 @@ std::string attn::getModHash(Operation *op) {
   if (op->getNumRegions() < 2 ||
       (op->getRegion(0).empty() && op->getRegion(1).empty()))
     return "";
-  // FNV-1a over the regions' generic form without locations: the same
-  // regions hash the same whatever the op around them.
+  // FNV-1a over the regions' ops written with values numbered within
+  // them (block arguments first, then results in order): the same regions
+  // hash the same whatever the op and the function around them.
   std::string text;
   llvm::raw_string_ostream os(text);
-  OpPrintingFlags flags;
-  flags.printGenericOpForm().useLocalScope();
   for (unsigned i = 0; i < 2; ++i) {
     os << "region " << i << "\n";
+    llvm::DenseMap<Value, unsigned> ids;
     for (Block &block : op->getRegion(i)) {
-      for (BlockArgument arg : block.getArguments())
+      for (BlockArgument arg : block.getArguments()) {
+        ids[arg] = ids.size();
         os << arg.getType() << ",";
+      }
       os << "\n";
       for (Operation &inner : block) {
-        inner.print(os, flags);
+        os << inner.getName() << "(";
+        for (Value operand : inner.getOperands())
+          os << ids.lookup(operand) << ",";
+        os << ")" << inner.getRawDictionaryAttrs() << "->";
+        for (Value result : inner.getResults()) {
+          ids[result] = ids.size();
+          os << result.getType() << ",";
+        }
         os << "\n";
       }
     }
