@@ -21,6 +21,7 @@ a call fails.
     dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
     dq, dk, dv = module.backward(q, k, v, o, do, lse,     # atomic dQ mode
                                  atomic_dq=True)
+    o = module.forward(q, k, v, mod="softcap")            # kernels of mod=
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
 build/lib next to this file's repository, or the loader's search path.
@@ -82,10 +83,29 @@ class _Options(ctypes.Structure):
         ("window", ctypes.c_int64),
         ("mask", _TENSOR_P),  # NULL: none
         ("atomic_dq", ctypes.c_int32),  # attn_backward: dq=atomic kernels
+        ("mod", ctypes.c_char_p),  # NULL or b"": no modification
     ]
 
 
 _OPTIONS_P = ctypes.POINTER(_Options)
+
+# Manifest keys whose values stay strings even when they are all digits: a
+# modification's name and its hash.
+_STRING_KEYS = ("mod", "mod_hash")
+
+
+def _set_mod(options, mod):
+    """Sets options.mod from `mod`: None or "" (no modification) or the
+    name of one (str, the manifest's mod=). The bytes object is kept by the
+    options (ctypes keeps what a c_char_p field points to), so it lives as
+    long as they do, through the call."""
+    if mod is None or mod == "":
+        options.mod = None
+        return
+    if not isinstance(mod, str):
+        raise TypeError("mod must be a str (the manifest's mod= name) or "
+                        "None, not %s" % type(mod).__name__)
+    options.mod = mod.encode("utf-8")
 
 
 def _default_library_paths():
@@ -100,7 +120,10 @@ _LIBRARIES = {}
 
 
 def load_library(path=None):
-    """Opens libattn_runtime.so (once per path) and declares its functions."""
+    """Opens libattn_runtime.so (once per path) and declares its functions.
+    A library this returned may be passed again (Module(lib=...))."""
+    if any(path is lib for lib in _LIBRARIES.values()):
+        return path
     if path is None:
         path = os.environ.get("ATTN_RUNTIME_LIB")
     if path is None:
@@ -159,8 +182,9 @@ def load_library(path=None):
 def manifest_sections(path):
     """The manifest's sections, in order, as dicts {'target', 'ptx',
     'kernels'}: one per chip, each kernel record a dict ({'name', 'kind',
-    'dtype', 'head_dim', ...}, numbers as ints). The runtime's parser is the
-    strict one; this only lets callers ask what a manifest has."""
+    'dtype', 'head_dim', ...}, numbers as ints; 'mod' and 'mod_hash', a
+    modification's name and hash, always strings). The runtime's parser is
+    the strict one; this only lets callers ask what a manifest has."""
     sections = []
     with open(path) as f:
         for line in f:
@@ -179,7 +203,8 @@ def manifest_sections(path):
             record = {"name": tokens[1]}
             for token in tokens[2:]:
                 key, _, value = token.partition("=")
-                record[key] = int(value) if value.isdigit() else value
+                record[key] = int(value) if value.isdigit() and \
+                    key not in _STRING_KEYS else value
             sections[-1]["kernels"].append(record)
     return sections
 
@@ -441,7 +466,7 @@ class Module:
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none", paged=False, packed=False,
-                   atomic_dq=False):
+                   atomic_dq=False, mod=None):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
@@ -451,8 +476,9 @@ class Module:
         manifest q=packed, with packed keys, kv=packed, or with paged=True
         on a paged cache, kv=paged; atomic_dq: a backward kernel of the
         atomic dQ mode, manifest dq=atomic, rather than a deterministic
-        one) in the section the module loaded, or None: the kernels of the
-        manifest's other targets do not count.
+        one; mod: a kernel of that modification, manifest mod=, None or ""
+        one without) in the section the module loaded, or None: the kernels
+        of the manifest's other targets do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
@@ -463,6 +489,8 @@ class Module:
             if k.get("mask", "none") != mask:
                 continue
             if k.get("dq") != ("atomic" if atomic_dq else None):
+                continue
+            if kind != "decode_combine" and k.get("mod") != (mod or None):
                 continue
             if value_dim is not None and k.get("value_dim") != value_dim:
                 continue
@@ -479,9 +507,11 @@ class Module:
             return k
         return None
 
-    def _prepare(self, q, k, v, causal, window, scale, layout, mask=None):
+    def _prepare(self, q, k, v, causal, window, scale, layout, mask=None,
+                 mod=None):
         """The descriptors of q, k, v and the options (with the mask's
-        descriptor, which the options keep alive through their pointer)."""
+        descriptor and the modification's name, which the options keep
+        alive through their pointers)."""
         if layout not in ("bhsd", "bshd"):
             raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
                              % (layout,))
@@ -497,6 +527,7 @@ class Module:
         options.window = -1 if window is None else int(window)
         if mask is not None:
             options.mask = ctypes.pointer(_describe_mask(mask, q, k, layout))
+        _set_mod(options, mod)
         return descs, options
 
     def _outputs(self, q, v, layout, out, lse, return_lse):
@@ -515,7 +546,7 @@ class Module:
 
     def forward(self, q, k, v, *, causal=False, window=None, scale=None,
                 layout="bhsd", return_lse=False, out=None, lse=None,
-                mask=None):
+                mask=None, mod=None):
         """O = softmax(scale Q K^T + mask) V on the current stream.
 
         q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (or
@@ -528,11 +559,16 @@ class Module:
         scores (-inf hides a key); torch.bool hides the keys where it is
         False, like SDPA's attn_mask. It needs a forward kernel built for
         that mask kind (manifest mask=add / mask=bool). A row that sees no
-        key gives O = 0 and LSE = -inf. Returns O in q's layout, and LSE
-        [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
+        key gives O = 0 and LSE = -inf. mod: None, or the name (str) of a
+        score/mask modification compiled into the module's kernels
+        (manifest mod=, options.mod): the call takes only that
+        modification's kernels, and without it only kernels without one
+        (the other calls take mod= the same way). Returns O in q's
+        layout, and LSE [B, Hq, Sq] f32 when return_lse (or when `lse` is
+        given)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mask)
+                                              layout, mask, mod)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_forward(
@@ -544,11 +580,11 @@ class Module:
         return (out, lse) if lse is not None else out
 
     def decode_splits(self, q, k, v, num_splits=None, *, causal=False,
-                      window=None, scale=None, layout="bhsd"):
+                      window=None, scale=None, layout="bhsd", mod=None):
         """The split count decode() uses: num_splits None/<= 0 picks it from
         the shape and SM count; more than the key tiles is clamped."""
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout)
+                                              layout, mod=mod)
         return self._splits(qd, kd, vd, options, int(num_splits or 0))
 
     def _splits(self, qd, kd, vd, options, requested):
@@ -560,12 +596,12 @@ class Module:
         return n.value
 
     def decode_workspace(self, q, k, v, num_splits=None, *, causal=False,
-                         window=None, scale=None, layout="bhsd"):
+                         window=None, scale=None, layout="bhsd", mod=None):
         """A workspace for decode() with these arguments (a uint8 tensor on
         the current stream), to allocate once and pass as `workspace=`."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout)
+                                              layout, mod=mod)
         n = self._splits(qd, kd, vd, options, int(num_splits or 0))
         size = self._lib.attn_decode_workspace_size(ctypes.byref(qd),
                                                     ctypes.byref(vd), n)
@@ -575,20 +611,21 @@ class Module:
 
     def decode(self, q, k, v, *, num_splits=None, causal=False, window=None,
                scale=None, layout="bhsd", return_lse=False, out=None,
-               lse=None, workspace=None):
+               lse=None, workspace=None, mod=None):
         """Split-KV decode (Flash-Decoding) of q [B, Hq, Sq, D] (Sq small;
         the (Hq / Hkv) * Sq rows of a KV head go in tiles of the kernel's
         rows) against a KV cache; the
         options are forward()'s. The workspace is allocated with torch on
         the current stream unless given (a uint8 CUDA tensor)."""
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout)
+                                              layout, mod=mod)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         requested = int(num_splits or 0)
         if workspace is None:
             workspace = self.decode_workspace(q, k, v, num_splits,
                                               causal=causal, window=window,
-                                              scale=scale, layout=layout)
+                                              scale=scale, layout=layout,
+                                              mod=mod)
         return self._launch_decode(self._lib.attn_decode, (qd, kd, vd), q,
                                    out, lse, od, ld, options, requested,
                                    workspace)
@@ -611,7 +648,7 @@ class Module:
         return (out, lse) if lse is not None else out
 
     def _prepare_paged(self, q, k_cache, v_cache, block_table, kv_lens,
-                       causal, window, scale, layout, kv_layout):
+                       causal, window, scale, layout, kv_layout, mod=None):
         """The descriptors of q, the page pools, the block table and the
         lengths, and the options, for decode_paged and its helpers."""
         kv_layout = layout if kv_layout is None else kv_layout
@@ -637,18 +674,20 @@ class Module:
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
+        _set_mod(options, mod)
         return descs, options
 
     def decode_paged_splits(self, q, k_cache, v_cache, block_table, kv_lens,
                             num_splits=0, *, causal=False, window=None,
-                            scale=None, layout="bhsd", kv_layout=None):
+                            scale=None, layout="bhsd", kv_layout=None,
+                            mod=None):
         """The split count decode_paged() uses: attn_decode's heuristic for
         Sk = max_pages * page_size, the capacity (the lengths stay on the
         device); num_splits <= 0 picks it, more than the key tiles is
         clamped."""
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout)
+            layout, kv_layout, mod)
         return self._paged_splits(descs, options, int(num_splits or 0))
 
     def _paged_splits(self, descs, options, requested):
@@ -661,7 +700,7 @@ class Module:
     def decode_paged_workspace(self, q, k_cache, v_cache, block_table,
                                kv_lens, num_splits=0, *, causal=False,
                                window=None, scale=None, layout="bhsd",
-                               kv_layout=None):
+                               kv_layout=None, mod=None):
         """A workspace for decode_paged() with these arguments (a uint8
         tensor on the current stream), to allocate once, outside a CUDA
         graph's capture, and pass as `workspace=`. Its size depends only on
@@ -669,7 +708,7 @@ class Module:
         import torch
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout)
+            layout, kv_layout, mod)
         n = self._paged_splits(descs, options, int(num_splits or 0))
         size = self._lib.attn_decode_workspace_size(
             ctypes.byref(descs[0]), ctypes.byref(descs[2]), n)
@@ -680,7 +719,7 @@ class Module:
     def decode_paged(self, q, k_cache, v_cache, block_table, kv_lens, *,
                      num_splits=0, causal=False, window=None, scale=None,
                      layout="bhsd", kv_layout=None, return_lse=False,
-                     out=None, lse=None, workspace=None):
+                     out=None, lse=None, workspace=None, mod=None):
         """Split-KV decode over a paged KV cache (vLLM's PagedAttention),
         on the current stream.
 
@@ -696,7 +735,7 @@ class Module:
         are in [0, P); lengths are clamped to [0, max_pages * page_size] on
         the device, and a sequence of length 0 gives O = 0, LSE = -inf.
         causal='bottom_right' aligns each sequence's Sq queries at its own
-        end. The options are decode()'s (no mask).
+        end. The options are decode()'s (no mask; mod= as forward()'s).
 
         The host never reads block_table or kv_lens, so a call captured in
         a CUDA graph serves every step: update the tensors in place and
@@ -705,7 +744,7 @@ class Module:
         [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout)
+            layout, kv_layout, mod)
         out, lse, od, ld = self._outputs(q, v_cache, layout, out, lse,
                                          return_lse)
         requested = int(num_splits or 0)
@@ -713,7 +752,7 @@ class Module:
             workspace = self.decode_paged_workspace(
                 q, k_cache, v_cache, block_table, kv_lens, requested,
                 causal=causal, window=window, scale=scale, layout=layout,
-                kv_layout=kv_layout)
+                kv_layout=kv_layout, mod=mod)
         return self._launch_decode(self._lib.attn_decode_paged, descs, q,
                                    out, lse, od, ld, options, requested,
                                    workspace)
@@ -721,7 +760,8 @@ class Module:
     def forward_varlen(self, q, k, v, query_offsets, *, key_offsets=None,
                        kv_lens=None, block_table=None, max_seqlen_q=0,
                        causal=False, window=None, scale=None, layout="bshd",
-                       kv_layout=None, return_lse=False, out=None, lse=None):
+                       kv_layout=None, return_lse=False, out=None, lse=None,
+                       mod=None):
         """forward() over a packed (variable-length) batch of B sequences,
         in one launch on the current stream: varlen prefill with packed
         keys, or chunked prefill against a paged KV cache.
@@ -740,7 +780,8 @@ class Module:
             'bhsd': [P, Hkv, page_size, D]; None: `layout`).
         Nothing is copied. causal and window apply per sequence
         ('bottom_right': the queries sit at the end of their sequence's
-        keys, as chunked prefill needs); scale as forward(); no mask.
+        keys, as chunked prefill needs); scale and mod as forward(); no
+        mask.
 
         The caller guarantees the offsets start at 0, never decrease and
         end at T (key_offsets at Tk), the table's entries for a sequence's
@@ -799,6 +840,7 @@ class Module:
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
+        _set_mod(options, mod)
 
         hq, rows = qd.shape[1], qd.shape[2]
         dv = vd.shape[3]
@@ -841,29 +883,32 @@ class Module:
             raise AttnError(1, self.last_error())
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
-    def has_atomic_backward(self, q, v, *, causal=False, mask=None):
+    def has_atomic_backward(self, q, v, *, causal=False, mask=None,
+                            mod=None):
         """Whether the module has the atomic dQ mode's three backward
         kernels (manifest dq=atomic) for a call with these q, v (any
-        layout: D and Dv are their last dims), causal and mask: what
+        layout: D and Dv are their last dims), causal, mask and mod: what
         backward(..., atomic_dq=True) launches where they exist."""
         mask_kind = "none"
         if mask is not None:
             mask_kind = "add" if mask.is_floating_point() else "bool"
         return all(self.has_kernel(kind, q.dtype, q.shape[-1], v.shape[-1],
-                                   causal, mask_kind, atomic_dq=True)
+                                   causal, mask_kind, atomic_dq=True,
+                                   mod=mod)
                    for kind in ("backward_dot", "backward_kv", "backward_q"))
 
     def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
                  causal=False, window=None, scale=None, layout="bhsd",
-                 mask=None, workspace=None, atomic_dq=False):
+                 mask=None, workspace=None, atomic_dq=False, mod=None):
         """The gradients of forward() by recomputation, on the current
         stream: from q, k, v, the forward's o and lse (forward(...,
         return_lse=True) with the same options) and dout = dL/dO (o's shape
         and dtype), returns (dq, dk, dv) with q's, k's and v's shapes, in
-        the operands' layout. The options are forward()'s and must be those
-        the forward ran with. dq, dk, dv are written in place when given,
-        else allocated; the workspace (backward_workspace()) is allocated
-        with torch unless given (a uint8 CUDA tensor). Deterministic; with
+        the operands' layout. The options are forward()'s (mod= included)
+        and must be those the forward ran with. dq, dk, dv are written in
+        place when given, else allocated; the workspace
+        (backward_workspace()) is allocated with torch unless given (a
+        uint8 CUDA tensor). Deterministic; with
         GQA, dk and dv sum over the query heads of a group. Needs the
         module's backward_dot, backward_kv and backward_q kernels for the
         call (ATTN_ERROR_NO_KERNEL otherwise).
@@ -878,7 +923,7 @@ class Module:
         large (ATTN_ERROR_INVALID_ARGUMENT otherwise)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mask)
+                                              layout, mask, mod)
         options.atomic_dq = 1 if atomic_dq else 0
         grads = []
         for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):
@@ -896,7 +941,8 @@ class Module:
             # The accumulator only where the atomic kernels will run.
             workspace = self.backward_workspace(
                 q, layout=layout, atomic_dq=atomic_dq and
-                self.has_atomic_backward(q, v, causal=causal, mask=mask))
+                self.has_atomic_backward(q, v, causal=causal, mask=mask,
+                                         mod=mod))
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_backward(
             self._handle, ctypes.byref(qd), ctypes.byref(kd),

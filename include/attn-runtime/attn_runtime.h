@@ -77,9 +77,9 @@ typedef struct attn_tensor {
 } attn_tensor;
 
 /* Attention options shared by forward, decode and backward. A null
- * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL, 0};
- * options initialised with fewer fields (or zeroed) have no mask and use
- * deterministic backward kernels only.
+ * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL, 0,
+ * NULL}; options initialised with fewer fields (or zeroed) have no mask,
+ * use deterministic backward kernels only and no modification.
  *
  * `mask` (attn_forward and attn_backward; decode rejects one) is a
  * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
@@ -101,13 +101,26 @@ typedef struct attn_tensor {
  * second pass over the keys, so dq is not bitwise reproducible run to run)
  * where the module has all three for the call, with the larger workspace
  * of attn_backward_atomic_workspace_size; zero (the default) uses only
- * deterministic kernels. */
+ * deterministic kernels.
+ *
+ * `mod` (every call that launches kernels, and attn_decode_splits and
+ * attn_decode_paged_splits): the score/mask modification the call applies,
+ * by the name its kernels carry in the manifest (mod=NAME: FlexAttention's
+ * score_mod / mask_mod compiled into them). The call then uses only
+ * kernels with that mod, and a call with NULL or "" (the default) only
+ * kernels without one; the decode_combine kernel has none and serves both.
+ * A name is 1 to 64 characters of [A-Za-z0-9_]
+ * (ATTN_ERROR_INVALID_ARGUMENT otherwise); one that the module has no
+ * kernel of for the call is ATTN_ERROR_NO_KERNEL, naming the
+ * modifications the module has. The string is read during the call
+ * only. */
 typedef struct attn_options {
   float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
   attn_causal causal;
   int64_t window;     /* < 0: none; else needs a causal kind */
   const attn_tensor *mask; /* NULL: none */
   int32_t atomic_dq;       /* 0: deterministic backward kernels only */
+  const char *mod;         /* NULL or "": no modification */
 } attn_options;
 
 typedef struct attn_module attn_module;

@@ -143,12 +143,13 @@ const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
                                         int64_t headDim, int64_t valueDim,
                                         attn_causal causal, MaskKind mask,
                                         bool paged, bool packedQueries,
-                                        bool packedKeys, bool atomicDq) const {
+                                        bool packedKeys, bool atomicDq,
+                                        std::string_view mod) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask || k.paged != paged ||
         k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
-        k.atomicDq != atomicDq)
+        k.atomicDq != atomicDq || k.mod != mod)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -172,6 +173,35 @@ bool ManifestSection::hasMasks(KernelKind kind) const {
   return false;
 }
 
+bool ManifestSection::hasMods(KernelKind kind) const {
+  for (const KernelSpec &k : kernels)
+    if (k.kind == kind && !k.mod.empty())
+      return true;
+  return false;
+}
+
+std::vector<std::string> ManifestSection::modNames() const {
+  std::vector<std::string> names;
+  for (const KernelSpec &k : kernels) {
+    bool known = k.mod.empty();
+    for (const std::string &name : names)
+      known = known || name == k.mod;
+    if (!known)
+      names.push_back(k.mod);
+  }
+  return names;
+}
+
+bool isModName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxModName)
+    return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
 std::string ManifestSection::describe(KernelKind kind) const {
   std::string out;
   for (const KernelSpec &k : kernels) {
@@ -193,6 +223,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
     }
     out += k.batchKeys();
     out += k.dqKey();
+    out += k.modKey();
   }
   return out.empty() ? "none" : out;
 }
@@ -389,13 +420,30 @@ attn_status Parser::closeSection(int line, bool atEnd) {
         same = same && o.headDim == k.headDim && o.causal == k.causal;
       same = same && o.mask == k.mask && o.paged == k.paged &&
              o.packedQueries == k.packedQueries &&
-             o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq;
+             o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq &&
+             o.mod == k.mod;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
                                  "dtype, head_dim, value_dim, causal, " +
-                                 "mask, q, kv and dq as '" + o.name +
+                                 "mask, q, kv, dq and mod as '" + o.name +
                                  "' (line " + std::to_string(o.line) +
                                  "): the runtime could not choose");
+    }
+  }
+  // A modification's name selects its kernels (attn_options.mod): within a
+  // section it must stand for one modification, one hash.
+  for (size_t i = 0; i < section.kernels.size(); ++i) {
+    const KernelSpec &k = section.kernels[i];
+    for (size_t j = 0; j < i && !k.mod.empty(); ++j) {
+      const KernelSpec &o = section.kernels[j];
+      if (o.mod == k.mod && o.modHash != k.modHash)
+        return error(k.line, "kernel '" + k.name + "' has mod=" + k.mod +
+                                 " with mod_hash=" + k.modHash +
+                                 ", but kernel '" + o.name + "' (line " +
+                                 std::to_string(o.line) + ") has mod=" + o.mod +
+                                 " with mod_hash=" + o.modHash +
+                                 ": a modification name must stand for one "
+                                 "modification (one hash) within a section");
     }
   }
   return ATTN_OK;
@@ -474,15 +522,17 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
-      "kind", "dtype",    "head_dim", "value_dim", "causal", "block_q",
-      "rows", "block_kv", "threads",  "smem",      "grid",   "mask",
-      "q",    "kv",       "dq",       "tma",       "params"};
+      "kind",    "dtype",    "head_dim", "value_dim", "causal",
+      "block_q", "rows",     "block_kv", "threads",   "smem",
+      "grid",    "mask",     "q",        "kv",        "dq",
+      "mod",     "mod_hash", "tma",      "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
-  int64_t *ints[numKeys] = {
-      nullptr, nullptr,    &k.headDim, &k.valueDim, nullptr, &k.blockQ,
-      &k.rows, &k.blockKv, &k.threads, &k.smem,     nullptr, nullptr,
-      nullptr, nullptr,    nullptr,    nullptr,     nullptr};
+  int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
+                            nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
+                            &k.threads, &k.smem,   nullptr,    nullptr,
+                            nullptr,    nullptr,   nullptr,    nullptr,
+                            nullptr,    nullptr,   nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -573,6 +623,28 @@ attn_status Parser::parseKernel(int line,
       if (value != "atomic")
         return error(line, bad + " (atomic; absent means deterministic)");
       k.atomicDq = true;
+    } else if (key == "mod") {
+      // Without the key a kernel applies no score/mask modification.
+      if (value.size() > kMaxModName)
+        return error(line, where + "mod '" + std::string(value) + "' has " +
+                               std::to_string(value.size()) +
+                               " characters: a modification name has 1 to " +
+                               std::to_string(kMaxModName) +
+                               " (of A-Z, a-z, 0-9 and _)");
+      if (!isModName(value))
+        return error(line, bad + " (a modification name: 1 to " +
+                               std::to_string(kMaxModName) +
+                               " characters of A-Z, a-z, 0-9 and _)");
+      k.mod = std::string(value);
+    } else if (key == "mod_hash") {
+      bool hex = value.size() == kModHashDigits;
+      for (char c : value)
+        hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+      if (!hex)
+        return error(line, bad + " (the modification's hash: " +
+                               std::to_string(kModHashDigits) +
+                               " lowercase hex digits)");
+      k.modHash = std::string(value);
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -613,6 +685,20 @@ attn_status Parser::parseKernel(int line,
                                             kernelKindName(k.kind)
                                       : std::string()));
   }
+  // A modification is named and hashed together; the combine kernel, which
+  // every decode call shares, applies none.
+  if (!k.mod.empty() && k.modHash.empty())
+    return error(line, where + "mod=" + k.mod +
+                           " needs mod_hash=<16 hex digits>, the hash of the "
+                           "modification");
+  if (k.mod.empty() && !k.modHash.empty())
+    return error(line, where + "mod_hash=" + k.modHash +
+                           " needs mod=<name>, the modification it hashes");
+  if (!k.mod.empty() && k.kind == KernelKind::DecodeCombine)
+    return error(line, where + "mod=" + k.mod +
+                           " is for the kinds that compute scores, not "
+                           "kind=decode_combine: every decode call shares "
+                           "the combine kernel");
   if (k.persistent && k.kind != KernelKind::Forward)
     return error(line, where +
                            "grid=persistent is for kind=forward only "

@@ -31,6 +31,15 @@ constexpr int kManifestVersion = 1;
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
 constexpr int64_t kMaxBlock = 1024;
 
+/// The longest name of a modification (the manifest's `mod` key,
+/// attn_options.mod) and the digits of its hash (`mod_hash`).
+constexpr size_t kMaxModName = 64;
+constexpr size_t kModHashDigits = 16;
+
+/// Whether `name` is a modification name: 1 to kMaxModName characters of
+/// [A-Za-z0-9_].
+ATTN_RUNTIME_API bool isModName(std::string_view name);
+
 /// The kernel kinds of attn_kernel_abi.def.
 enum class KernelKind {
 #define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX) ENUM,
@@ -91,6 +100,14 @@ struct KernelSpec {
   /// converts it into dq. attn_backward takes such kernels only with
   /// options->atomic_dq set, and never mixes them with the others.
   bool atomicDq = false;
+  /// `mod=NAME mod_hash=HEX16` (every kind but decode_combine): the kernel
+  /// applies the score/mask modification NAME (FlexAttention's score_mod /
+  /// mask_mod compiled in), whose regions hash to HEX16; both empty when it
+  /// applies none. Such a kernel serves only calls whose options->mod is
+  /// NAME, and a call without one only kernels without one; the parameters
+  /// are those of the same kernel without a modification.
+  std::string mod;
+  std::string modHash;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
@@ -110,6 +127,8 @@ struct KernelSpec {
   std::string batchKeys() const;
   /// " dq=atomic" for a kernel of the atomic dQ mode, else "" (messages).
   const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
+  /// " mod=NAME" for a kernel with a modification, else "" (messages).
+  std::string modKey() const { return mod.empty() ? "" : " mod=" + mod; }
   /// The box of the tensor map over `tensor` ("q"); null when there is none.
   const TmaBox *tmaBox(std::string_view tensor) const;
 };
@@ -159,22 +178,31 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// and so must `paged` (true for attn_decode_paged's decode_partial
   /// kernel and attn_forward_varlen's on a paged cache), `packedQueries`
   /// and `packedKeys` (attn_forward_varlen's forward kernels only) and
-  /// `atomicDq` (the backward's atomic dQ kernels only). Null when none
-  /// does.
+  /// `atomicDq` (the backward's atomic dQ kernels only), and `mod`, the
+  /// kernel's modification name ("" for none: a call without
+  /// options->mod, and decode_combine, which never has one). This is the
+  /// one place where a call's kernels are matched. Null when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
                          bool packedQueries = false, bool packedKeys = false,
-                         bool atomicDq = false) const;
+                         bool atomicDq = false,
+                         std::string_view mod = {}) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
   bool hasMasks(KernelKind kind) const;
+  /// Whether any kernel of `kind` has a modification (`mod`).
+  bool hasMods(KernelKind kind) const;
+  /// The modification names of the section's kernels, each once, in the
+  /// order of the manifest (messages).
+  std::vector<std::string> modNames() const;
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
   /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none q=packed
-  /// kv=packed, bf16 d128/128 causal=none dq=atomic, ..." for the kernels
-  /// of `kind` (messages; mask=none, each sequence's own Q, K/V and the
-  /// deterministic dQ are not written).
+  /// kv=packed, bf16 d128/128 causal=none dq=atomic, bf16 d128/128
+  /// causal=none mod=softcap, ..." for the kernels of `kind` (messages;
+  /// mask=none, each sequence's own Q, K/V, the deterministic dQ and no
+  /// modification are not written).
   std::string describe(KernelKind kind) const;
 };
 

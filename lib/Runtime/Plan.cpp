@@ -5,6 +5,7 @@
 #include "Error.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -215,12 +216,56 @@ constexpr InputLayout kPackedPagedInputs = {
     "1, Hq, T, D",           "k",  "v", "P, Hkv, page_size, D",
     "P, Hkv, page_size, Dv", true, true};
 
-/// Checks the options (causal enum, window needs causal, finite scale) and
-/// records them in `p`; the mask is the caller's (checkMask, or decode's
-/// refusal).
+/// `text` for a message: printable ASCII as is, other bytes as \xNN.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+    out += hex;
+  }
+  return out;
+}
+
+/// Checks options->mod (NULL or "": none; else a modification name) and
+/// records it in `p`. It reads at most kMaxModName + 1 characters.
+attn_status checkMod(const char *api, const char *mod, Problem &p) {
+  p.mod.clear();
+  if (!mod || !*mod)
+    return ATTN_OK;
+  size_t length = 0;
+  while (length <= kMaxModName && mod[length])
+    ++length;
+  std::string_view name(mod, length);
+  if (length > kMaxModName)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->mod = \"%s...\" is longer than %zu "
+                 "characters: a modification name (manifest mod=) is 1 to "
+                 "%zu characters of A-Z, a-z, 0-9 and _; NULL or \"\" "
+                 "means none",
+                 api, printable(name.substr(0, kMaxModName)).c_str(),
+                 kMaxModName, kMaxModName);
+  if (!isModName(name))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->mod = \"%s\" is not a modification name "
+                 "(manifest mod=): 1 to %zu characters of A-Z, a-z, 0-9 and "
+                 "_; NULL or \"\" means none",
+                 api, printable(name).c_str(), kMaxModName);
+  p.mod = std::string(name);
+  return ATTN_OK;
+}
+
+/// Checks the options (causal enum, window needs causal, finite scale, the
+/// modification's name) and records them in `p`; the mask is the caller's
+/// (checkMask, or decode's refusal).
 attn_status checkOptions(const char *api, const attn_options *options,
                          Problem &p) {
-  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0};
+  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0, nullptr};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
   if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
@@ -250,7 +295,7 @@ attn_status checkOptions(const char *api, const attn_options *options,
   p.scaleLog2 = static_cast<float>(scale * 1.4426950408889634);
   p.causal = opt.causal;
   p.window = opt.window < 0 ? -1 : opt.window;
-  return ATTN_OK;
+  return checkMod(api, opt.mod, p);
 }
 
 /// Checks q, k, v and the options; fills everything of `p` they determine.
@@ -626,7 +671,38 @@ std::string describeCall(const ManifestSection &section,
     call += " kv=paged";
   else if (p.packedKeys)
     call += " kv=packed";
+  if (!p.mod.empty())
+    call += " mod=" + p.mod;
   return call;
+}
+
+/// The end of a message of a call that found no kernel, when modifications
+/// may be why: with options->mod, the modifications the module has (or
+/// that it has none); without, when kernels of `kinds` have one, that
+/// those serve only calls that name it. "" otherwise.
+std::string describeMods(const ManifestSection &section,
+                         std::initializer_list<KernelKind> kinds,
+                         const Problem &p) {
+  std::vector<std::string> names = section.modNames();
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  if (!p.mod.empty())
+    return "; options->mod = \"" + p.mod + "\": " +
+           (names.empty()
+                ? std::string("the module has no kernels with a "
+                              "modification (manifest mod=)")
+                : "the module's modifications (manifest mod=) " +
+                      std::string(names.size() == 1 ? "is " : "are ") + list);
+  bool mods = false;
+  for (KernelKind kind : kinds)
+    mods = mods || section.hasMods(kind);
+  if (!mods)
+    return "";
+  return "; options->mod is not set, and kernels with a modification "
+         "(manifest mod=) serve only calls that name it in options->mod "
+         "(the module's modifications: " +
+         list + ")";
 }
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
@@ -637,9 +713,13 @@ std::string describeCall(const ManifestSection &section,
 attn_status findKernel(const char *api, const ManifestSection &section,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  bool paged = p.paged && kind != KernelKind::DecodeCombine;
+  // Every decode call shares the combine kernel, which has no modification.
+  bool combine = kind == KernelKind::DecodeCombine;
+  bool paged = p.paged && !combine;
   kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
-                        paged, p.packedQueries, p.packedKeys);
+                        paged, p.packedQueries, p.packedKeys,
+                        /*atomicDq=*/false,
+                        combine ? std::string_view() : std::string_view(p.mod));
   if (kernel)
     return ATTN_OK;
   if (!section.hasDtype(kind, p.dtype))
@@ -653,10 +733,13 @@ attn_status findKernel(const char *api, const ManifestSection &section,
                  "dv%lld (it has: %s)",
                  api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
                  section.describe(kind).c_str());
-  return failf(ATTN_ERROR_NO_KERNEL,
-               "%s: the module has no %s kernel for %s (it has: %s)", api,
-               kernelKindName(kind), describeCall(section, {kind}, p).c_str(),
-               section.describe(kind).c_str());
+  // Built whole, not through failf's buffer: a module of many kernels
+  // lists them all, and the modifications come last.
+  return fail(ATTN_ERROR_NO_KERNEL, std::string(api) + ": the module has no " +
+                                        kernelKindName(kind) + " kernel for " +
+                                        describeCall(section, {kind}, p) +
+                                        " (it has: " + section.describe(kind) +
+                                        ")" + describeMods(section, {kind}, p));
 }
 
 /// The backward's kernels, in launch order.
@@ -698,7 +781,7 @@ void findBackwardSet(const ManifestSection &section, const Problem &p,
     KernelKind kind = kBackwardKinds[i];
     kernels[i] = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal,
                               p.mask, /*paged=*/false, /*packedQueries=*/false,
-                              /*packedKeys=*/false, atomicDq);
+                              /*packedKeys=*/false, atomicDq, p.mod);
     if (!kernels[i])
       missing.push_back(kernelKindName(kind));
   }
@@ -746,6 +829,11 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                    {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
                     KernelKind::BackwardQuery},
                    p);
+  std::string mods =
+      describeMods(section,
+                   {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
+                    KernelKind::BackwardQuery},
+                   p);
   // Deterministic by default: the atomic kernels only when asked for.
   if (missingAtomic.empty())
     return fail(ATTN_ERROR_NO_KERNEL,
@@ -756,7 +844,7 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                     "which attn_backward takes only when asked: set "
                     "options.atomic_dq = 1 to use them, or load "
                     "deterministic backward kernels (it has " +
-                    has + ")");
+                    has + ")" + mods);
   if (wantAtomic)
     return fail(ATTN_ERROR_NO_KERNEL,
                 std::string(api) +
@@ -771,14 +859,14 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                     "and backward_q kernels of its dtype, head dims, causal "
                     "and mask kind, all three dq=atomic or all three "
                     "deterministic; it has " +
-                    has + ")");
+                    has + ")" + mods);
   return fail(ATTN_ERROR_NO_KERNEL,
               std::string(api) + ": the module has no " +
                   listNames(missing, "or") + " kernel for " + call +
                   " (a backward call launches backward_dot, backward_kv and "
                   "backward_q kernels of its dtype, head dims, causal and "
                   "mask kind; it has " +
-                  has + ")");
+                  has + ")" + mods);
 }
 
 void pushMemref(std::vector<uint64_t> &args, uint64_t pointer,

@@ -16,6 +16,7 @@
 #include "Manifest.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attn::runtime {
@@ -91,6 +92,8 @@ struct Problem {
   // keys (seqK = Tk) or a paged cache.
   bool packedQueries = false, packedKeys = false;
   int64_t sequences = 0;
+  // options->mod: the modification whose kernels serve the call ("": none).
+  std::string mod;
 };
 
 /// The tensors of a forward call: attn_forward's q, k, v, o and lse (null:

@@ -7,10 +7,10 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        varlen|backward|backward-atomic|load DIR|launch FILE|
+//        varlen|backward|backward-atomic|mod FILE|load DIR|launch FILE|
 //        launch-tma FILE|launch-multi FILE|launch-backward FILE|
 //        launch-atomic-dq FILE|launch-paged FILE|launch-varlen FILE|
-//        checked PAGED VARLEN|fuzz FILE CASES SEED
+//        launch-mod FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <dlfcn.h>
@@ -2854,6 +2855,208 @@ int runBackwardAtomic() {
 }
 
 //===----------------------------------------------------------------------===//
+// Modifications (manifest mod=, mod_hash=; attn_options.mod)
+//===----------------------------------------------------------------------===//
+
+/// The text of the file at `path` ("" when it cannot be read).
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+/// The kernel a plan chose, or its error.
+template <typename Args>
+void modCase(const ManifestSection &m, const char *name, const Args &a) {
+  typename Args::Plan plan;
+  attn_status s = a.plan(m, plan);
+  if (s != ATTN_OK) {
+    report(name, s);
+    return;
+  }
+  if constexpr (std::is_same_v<typename Args::Plan, Launch>) {
+    std::printf("%s: kernel=%s\n", name, plan.kernel->name.c_str());
+  } else if constexpr (std::is_same_v<typename Args::Plan, DecodePlan>) {
+    std::printf("%s: kernels=%s %s splits=%lld\n", name,
+                plan.partial.kernel->name.c_str(),
+                plan.combine.kernel->name.c_str(),
+                static_cast<long long>(plan.numSplits));
+  } else {
+    std::printf("%s: kernels=%s %s %s%s\n", name, plan.dot.kernel->name.c_str(),
+                plan.keyValue.kernel->name.c_str(),
+                plan.query.kernel->name.c_str(),
+                plan.atomicDq ? " dq=atomic" : "");
+  }
+}
+
+/// The manifest keys mod= and mod_hash=, then the kernels each call takes
+/// for its options->mod out of `manifest` (Inputs/mod.manifest).
+int runMod(const std::string &manifest) {
+  const std::string h = kHeader;
+  const std::string fwd = kFwd;
+  const std::string hash = " mod_hash=a5ef8a6600d098f0";
+  const std::string softcap = fwd.substr(0, 8) + "_softcap" + fwd.substr(8) +
+                              " mod=softcap" + hash + "\n";
+  const std::string combine = "kernel c kind=decode_combine dtype=bf16 "
+                              "value_dim=128 rows=4 threads=128 smem=0";
+  {
+    // A kernel without a modification and one with (the same
+    // specialisation otherwise), and a 64-character name.
+    Manifest m;
+    report("mod-valid",
+           parseManifest(h + fwd + "\n" + softcap + fwd.substr(0, 8) + "_long" +
+                             fwd.substr(8) + " mod=" + std::string(64, 'x') +
+                             " mod_hash=0123456789012345\n",
+                         "m.manifest", m));
+    for (const KernelSpec &k : m.sections.front().kernels)
+      std::printf("  %s: mod='%s' mod_hash='%s'\n", k.name.c_str(),
+                  k.mod.c_str(), k.modHash.c_str());
+    std::printf("  forward: %s\n",
+                m.sections.front().describe(KernelKind::Forward).c_str());
+  }
+  parseCase("mod-missing-hash", h + fwd + " mod=softcap\n");
+  parseCase("mod-hash-without-mod", h + fwd + hash + "\n");
+  parseCase("mod-empty", h + fwd + " mod=" + hash + "\n");
+  parseCase("mod-bad-chars", h + fwd + " mod=soft-cap" + hash + "\n");
+  parseCase("mod-too-long",
+            h + fwd + " mod=" + std::string(65, 'x') + hash + "\n");
+  parseCase("mod-hash-short", h + fwd + " mod=softcap mod_hash=a5ef\n");
+  parseCase("mod-hash-long",
+            h + fwd + " mod=softcap mod_hash=a5ef8a6600d098f00\n");
+  parseCase("mod-hash-upper",
+            h + fwd + " mod=softcap mod_hash=A5EF8A6600D098F0\n");
+  parseCase("mod-hash-not-hex",
+            h + fwd + " mod=softcap mod_hash=a5ef8a6600d098fg\n");
+  parseCase("mod-twice", h + fwd + " mod=softcap mod=relu" + hash + "\n");
+  parseCase("mod-combine",
+            h + fwd + "\n" + combine + " mod=softcap" + hash + "\n");
+  // One name, two hashes, in one section: on kernels of other
+  // specialisations (top_left) and of other kinds alike.
+  const std::string topLeft = "kernel k_tl kind=forward dtype=bf16 "
+                              "head_dim=128 value_dim=128 causal=top_left "
+                              "block_q=128 block_kv=64 threads=256 smem=0 "
+                              "mod=softcap";
+  parseCase("mod-hash-collision",
+            h + softcap + topLeft + " mod_hash=0000000000000000\n");
+  parseCase("mod-hash-collision-kinds",
+            h + softcap +
+                "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+                "smem=0 mod=softcap mod_hash=0000000000000000\n");
+  parseCase("mod-same-hash", h + softcap + topLeft + hash + "\n");
+  // Across sections a name may stand for another modification: each
+  // section is a module of its own.
+  parseCase("mod-hash-other-section",
+            h + softcap + "target sm_80\nptx k80.ptx\n" + fwd +
+                " mod=softcap mod_hash=0000000000000000\n");
+  // The same specialisation and modification twice.
+  parseCase("mod-duplicate-config",
+            h + softcap +
+                "kernel k2 kind=forward dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=32 "
+                "threads=128 smem=0 mod=softcap" +
+                hash + "\n");
+
+  Manifest parsed, plain;
+  std::string text = readText(manifest);
+  if (text.empty()) {
+    std::printf("cannot read %s\n", manifest.c_str());
+    return 1;
+  }
+  if (!setUp(text, parsed) || !setUp(kModule, plain))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+  std::printf("modifications: %zu\n", m.modNames().size());
+
+  // attn_forward: fwd for no modification (NULL or ""), fwd_softcap for
+  // "softcap"; a bottom_right call only with the unnamed modification.
+  ForwardArgs f;
+  modCase(m, "forward", f);
+  f.options.mod = "";
+  modCase(m, "forward-empty", f);
+  f.options.mod = "softcap";
+  modCase(m, "forward-softcap", f);
+  f.options.mod = "relu2";
+  modCase(m, "forward-unknown", f);
+  modCase(plain.sections.front(), "forward-unknown-no-mods", f);
+  f.options.mod = "h0123456789012345";
+  f.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  modCase(m, "forward-br-hash", f);
+  f.options.mod = nullptr;
+  modCase(m, "forward-br-plain", f);
+  f.options.mod = "softcap";
+  modCase(m, "forward-br-softcap", f);
+  {
+    ForwardArgs a;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    a.options.mask = &mask;
+    a.options.mod = "softcap";
+    modCase(m, "forward-softcap-mask", a);
+  }
+  // Names that no manifest can have.
+  const std::string longName(65, 'x');
+  const std::string maxName(64, 'x');
+  planCases<ForwardArgs>(
+      m, {
+             {"mod-name-chars",
+              [](ForwardArgs &a) { a.options.mod = "soft-cap"; }},
+             {"mod-name-control",
+              [](ForwardArgs &a) { a.options.mod = "soft\ncap\x7f"; }},
+             {"mod-name-long",
+              [&](ForwardArgs &a) { a.options.mod = longName.c_str(); }},
+             {"mod-name-64",
+              [&](ForwardArgs &a) { a.options.mod = maxName.c_str(); }},
+         });
+
+  // attn_decode and attn_decode_splits: the partial kernel of the
+  // modification, the shared combine kernel.
+  DecodeArgs d;
+  modCase(m, "decode", d);
+  d.options.mod = "softcap";
+  modCase(m, "decode-softcap", d);
+  {
+    int64_t plainSplits = 0, modSplits = 0;
+    report("splits", d.resolve(m, nullptr, 0, plainSplits));
+    report("splits-softcap", d.resolve(m, &d.options, 0, modSplits));
+    std::printf("splits: %lld, softcap: %lld\n",
+                static_cast<long long>(plainSplits),
+                static_cast<long long>(modSplits));
+  }
+  d.options.mod = "relu2";
+  modCase(m, "decode-unknown", d);
+  {
+    int64_t n = 0;
+    report("splits-unknown", d.resolve(m, &d.options, 0, n));
+  }
+  // attn_decode_paged: the module's paged kernel has a modification only.
+  PagedArgs pg;
+  modCase(m, "paged", pg);
+  pg.options.mod = "softcap";
+  modCase(m, "paged-softcap", pg);
+  // attn_forward_varlen likewise.
+  VarlenArgs vl;
+  modCase(m, "varlen", vl);
+  vl.options.mod = "softcap";
+  modCase(m, "varlen-softcap", vl);
+  // attn_backward: each set of three, never a mix; the atomic dQ mode
+  // (which the module does not have) falls back to the modification's
+  // deterministic set.
+  BackwardArgs b;
+  modCase(m, "backward", b);
+  b.options.mod = "softcap";
+  modCase(m, "backward-softcap", b);
+  b.options.atomic_dq = 1;
+  modCase(m, "backward-softcap-atomic", b);
+  b.options.atomic_dq = 0;
+  b.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  modCase(m, "backward-softcap-top-left", b);
+  b = BackwardArgs();
+  b.options.mod = "h0123456789012345";
+  modCase(m, "backward-unknown", b);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Module loading without a usable GPU
 //===----------------------------------------------------------------------===//
 
@@ -3116,6 +3319,64 @@ int runLaunchAtomicDq(const std::string &manifest) {
   report("atomic-small", a.call(module, stream));
   a.workspaceBytes = atomicBytes - 1;
   report("atomic-small-by-one", a.call(module, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
+/// attn_forward, attn_decode (and its split count), attn_decode_paged,
+/// attn_forward_varlen and attn_backward through Inputs/mod.manifest:
+/// which kernels reach cuLaunchKernel for each options->mod, and that a
+/// call for a modification the module lacks launches nothing.
+int runLaunchMod(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  ForwardArgs f;
+  report("forward", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
+                                 &f.options, stream));
+  f.options.mod = "softcap";
+  report("forward-softcap", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
+                                         &f.options, stream));
+  f.options.mod = "relu2";
+  report("forward-unknown", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
+                                         &f.options, stream));
+  {
+    DecodeArgs d;
+    d.options.mod = "softcap";
+    int64_t splits = 0;
+    report("splits-softcap", attn_decode_splits(module, &d.q, &d.k, &d.v,
+                                                &d.options, 0, &splits));
+    int64_t bytes = attn_decode_workspace_size(&d.q, &d.v, splits);
+    std::printf("splits: %lld, workspace: %lld bytes\n",
+                static_cast<long long>(splits), static_cast<long long>(bytes));
+    report("decode-softcap",
+           attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, &d.options, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+    report("decode",
+           attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, nullptr, 0,
+                       reinterpret_cast<void *>(kWorkspace), int64_t(1) << 30,
+                       stream));
+  }
+  {
+    PagedArgs a;
+    report("decode-paged", a.call(module, stream));
+    a.options.mod = "softcap";
+    report("decode-paged-softcap", a.call(module, stream));
+  }
+  {
+    VarlenArgs a;
+    a.options.mod = "softcap";
+    report("varlen-softcap", a.call(module, stream));
+  }
+  {
+    BackwardArgs a;
+    a.options.mod = "softcap";
+    report("backward-softcap", a.call(module, stream));
+    a.options.mod = "relu2";
+    report("backward-unknown", a.call(module, stream));
+  }
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;
@@ -3404,8 +3665,12 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
       break;
     }
   };
+  // Modification names: the manifests', none, and names no manifest has.
+  const std::string longMod(200, 'm');
+  const char *mods[] = {"softcap",  "h0123456789012345", "",
+                        "soft-cap", longMod.c_str(),     "relu2"};
   auto mutateOptions = [&](attn_options &o, attn_tensor &mask) {
-    switch (pick(6)) {
+    switch (pick(7)) {
     case 0:
       o.scale = std::numeric_limits<float>::quiet_NaN();
       break;
@@ -3423,6 +3688,9 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
       mask = maskOf(pick(2) ? ATTN_BOOL : ATTN_BF16, 2, 1, 77, 1000);
       mutateTensor(mask);
       o.mask = &mask;
+      break;
+    case 5:
+      o.mod = mods[pick(std::size(mods))];
       break;
     default:
       o.mask = &mask;
@@ -3596,10 +3864,11 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "varlen|backward|backward-atomic|load DIR|launch FILE|"
-                 "launch-tma FILE|launch-multi FILE|launch-backward FILE|"
-                 "launch-atomic-dq FILE|launch-paged FILE|"
-                 "launch-varlen FILE|checked PAGED VARLEN|"
+                 "varlen|backward|backward-atomic|mod FILE|load DIR|"
+                 "launch FILE|launch-tma FILE|launch-multi FILE|"
+                 "launch-backward FILE|launch-atomic-dq FILE|"
+                 "launch-paged FILE|launch-varlen FILE|launch-mod FILE|"
+                 "checked PAGED VARLEN|"
                  "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
@@ -3625,6 +3894,8 @@ int main(int argc, char **argv) {
     return runBackward();
   if (what == "backward-atomic")
     return runBackwardAtomic();
+  if (what == "mod" && argc == 3)
+    return runMod(argv[2]);
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
@@ -3639,6 +3910,8 @@ int main(int argc, char **argv) {
     return runLaunchAtomicDq(argv[2]);
   if (what == "launch-paged" && argc == 3)
     return runLaunchPaged(argv[2]);
+  if (what == "launch-mod" && argc == 3)
+    return runLaunchMod(argv[2]);
   if (what == "launch-varlen" && argc == 3)
     return runLaunchVarlen(argv[2]);
   if (what == "checked" && argc == 4)

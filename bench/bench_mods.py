@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""attn's score and mask modification kernels against FlexAttention and
+SDPA with a materialised mask, in one process on the same tensors.
+
+The kernels are examples/gpu/mods.mlir's (softcap, alibi16, prefix_lm256,
+document512; test/GPU/mods_tests.py defines them). Peers:
+  - flex: torch.compile'd flex_attention with the same score_mod, or the
+    same mask_mod as a block mask (create_block_mask: it skips the blocks
+    the mask hides);
+  - sdpa: F.scaled_dot_product_attention with the modification as a
+    materialised [Sq, Sk] mask (ALiBi as an additive [Hq, Sq, Sk] bias; the
+    soft-cap has none, so no SDPA row).
+Each output is checked against flex's before timing. Forward and forward +
+backward (attn: forward then backward calls; peers: autograd), bf16, B S =
+16384, Hq = Hkv = 2048 / D. TFLOP/s count the visible scores only (4 D per
+visible (query, key) pair forward, 3.5x that forward + backward), so that
+a mask that hides half the keys does not double anyone's rate. Timing:
+bench_attention.py's Timer (CUDA graphs where the calls can be captured,
+else CUDA events).
+
+    python3 bench/bench_mods.py --manifest DIR/attn.manifest \\
+        [--lib build-rt/lib/libattn_runtime.so] [--shapes 64:2048,...]
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "test", "GPU"))
+import bench_attention as ba  # noqa: E402
+import attn_runtime  # noqa: E402
+import mods_tests as mt  # noqa: E402
+
+try:
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    flex = torch.compile(flex_attention, dynamic=False)
+except Exception as e:  # noqa: BLE001 - reported per row
+    flex, create_block_mask = None, None
+    FLEX_ERROR = str(e)
+
+
+def flex_mods(name, causal):
+    """(score_mod, mask_mod) of `name` in FlexAttention's terms."""
+    def softcap(s, b, h, i, j):
+        return 30.0 * torch.tanh(s / 30.0)
+
+    def alibi(s, b, h, i, j):
+        slope = torch.exp2(-(h + 1).to(torch.float32) / 2.0)
+        return s - slope * (i - j).abs().to(torch.float32)
+
+    def prefix(b, h, i, j):
+        return (j < 256) | (j <= i)
+
+    def document(b, h, i, j):
+        return (i // 512) == (j // 512)
+
+    def causal_br(b, h, i, j):
+        return j <= i  # Sq == Sk here: bottom_right is top_left
+
+    score = {"softcap": softcap, "alibi16": alibi}.get(name)
+    mask = {"prefix_lm256": prefix, "document512": document}.get(name)
+    if causal == "bottom_right":
+        mask = causal_br if mask is None else mask
+    return score, mask
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--lib")
+    ap.add_argument("--shapes", default="64:2048,128:2048,64:8192,128:8192")
+    ap.add_argument("--target-ms", type=float, default=200)
+    args = ap.parse_args()
+    module = attn_runtime.Module(args.manifest,
+                                 lib=attn_runtime.load_library(args.lib))
+    timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
+    print("%-14s %4s %6s %-12s %-5s %9s %9s %9s %7s %7s" % (
+        "mod", "D", "S", "causal", "pass", "attn", "flex", "sdpa",
+        "a/flex", "a/sdpa"))
+    for shape in args.shapes.split(","):
+        d, s = map(int, shape.split(":"))
+        b, h = max(1, 16384 // s), 2048 // d
+        for name, kinds in mt.MODS:
+            for causal in kinds:
+                if name == "softcap" and causal == "none" and s > 2048:
+                    continue
+                row(module, timer, name, causal, b, h, s, d)
+
+
+def row(module, timer, name, causal, b, h, s, d):
+    dt = torch.bfloat16
+    q, k, v, dout = (torch.randn((b, h, s, d), device="cuda", dtype=dt)
+                     for _ in range(4))
+    flag = {"none": False, "bottom_right": "bottom_right"}[causal]
+    i = torch.arange(s, device="cuda")
+    visible = torch.ones((s, s), dtype=torch.bool, device="cuda")
+    if causal != "none":
+        visible &= i[None, :] <= i[:, None]
+    keep = mt.keep_mask(name, i, i)
+    if keep is not None:
+        visible &= keep
+    pairs = float(visible.sum()) * b * h
+    flops = {"fwd": 4 * d * pairs, "fwd+bwd": 14 * d * pairs}
+
+    score, mask = flex_mods(name, causal)
+    block = (create_block_mask(mask, None, None, s, s, device="cuda")
+             if mask is not None and create_block_mask else None)
+    sdpa_mask = None
+    if name == "alibi16":
+        slope = torch.exp2(-(torch.arange(h, device="cuda") + 1.0) / 2.0)
+        sdpa_mask = (-slope[:, None, None] *
+                     (i[:, None] - i[None, :]).abs().float()).to(dt)
+        sdpa_mask = sdpa_mask.masked_fill(~visible, float("-inf"))
+    elif name != "softcap":
+        sdpa_mask = visible
+
+    leaf = [t.detach().requires_grad_() for t in (q, k, v)]
+
+    def attn_fwd():
+        return module.forward(q, k, v, causal=flag, mod=name)
+
+    def attn_fwd_bwd():
+        o, lse = module.forward(q, k, v, causal=flag, mod=name,
+                                return_lse=True)
+        return module.backward(q, k, v, o, dout, lse, causal=flag, mod=name)
+
+    def flex_fwd():
+        return flex(q, k, v, score_mod=score, block_mask=block)
+
+    def flex_fwd_bwd():
+        o = flex(*leaf, score_mod=score, block_mask=block)
+        return torch.autograd.grad(o, leaf, dout)
+
+    def sdpa_fwd():
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask)
+
+    def sdpa_fwd_bwd():
+        o = F.scaled_dot_product_attention(*leaf, attn_mask=sdpa_mask)
+        return torch.autograd.grad(o, leaf, dout)
+
+    ref = flex_fwd() if flex else None
+    got = attn_fwd()
+    check = "n/a" if ref is None else (
+        "ok" if ba.rel_error(got, ref) < 2e-2 else
+        "BAD %.1e" % ba.rel_error(got, ref))
+    for what, impls in (("fwd", (attn_fwd, flex_fwd, sdpa_fwd)),
+                        ("fwd+bwd", (attn_fwd_bwd, flex_fwd_bwd,
+                                     sdpa_fwd_bwd))):
+        rates = []
+        for impl in impls:
+            if (impl in (flex_fwd, flex_fwd_bwd) and not flex) or (
+                    impl in (sdpa_fwd, sdpa_fwd_bwd) and sdpa_mask is None):
+                rates.append(None)
+                continue
+            try:
+                ms = timer.graph_ms([impl])
+                if ms is None:
+                    ms = timer.median_ms([impl])
+                rates.append(flops[what] / ms / 1e9)
+            except Exception as e:  # noqa: BLE001 - a peer refused: reported
+                print("  %s %s: %s" % (impl.__name__, what, str(e)[:200]))
+                rates.append(None)
+        fmt = lambda x: "%9.1f" % x if x else "%9s" % "-"  # noqa: E731
+        ratio = lambda a, p: "%7.2f" % (a / p) if a and p else "%7s" % "-"  # noqa: E731
+        print("%-14s %4d %6d %-12s %-5s %s %s %s %s %s  (%s)" % (
+            name, d, s, causal, check, fmt(rates[0]), fmt(rates[1]),
+            fmt(rates[2]), ratio(rates[0], rates[1]),
+            ratio(rates[0], rates[2]), what), flush=True)
+    del q, k, v, dout, leaf
+    torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

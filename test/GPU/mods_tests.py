@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""GPU tests of the score and mask modification kernels of
+examples/gpu/mods.mlir, through the runtime's binding.
+
+The modifications, as that file writes them (and as the float64 reference
+here computes them, independently of the compiler):
+  softcap       score_mod  s -> 30 tanh(s / 30)
+  alibi16       score_mod  s -> s - 2^(-(h + 1) / 2) |i - j|
+  prefix_lm256  mask_mod   keep j < 256 or j <= i
+  document512   mask_mod   keep i // 512 == j // 512
+Forward cases (bf16, D = 64 and 128) run each modification with the causal
+kinds its kernels were built for, ragged Sq != Sk, GQA, and rows that see no
+key (the document mask with Sq > Sk: O = 0, LSE = -inf); decode cases run
+the soft-cap's split-KV kernels; backward cases compare dQ, dK, dV with
+float64 autograd through the same modification. Outputs are NaN first.
+Tolerances are gpu_tests.py's. A call without `mod` must not reach these
+kernels (the module has no plain ones: ATTN_ERROR_NO_KERNEL), and an
+unknown name is ATTN_ERROR_NO_KERNEL too.
+
+    python3 test/GPU/mods_tests.py --manifest DIR/attn.manifest \\
+        --lib build-rt/lib/libattn_runtime.so
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+import attn_runtime  # noqa: E402
+import gpu_tests as gt  # noqa: E402
+
+
+def score_mod(name, s, h, i, j):
+    """The modified scores of s [..., H, Sq, Sk] (float64)."""
+    if name == "softcap":
+        return 30.0 * torch.tanh(s / 30.0)
+    if name == "alibi16":
+        slope = torch.exp2(-(h.double() + 1.0) / 2.0)[:, None, None]
+        return s - slope * (i[:, None] - j[None, :]).abs().double()
+    return s
+
+
+def keep_mask(name, i, j):
+    """[Sq, Sk] keep predicate of a mask modification, or None."""
+    if name == "prefix_lm256":
+        return (j[None, :] < 256) | (j[None, :] <= i[:, None])
+    if name == "document512":
+        return (i[:, None] // 512) == (j[None, :] // 512)
+    return None
+
+
+def scores(name, q, k, causal, scale):
+    """The masked scores [B, Hq, Sq, Sk] in float64 (autograd-able)."""
+    b, hq, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
+    dev = q.device
+    s = torch.einsum("bhqd,bhkd->bhqk", q,
+                     k.repeat_interleave(hq // hkv, dim=1)) * scale
+    h = torch.arange(hq, device=dev)
+    i = torch.arange(sq, device=dev)
+    j = torch.arange(sk, device=dev)
+    s = score_mod(name, s, h, i, j)
+    visible = torch.ones((sq, sk), dtype=torch.bool, device=dev)
+    if causal != "none":
+        diag = i + (sk - sq if causal == "bottom_right" else 0)
+        visible &= j[None, :] <= diag[:, None]
+    keep = keep_mask(name, i, j)
+    if keep is not None:
+        visible &= keep
+    return s.masked_fill(~visible, float("-inf")), visible
+
+
+def reference(name, q, k, v, causal):
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    s, visible = scores(name, q.double(), k.double(), causal, scale)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.nan_to_num(torch.exp(s - lse[..., None]), nan=0.0)
+    hq, hkv = q.shape[1], k.shape[1]
+    o = torch.einsum("bhqk,bhkd->bhqd", p,
+                     v.double().repeat_interleave(hq // hkv, dim=1))
+    return o, lse
+
+
+def reference_grads(name, q, k, v, dout, causal):
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    s, visible = scores(name, q64, k64, causal, scale)
+    top = s.detach().amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    e = torch.exp(s - top)
+    total = e.sum(dim=-1, keepdim=True)
+    p = e / torch.where(total > 0, total, torch.ones_like(total))
+    hq, hkv = q.shape[1], k.shape[1]
+    o = torch.einsum("bhqk,bhkd->bhqd", p,
+                     v64.repeat_interleave(hq // hkv, dim=1))
+    o.backward(dout.double())
+    b, sq, sk = q.shape[0], q.shape[2], k.shape[2]
+    return (q64.grad, k64.grad, v64.grad,
+            visible[None, None].expand(b, hq, sq, sk))
+
+
+# (modification, causal kinds its kernels have, backward too)
+MODS = [("softcap", ("bottom_right", "none")), ("alibi16", ("bottom_right",)),
+        ("prefix_lm256", ("none",)), ("document512", ("none",))]
+SHAPES = [  # b, hq, hkv, sq, sk
+    (2, 16, 16, 1024, 1024), (1, 8, 2, 77, 300), (1, 4, 1, 1100, 600),
+    (2, 4, 4, 600, 1100), (1, 2, 2, 1, 1000)]
+GRAD_SHAPES = [(1, 4, 2, 300, 500), (1, 2, 2, 700, 700), (2, 4, 4, 129, 77)]
+
+
+def cases():
+    for name, kinds in MODS:
+        for d in (64, 128):
+            for causal in kinds:
+                for shape in SHAPES:
+                    yield dict(kind="forward", mod=name, d=d, causal=causal,
+                               shape=shape)
+                for shape in GRAD_SHAPES:
+                    yield dict(kind="backward", mod=name, d=d, causal=causal,
+                               shape=shape)
+    for d in (64, 128):
+        for shape in [(8, 32, 8, 1, 4096), (3, 32, 8, 1, 1000),
+                      (1, 8, 2, 1, 70000)]:
+            yield dict(kind="decode", mod="softcap", d=d, causal="none",
+                       shape=shape)
+
+
+def run(module, c, gen):
+    b, hq, hkv, sq, sk = c["shape"]
+    d, dt = c["d"], torch.bfloat16
+    q = torch.randn((b, hq, sq, d), generator=gen, device="cuda").to(dt)
+    k = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
+    v = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
+    causal = c["causal"]
+    flag = {"none": False, "bottom_right": "bottom_right"}[causal]
+    if c["kind"] == "backward":
+        o, lse = module.forward(q, k, v, causal=flag, return_lse=True,
+                                mod=c["mod"])
+        dout = torch.randn(o.shape, generator=gen, device="cuda").to(dt)
+        grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
+        module.backward(q, k, v, o, dout, lse, *grads, causal=flag,
+                        mod=c["mod"])
+        torch.cuda.synchronize()
+        *refs, visible = reference_grads(c["mod"], q, k, v, dout, causal)
+        return gt.compare_grads(grads, refs, visible, hkv, "bf16")
+    out = torch.full((b, hq, sq, d), float("nan"), dtype=dt, device="cuda")
+    lse = torch.full((b, hq, sq), float("nan"), device="cuda")
+    call = module.decode if c["kind"] == "decode" else module.forward
+    call(q, k, v, causal=flag, out=out, lse=lse, mod=c["mod"])
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(c["mod"], q, k, v, causal)
+    return gt.compare(out, lse, ref_o, ref_lse, "bf16")
+
+
+def error_cases(module):
+    """A plain call and an unknown name find no kernel."""
+    q = torch.randn((1, 2, 64, 64), device="cuda").to(torch.bfloat16)
+    out = []
+    for mod in (None, "no_such_mod"):
+        try:
+            module.forward(q, q, q, mod=mod)
+            out.append((mod, gt.FAIL, "launched"))
+        except attn_runtime.AttnError as e:
+            ok = e.status_name == "ATTN_ERROR_NO_KERNEL"
+            out.append((mod, gt.PASS if ok else gt.FAIL, str(e)[:300]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--lib")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--filter", default="")
+    args = ap.parse_args()
+    lib = attn_runtime.load_library(args.lib)
+    module = attn_runtime.Module(args.manifest, lib=lib)
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    passed = failed = 0
+    t0 = time.time()
+    for c in cases():
+        name = "%s %s d%d %s %s" % (c["kind"], c["mod"], c["d"], c["causal"],
+                                    "x".join(map(str, c["shape"])))
+        if args.filter not in name:
+            continue
+        try:
+            r = run(module, c, gen)
+        except Exception as e:  # noqa: BLE001 - a failing case, reported
+            r = {"status": gt.FAIL, "detail": "%s: %s" % (type(e).__name__, e)}
+        ok = r["status"] == gt.PASS
+        passed += ok
+        failed += not ok
+        print("%s %-60s rel_err=%.2e %s" % (
+            "PASS" if ok else "FAIL", name, r.get("rel_err", float("nan")),
+            r.get("detail", "")), flush=True)
+        torch.cuda.empty_cache()
+    for mod, status, detail in error_cases(module):
+        ok = status == gt.PASS
+        passed += ok
+        failed += not ok
+        print("%s error mod=%s: %s" % ("PASS" if ok else "FAIL", mod, detail))
+    print("time: %.1fs" % (time.time() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
