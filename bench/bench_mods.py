@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """attn's score and mask modification kernels against FlexAttention and
 SDPA with a materialised mask, in one process on the same tensors.
+With --plain-manifest, attn's kernels without a modification run too
+("plain": the same FLOP count, so for a mask it is the dense rate).
 
 The kernels are examples/gpu/mods.mlir's (softcap, alibi16, prefix_lm256,
 document512; test/GPU/mods_tests.py defines them). Peers:
@@ -35,6 +37,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "GPU"))
 import bench_attention as ba  # noqa: E402
 import attn_runtime  # noqa: E402
 import mods_tests as mt  # noqa: E402
+
+# One compiled flex_attention serves every row: its recompilations (a new
+# score_mod, mask, shape or requires_grad) must not hit dynamo's limit of 8,
+# past which it runs flex_attention eagerly (and slowly).
+torch._dynamo.config.recompile_limit = 256
+torch._dynamo.config.accumulated_recompile_limit = 4096
 
 try:
     from torch.nn.attention.flex_attention import (create_block_mask,
@@ -76,13 +84,19 @@ def main():
     ap.add_argument("--lib")
     ap.add_argument("--shapes", default="64:2048,128:2048,64:8192,128:8192")
     ap.add_argument("--target-ms", type=float, default=200)
+    ap.add_argument("--plain-manifest",
+                    help="kernels without modifications (examples/gpu/"
+                         "kernels.mlir's): their forward and backward on the "
+                         "same shapes, the cost of a modification's absence")
     args = ap.parse_args()
-    module = attn_runtime.Module(args.manifest,
-                                 lib=attn_runtime.load_library(args.lib))
+    lib = attn_runtime.load_library(args.lib)
+    module = attn_runtime.Module(args.manifest, lib=lib)
+    plain = (attn_runtime.Module(args.plain_manifest, lib=lib)
+             if args.plain_manifest else None)
     timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
-    print("%-14s %4s %6s %-12s %-5s %9s %9s %9s %7s %7s" % (
+    print("%-14s %4s %6s %-12s %-5s %9s %9s %9s %7s %7s %9s" % (
         "mod", "D", "S", "causal", "pass", "attn", "flex", "sdpa",
-        "a/flex", "a/sdpa"))
+        "a/flex", "a/sdpa", "plain"))
     for shape in args.shapes.split(","):
         d, s = map(int, shape.split(":"))
         b, h = max(1, 16384 // s), 2048 // d
@@ -90,10 +104,10 @@ def main():
             for causal in kinds:
                 if name == "softcap" and causal == "none" and s > 2048:
                     continue
-                row(module, timer, name, causal, b, h, s, d)
+                row(module, plain, timer, name, causal, b, h, s, d)
 
 
-def row(module, timer, name, causal, b, h, s, d):
+def row(module, plain, timer, name, causal, b, h, s, d):
     dt = torch.bfloat16
     q, k, v, dout = (torch.randn((b, h, s, d), device="cuda", dtype=dt)
                      for _ in range(4))
@@ -130,6 +144,13 @@ def row(module, timer, name, causal, b, h, s, d):
                                 return_lse=True)
         return module.backward(q, k, v, o, dout, lse, causal=flag, mod=name)
 
+    def plain_fwd():
+        return plain.forward(q, k, v, causal=flag)
+
+    def plain_fwd_bwd():
+        o, lse = plain.forward(q, k, v, causal=flag, return_lse=True)
+        return plain.backward(q, k, v, o, dout, lse, causal=flag)
+
     def flex_fwd():
         return flex(q, k, v, score_mod=score, block_mask=block)
 
@@ -149,13 +170,14 @@ def row(module, timer, name, causal, b, h, s, d):
     check = "n/a" if ref is None else (
         "ok" if ba.rel_error(got, ref) < 2e-2 else
         "BAD %.1e" % ba.rel_error(got, ref))
-    for what, impls in (("fwd", (attn_fwd, flex_fwd, sdpa_fwd)),
+    for what, impls in (("fwd", (attn_fwd, flex_fwd, sdpa_fwd, plain_fwd)),
                         ("fwd+bwd", (attn_fwd_bwd, flex_fwd_bwd,
-                                     sdpa_fwd_bwd))):
+                                     sdpa_fwd_bwd, plain_fwd_bwd))):
         rates = []
         for impl in impls:
             if (impl in (flex_fwd, flex_fwd_bwd) and not flex) or (
-                    impl in (sdpa_fwd, sdpa_fwd_bwd) and sdpa_mask is None):
+                    impl in (sdpa_fwd, sdpa_fwd_bwd) and sdpa_mask is None) or (
+                    impl in (plain_fwd, plain_fwd_bwd) and plain is None):
                 rates.append(None)
                 continue
             try:
@@ -168,10 +190,10 @@ def row(module, timer, name, causal, b, h, s, d):
                 rates.append(None)
         fmt = lambda x: "%9.1f" % x if x else "%9s" % "-"  # noqa: E731
         ratio = lambda a, p: "%7.2f" % (a / p) if a and p else "%7s" % "-"  # noqa: E731
-        print("%-14s %4d %6d %-12s %-5s %s %s %s %s %s  (%s)" % (
+        print("%-14s %4d %6d %-12s %-5s %s %s %s %s %s %s  (%s)" % (
             name, d, s, causal, check, fmt(rates[0]), fmt(rates[1]),
             fmt(rates[2]), ratio(rates[0], rates[1]),
-            ratio(rates[0], rates[2]), what), flush=True)
+            ratio(rates[0], rates[2]), fmt(rates[3]), what), flush=True)
     del q, k, v, dout, leaf
     torch.cuda.empty_cache()
 

@@ -3,6 +3,7 @@
 #include "Case.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -12,6 +13,8 @@
 using namespace harness;
 using reference::Causal;
 using reference::MaskKind;
+using reference::MaskMod;
+using reference::ScoreMod;
 
 namespace {
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
@@ -38,6 +41,28 @@ std::string maskName(MaskKind m) {
     return "bool";
   }
   return "?";
+}
+
+const char *const kScoreModNames[] = {"none", "softcap", "alibi", "bias"};
+const char *const kMaskModNames[] = {"none", "prefix", "document", "stride"};
+
+/// Looks `val` up in `names`; false (and `out` untouched) if absent.
+template <typename Enum, size_t N>
+bool parseName(const std::string &val, const char *const (&names)[N],
+               Enum &out) {
+  for (size_t i = 0; i < N; ++i)
+    if (val == names[i]) {
+      out = static_cast<Enum>(i);
+      return true;
+    }
+  return false;
+}
+
+/// The shortest text that reads back as `v`.
+std::string shortest(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, res.ptr);
 }
 
 /// "2x?x8x" style dims for a tensor type.
@@ -123,6 +148,21 @@ std::string Case::parse(const std::string &text) {
         mask = MaskKind::Boolean;
       else
         ok = false;
+    } else if (key == "score-mod") {
+      if (!parseName(val, kScoreModNames, scoreMod))
+        return "bad value for 'score-mod': '" + val +
+               "' (none, softcap, alibi or bias)";
+    } else if (key == "mask-mod") {
+      if (!parseName(val, kMaskModNames, maskMod))
+        return "bad value for 'mask-mod': '" + val +
+               "' (none, prefix, document or stride)";
+    } else if (key == "softcap") {
+      char *end = nullptr;
+      softcap = std::strtod(val.c_str(), &end);
+      ok =
+          !val.empty() && *end == '\0' && softcap > 0 && std::isfinite(softcap);
+    } else if (key == "prefix") {
+      ok = num(prefix) && prefix >= 0;
     } else if (key == "mask-shape") {
       maskShape = val;
       ok = !val.empty() && val.size() <= 4 &&
@@ -176,6 +216,10 @@ std::string Case::validate() const {
     return "packed applies to op=attention";
   if (packed && mask != MaskKind::None)
     return "a packed batch takes no mask";
+  if (!(softcap > 0) || !std::isfinite(softcap))
+    return "softcap must be positive and finite";
+  if (prefix < 0)
+    return "prefix must be at least 0";
   std::string canon = "bhqk";
   for (size_t i = 0; i < maskShape.size(); ++i) {
     char c = maskShape[i];
@@ -212,6 +256,14 @@ std::string Case::str() const {
   os << " mask=" << maskName(mask);
   if (mask != MaskKind::None)
     os << " mask-shape=" << maskShape << " kill-rows=" << killRows;
+  if (scoreMod != ScoreMod::None)
+    os << " score-mod=" << kScoreModNames[static_cast<int>(scoreMod)];
+  if (scoreMod == ScoreMod::Softcap)
+    os << " softcap=" << shortest(softcap);
+  if (maskMod != MaskMod::None)
+    os << " mask-mod=" << kMaskModNames[static_cast<int>(maskMod)];
+  if (maskMod == MaskMod::Prefix)
+    os << " prefix=" << prefix;
   os << " layout=" << (bshd ? "bshd" : "bhsd") << " lse=" << lse;
   if (op == "split")
     os << " splits=" << splits;
@@ -266,6 +318,17 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
   if (c.op == "attention" && c.mask == MaskKind::None && rng() % 3 == 0)
     c.packed = true;
   c.seed = rng() % 100000;
+  // The modifications come from a stream of the seed's, so that the draws
+  // above make the cases they made before modifications existed.
+  std::mt19937_64 modRng(c.seed * 7919 + 4);
+  if (modRng() % 3 == 0) {
+    c.scoreMod = static_cast<ScoreMod>(1 + modRng() % 3);
+    c.softcap = std::vector<double>{2, 5, 20, 50}[modRng() % 4];
+  }
+  if (modRng() % 3 == 0) {
+    c.maskMod = static_cast<MaskMod>(1 + modRng() % 3);
+    c.prefix = static_cast<int64_t>(modRng() % (c.sk + 2));
+  }
   return c;
 }
 
@@ -293,6 +356,116 @@ std::vector<int64_t> Case::offsetsOf(const std::vector<int64_t> &counts) {
     offsets.push_back(offsets.back() + n);
   return offsets;
 }
+
+std::vector<std::string> Case::modOperandNames() const {
+  std::vector<std::string> names;
+  if (scoreMod == ScoreMod::Alibi)
+    names.push_back("slopes");
+  if (scoreMod == ScoreMod::Bias)
+    names.push_back("bias");
+  if (maskMod == MaskMod::Document)
+    names.insert(names.end(), {"qdoc", "kdoc"});
+  return names;
+}
+
+namespace {
+/// The `score_mod` and `mask_mod` regions of a case (reference::ScoreMod
+/// and reference::MaskMod say what they compute), after the op's result
+/// types. Each takes every mod operand, of `types`, whether it reads it or
+/// not. Value names start with "s_" and "m_", apart from the function's.
+std::string modRegions(const Case &c, const std::vector<std::string> &types) {
+  std::vector<std::string> names = c.modOperandNames();
+  auto header = [&](const std::string &p, bool score) {
+    std::string h = "  ^bb0(%" + p + "b: index, %" + p + "h: index, %" + p +
+                    "i: index, %" + p + "j: index";
+    if (score)
+      h += ", %" + p + "s: f32";
+    for (size_t i = 0; i < names.size(); ++i)
+      h += ", %" + p + names[i] + ": " + types[i];
+    return h + "):\n";
+  };
+  auto typeOf = [&](const std::string &name) {
+    return types[std::find(names.begin(), names.end(), name) - names.begin()];
+  };
+  std::ostringstream os;
+  if (c.scoreMod != ScoreMod::None) {
+    os << " score_mod {\n" << header("s_", true);
+    switch (c.scoreMod) {
+    case ScoreMod::None:
+      break;
+    case ScoreMod::Softcap: {
+      // The cap is an f32 constant; the reference reads it as one too.
+      std::ostringstream cap;
+      cap.precision(9);
+      cap << std::scientific << static_cast<float>(c.softcap);
+      os << "    %s_cap = arith.constant " << cap.str() << " : f32\n"
+         << "    %s_x = arith.divf %s_s, %s_cap : f32\n"
+         << "    %s_t = math.tanh %s_x : f32\n"
+         << "    %s_r = arith.mulf %s_cap, %s_t : f32\n";
+      break;
+    }
+    case ScoreMod::Alibi:
+      os << "    %s_d = arith.subi %s_i, %s_j : index\n"
+         << "    %s_di = arith.index_cast %s_d : index to i64\n"
+         << "    %s_df = arith.sitofp %s_di : i64 to f32\n"
+         << "    %s_dist = math.absf %s_df : f32\n"
+         << "    %s_slope = tensor.extract %s_slopes[%s_h] : "
+         << typeOf("slopes") << "\n"
+         << "    %s_pen = arith.mulf %s_slope, %s_dist : f32\n"
+         << "    %s_r = arith.subf %s_s, %s_pen : f32\n";
+      break;
+    case ScoreMod::Bias:
+      os << "    %s_c0 = arith.constant 0 : index\n"
+         << "    %s_rad = arith.constant " << Case::kBiasRadius << " : index\n"
+         << "    %s_top = arith.constant " << 2 * Case::kBiasRadius
+         << " : index\n"
+         << "    %s_d = arith.subi %s_i, %s_j : index\n"
+         << "    %s_e = arith.addi %s_d, %s_rad : index\n"
+         << "    %s_lo = arith.maxsi %s_e, %s_c0 : index\n"
+         << "    %s_at = arith.minsi %s_lo, %s_top : index\n"
+         << "    %s_add = tensor.extract %s_bias[%s_h, %s_at] : "
+         << typeOf("bias") << "\n"
+         << "    %s_r = arith.addf %s_s, %s_add : f32\n";
+      break;
+    }
+    os << "    attn.yield %s_r : f32\n  }";
+  }
+  if (c.maskMod != MaskMod::None) {
+    os << " mask_mod {\n" << header("m_", false);
+    switch (c.maskMod) {
+    case MaskMod::None:
+      break;
+    case MaskMod::Prefix:
+      os << "    %m_p = arith.constant " << c.prefix << " : index\n"
+         << "    %m_inPrefix = arith.cmpi slt, %m_j, %m_p : index\n"
+         << "    %m_causal = arith.cmpi sle, %m_j, %m_i : index\n"
+         << "    %m_keep = arith.ori %m_inPrefix, %m_causal : i1\n";
+      break;
+    case MaskMod::Document:
+      os << "    %m_qd = tensor.extract %m_qdoc[%m_b, %m_i] : "
+         << typeOf("qdoc") << "\n"
+         << "    %m_kd = tensor.extract %m_kdoc[%m_b, %m_j] : "
+         << typeOf("kdoc") << "\n"
+         << "    %m_keep = arith.cmpi eq, %m_qd, %m_kd : i32\n";
+      break;
+    case MaskMod::Stride:
+      // remsi truncates: (i - j) mod 3 = 1 (floored) is a remainder of 1 or
+      // -2.
+      os << "    %m_c3 = arith.constant 3 : index\n"
+         << "    %m_c1 = arith.constant 1 : index\n"
+         << "    %m_cm2 = arith.constant -2 : index\n"
+         << "    %m_d = arith.subi %m_i, %m_j : index\n"
+         << "    %m_r = arith.remsi %m_d, %m_c3 : index\n"
+         << "    %m_not1 = arith.cmpi ne, %m_r, %m_c1 : index\n"
+         << "    %m_notm2 = arith.cmpi ne, %m_r, %m_cm2 : index\n"
+         << "    %m_keep = arith.andi %m_not1, %m_notm2 : i1\n";
+      break;
+    }
+    os << "    attn.yield %m_keep : i1\n  }";
+  }
+  return os.str();
+}
+} // namespace
 
 std::string Case::toIR() const {
   std::string elt = dtypeName(dtype);
@@ -388,6 +561,28 @@ std::string Case::toIR() const {
   }
   maskUse = packedUse + maskUse;
   maskArg = packedArgs + maskArg;
+  // The mod operands come last, as arguments and as operands.
+  std::vector<std::string> modNames = modOperandNames(), modTypes;
+  for (const std::string &name : modNames) {
+    if (name == "slopes")
+      modTypes.push_back(tensorType({hq}, {false}, "f32"));
+    else if (name == "bias")
+      modTypes.push_back(
+          tensorType({hq, 2 * kBiasRadius + 1}, {false, false}, "f32"));
+    else
+      modTypes.push_back(
+          tensorType({b, name == "qdoc" ? sq : sk}, {dynamic, dynamic}, "i32"));
+  }
+  if (!modNames.empty()) {
+    std::string operands, types;
+    for (size_t i = 0; i < modNames.size(); ++i) {
+      operands += (i ? ", %" : "%") + modNames[i];
+      types += (i ? ", " : "") + modTypes[i];
+      maskArg += ", %" + modNames[i] + ": " + modTypes[i];
+    }
+    maskUse += " mod_operands(" + operands + " : " + types + ")";
+  }
+  std::string regions = modRegions(*this, modTypes);
 
   std::ostringstream ir;
   if (op == "attention") {
@@ -396,8 +591,9 @@ std::string Case::toIR() const {
        << maskArg << ") -> (" << results << ") {\n"
        << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v"
        << maskUse << attrs.str() << " : " << qT << ", " << kT << ", " << vT
-       << " -> " << results << "\n"
-       << "  return " << (lse ? "%o, %lse" : "%o") << " : " << results << "\n}\n";
+       << " -> " << results << regions << "\n"
+       << "  return " << (lse ? "%o, %lse" : "%o") << " : " << results
+       << "\n}\n";
   } else if (op == "split") {
     std::string poT = tensorType({splits, b, hq, sq, dv},
                                  {false, dynamic, false, dynamic, false}, "f32");
@@ -409,10 +605,10 @@ std::string Case::toIR() const {
        << ") {\n"
        << "  %po, %pl = attn.attention_partial %q, %k, %v" << maskUse
        << attrs.str() << " : " << qT << ", " << kT << ", " << vT << " -> "
-       << poT << ", " << plT << "\n"
+       << poT << ", " << plT << regions << "\n"
        << "  " << (lse ? "%o, %lse" : "%o") << " = attn.combine %po, %pl"
-       << (bshd ? " {layout = #attn.layout<bshd>}" : "") << " : " << poT
-       << ", " << plT << " -> " << combined << "\n"
+       << (bshd ? " {layout = #attn.layout<bshd>}" : "") << " : " << poT << ", "
+       << plT << " -> " << combined << "\n"
        << "  return %po, %pl, " << (lse ? "%o, %lse" : "%o") << " : " << poT
        << ", " << plT << ", " << combined << "\n}\n";
   } else {
@@ -421,8 +617,8 @@ std::string Case::toIR() const {
        << ") -> (" << qT << ", " << kT << ", " << vT << ") {\n"
        << "  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse"
        << maskUse << attrs.str() << " : " << qT << ", " << kT << ", " << vT
-       << ", " << oT << ", " << oT << ", " << lseT << " -> " << qT << ", "
-       << kT << ", " << vT << "\n"
+       << ", " << oT << ", " << oT << ", " << lseT << " -> " << qT << ", " << kT
+       << ", " << vT << regions << "\n"
        << "  return %dq, %dk, %dv : " << qT << ", " << kT << ", " << vT
        << "\n}\n";
   }
@@ -481,8 +677,26 @@ reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
   p.causal = c.causal;
   p.window = c.window;
   p.maskKind = c.mask;
+  // The mod operands are the last inputs, the mask just before them.
+  std::vector<std::string> modNames = c.modOperandNames();
+  size_t firstMod = in.size() - modNames.size();
+  p.scoreMod = c.scoreMod;
+  p.softcap = static_cast<float>(c.softcap);
+  p.biasRadius = Case::kBiasRadius;
+  p.maskMod = c.maskMod;
+  p.prefix = c.prefix;
+  for (size_t i = 0; i < modNames.size(); ++i) {
+    std::vector<double> values = in[firstMod + i].toDoubles();
+    if (modNames[i] == "slopes")
+      p.slopes = values;
+    else if (modNames[i] == "bias")
+      p.bias = values;
+    else
+      (modNames[i] == "qdoc" ? p.queryDocs : p.keyDocs)
+          .assign(values.begin(), values.end());
+  }
   if (c.mask != MaskKind::None) {
-    const HostTensor &m = in.back();
+    const HostTensor &m = in[firstMod - 1];
     std::vector<int64_t> shape = maskDims(c);
     int64_t rank = shape.size();
     p.mask.resize(c.b * c.hq * c.sq * c.sk);
@@ -568,6 +782,64 @@ std::vector<double> packResult(const Case &c, const std::vector<double> &dense,
 }
 } // namespace
 
+std::vector<HostTensor> Case::makeModOperands() const {
+  std::mt19937_64 rng(seed * 7919 + 3);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::vector<HostTensor> out;
+  for (const std::string &name : modOperandNames()) {
+    if (name == "slopes") {
+      // ALiBi's geometric slopes 2^(-8 (h + 1) / Hq), each scaled by a
+      // random factor in [0.5, 1.5].
+      HostTensor t(DType::F32, {hq});
+      for (int64_t h = 0; h < hq; ++h)
+        t.set(h, std::exp2(-8.0 * (h + 1) / hq) * (1.0 + 0.5 * uni(rng)));
+      out.push_back(t);
+    } else if (name == "bias") {
+      HostTensor t(DType::F32, {hq, 2 * kBiasRadius + 1});
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.set(i, uni(rng));
+      out.push_back(t);
+    } else if (name == "qdoc") {
+      // Document ids 0, 1, ... of 1 to 4 documents per sequence, cut at the
+      // same random fractions of the queries and of the keys (so that query
+      // and key documents roughly line up, as in a packed self-attention);
+      // a third of the sequences then lose one document's keys, so that
+      // some queries see no key of their document (rows the mask
+      // modification hides entirely: O = 0, LSE = -inf).
+      HostTensor qdoc(DType::I32, {b, sq}), kdoc(DType::I32, {b, sk});
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      for (int64_t s = 0; s < b; ++s) {
+        int64_t docs = 1 + rng() % 4;
+        std::vector<double> cuts(docs - 1);
+        for (double &cut : cuts)
+          cut = unit(rng);
+        std::sort(cuts.begin(), cuts.end());
+        int64_t emptied = rng() % 3 == 0 ? int64_t(rng() % docs) : -1;
+        // Position i of n is in the document of the cuts below i / n.
+        auto docOf = [&](int64_t i, int64_t n) {
+          return std::upper_bound(cuts.begin(), cuts.end(), double(i) / n) -
+                 cuts.begin();
+        };
+        for (int64_t i = 0; i < sq; ++i)
+          qdoc.set(s * sq + i, docOf(i, sq));
+        // The emptied document's keys join the next one (the previous one
+        // for the last, id -1 for the only one: no query sees a key), which
+        // keeps the ids non-decreasing.
+        for (int64_t j = 0; j < sk; ++j) {
+          int64_t doc = docOf(j, sk);
+          if (doc == emptied)
+            doc += doc + 1 < docs ? 1 : -1;
+          kdoc.set(s * sk + j, doc);
+        }
+      }
+      out.push_back(qdoc);
+      out.push_back(kdoc);
+    }
+    // "kdoc" is made with "qdoc", which comes just before it.
+  }
+  return out;
+}
+
 std::vector<HostTensor> Case::makeInputs() const {
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> in;
@@ -598,6 +870,8 @@ std::vector<HostTensor> Case::makeInputs() const {
     std::vector<HostTensor> fwdIn = in;
     if (mask != MaskKind::None)
       fwdIn.push_back(maskT);
+    for (HostTensor &t : makeModOperands())
+      fwdIn.push_back(t);
     reference::Problem p = problemOf(*this, fwdIn);
     std::vector<double> o, l;
     reference::attention(p, logical(*this, in[0]), logical(*this, in[1]),
@@ -682,6 +956,8 @@ std::vector<HostTensor> Case::makeInputs() const {
   }
   if (mask != MaskKind::None)
     in.push_back(maskT);
+  for (HostTensor &t : makeModOperands())
+    in.push_back(t);
   return in;
 }
 

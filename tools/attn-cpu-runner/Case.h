@@ -4,7 +4,7 @@
 // A test case is a line of `key=value` words, e.g.
 //   op=attention b=2 hq=8 hkv=2 sq=77 sk=129 d=16 dv=8 dtype=f16
 //   causal=bottom_right window=5 mask=add mask-shape=1hqk layout=bshd lse=1
-//   kv-lens=1 page-size=16
+//   kv-lens=1 page-size=16 score-mod=softcap softcap=30 mask-mod=document
 // Cases come from the command line or from a seeded random generator; each
 // becomes attn IR, inputs, and a float64 reference.
 //
@@ -47,7 +47,18 @@ struct Case {
   /// from the seed) back to back, with query_offsets; without kv_lens the
   /// keys (0 to sk each) too, with key_offsets.
   bool packed = false;
+  /// A `score_mod` region (reference::ScoreMod has the formulas): soft-capping
+  /// at `softcap`, ALiBi with random slopes, or a random relative-position
+  /// bias of radius kBiasRadius.
+  reference::ScoreMod scoreMod = reference::ScoreMod::None;
+  double softcap = 20;
+  /// A `mask_mod` region: prefix-LM over the first `prefix` keys, document
+  /// ids drawn from the seed, or a stride pattern.
+  reference::MaskMod maskMod = reference::MaskMod::None;
+  int64_t prefix = 5;
   uint64_t seed = 1;
+
+  static constexpr int64_t kBiasRadius = 8;
 
   /// Pages per sequence (ceil(sk / pageSize)) and in the pool (two spare
   /// pages that no sequence uses).
@@ -65,6 +76,15 @@ struct Case {
   static std::vector<int64_t> offsetsOf(const std::vector<int64_t> &counts);
   /// Whether K and V are packed too (key_offsets).
   bool packedKeys() const { return packed && !kvLens; }
+
+  /// The tensors the regions read (the op's mod_operands), in their fixed
+  /// order: the ALiBi slopes [Hq] (f32) or the bias [Hq, 2R + 1] (f32),
+  /// then the query and key document ids [B, Sq] and [B, Sk] (i32). They
+  /// are @kernel's last arguments.
+  std::vector<std::string> modOperandNames() const;
+  /// Their values, from the seed (a stream of their own, so that the other
+  /// inputs of a case do not change with its modifications).
+  std::vector<HostTensor> makeModOperands() const;
 
   /// Parses `key=value` words; returns an error message or "".
   std::string parse(const std::string &text);

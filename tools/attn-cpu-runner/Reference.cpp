@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace harness::reference;
@@ -19,11 +20,58 @@ struct Index4 {
   }
 };
 
-/// The scores of query (b, h, i) against every key: scale * q.k + mask,
-/// -inf where hidden.
+/// The score modification at the scaled score `s` of query i and key j of
+/// query head h.
+double modifyScore(const Problem &p, int64_t h, int64_t i, int64_t j,
+                   double s) {
+  switch (p.scoreMod) {
+  case ScoreMod::None:
+    return s;
+  case ScoreMod::Softcap:
+    return p.softcap * std::tanh(s / p.softcap);
+  case ScoreMod::Alibi:
+    return s - p.slopes[h] * static_cast<double>(std::llabs(i - j));
+  case ScoreMod::Bias: {
+    int64_t r = p.biasRadius;
+    int64_t at = std::clamp<int64_t>(i - j + r, 0, 2 * r);
+    return s + p.bias[h * (2 * r + 1) + at];
+  }
+  }
+  return s;
+}
+
+/// d modifyScore / ds at `s`.
+double modifyScoreDerivative(const Problem &p, double s) {
+  if (p.scoreMod != ScoreMod::Softcap)
+    return 1.0; // The identity, ALiBi and the bias only add to s.
+  double t = std::tanh(s / p.softcap);
+  return 1.0 - t * t;
+}
+
+/// Whether the mask modification keeps key j for query i of sequence b.
+bool maskModKeeps(const Problem &p, int64_t b, int64_t i, int64_t j) {
+  switch (p.maskMod) {
+  case MaskMod::None:
+    return true;
+  case MaskMod::Prefix:
+    return j < p.prefix || j <= i;
+  case MaskMod::Document:
+    return p.queryDocs[b * p.querySeq + i] == p.keyDocs[b * p.keySeq + j];
+  case MaskMod::Stride: {
+    // Floored: C++'s % truncates toward zero, so shift negative remainders.
+    int64_t r = (i - j) % 3;
+    return (r < 0 ? r + 3 : r) != 1;
+  }
+  }
+  return true;
+}
+
+/// The scores of query (b, h, i) against every key: score_mod(scale * q.k)
+/// + mask, -inf where hidden. With `slope`, also the derivative of the
+/// score modification at each key's scaled score.
 std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
-                             const std::vector<double> &k, int64_t b,
-                             int64_t h, int64_t i) {
+                             const std::vector<double> &k, int64_t b, int64_t h,
+                             int64_t i, std::vector<double> *slope = nullptr) {
   Index4 qi{p.queryHeads, p.querySeq, p.headDim};
   Index4 ki{p.kvHeads, p.keySeq, p.headDim};
   int64_t kvh = h / (p.queryHeads / p.kvHeads);
@@ -31,11 +79,15 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
   int64_t diag =
       i + (p.causal == Causal::BottomRight ? keys - p.queriesOf(b) : 0);
   std::vector<double> s(p.keySeq);
+  if (slope)
+    slope->assign(p.keySeq, 1.0);
   for (int64_t j = 0; j < p.keySeq; ++j) {
     double dot = 0;
     for (int64_t d = 0; d < p.headDim; ++d)
       dot += q[qi(b, h, i, d)] * k[ki(b, kvh, j, d)];
-    double v = p.scale * dot;
+    double v = modifyScore(p, h, i, j, p.scale * dot);
+    if (slope)
+      (*slope)[j] = modifyScoreDerivative(p, p.scale * dot);
     size_t m = ((b * p.queryHeads + h) * p.querySeq + i) * p.keySeq + j;
     if (p.maskKind == MaskKind::Additive)
       v += p.mask[m];
@@ -45,7 +97,7 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
       if (j > diag || (p.window >= 0 && diag - j > p.window))
         v = kNegInf;
     }
-    if (j >= keys)
+    if (j >= keys || !maskModKeeps(p, b, i, j))
       v = kNegInf;
     s[j] = v;
   }
@@ -128,12 +180,12 @@ void harness::reference::attentionGrad(const Problem &p,
   dK.assign(k.size(), 0.0);
   dV.assign(v.size(), 0.0);
   int64_t group = p.queryHeads / p.kvHeads;
-  std::vector<double> prob(p.keySeq), dP(p.keySeq);
+  std::vector<double> prob(p.keySeq), dP(p.keySeq), slope;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.queryHeads; ++h)
       for (int64_t i = 0; i < p.querySeq; ++i) {
         int64_t kvh = h / group;
-        std::vector<double> s = scoreRow(p, q, k, b, h, i);
+        std::vector<double> s = scoreRow(p, q, k, b, h, i, &slope);
         double m = *std::max_element(s.begin(), s.end());
         if (m == kNegInf)
           continue; // A fully masked row has zero output and zero gradient.
@@ -153,7 +205,8 @@ void harness::reference::attentionGrad(const Problem &p,
         for (int64_t j = 0; j < p.keySeq; ++j) {
           for (int64_t e = 0; e < p.valueDim; ++e)
             dV[vi(b, kvh, j, e)] += prob[j] * dO[oi(b, h, i, e)];
-          double dS = prob[j] * (dP[j] - rowDot) * p.scale;
+          // Through the score modification, then through scale * q.k.
+          double dS = prob[j] * (dP[j] - rowDot) * slope[j] * p.scale;
           for (int64_t d = 0; d < p.headDim; ++d) {
             dQ[qi(b, h, i, d)] += dS * k[ki(b, kvh, j, d)];
             dK[ki(b, kvh, j, d)] += dS * q[qi(b, h, i, d)];

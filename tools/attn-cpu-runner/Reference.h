@@ -18,6 +18,20 @@ namespace reference {
 
 enum class Causal { None, TopLeft, BottomRight };
 enum class MaskKind { None, Additive, Boolean };
+/// The score modifications the harness writes as `score_mod` regions, on the
+/// scaled score s of query i, key j, query head h:
+///   Softcap: cap * tanh(s / cap);
+///   Alibi:   s - slopes[h] * |i - j|;
+///   Bias:    s + bias[h, clamp(i - j + R, 0, 2R)] (R = biasRadius).
+enum class ScoreMod { None, Softcap, Alibi, Bias };
+/// The mask modifications the harness writes as `mask_mod` regions; key j
+/// stays visible to query i of sequence b where:
+///   Prefix:   j < prefix || j <= i (prefix-LM);
+///   Document: queryDocs[b, i] == keyDocs[b, j];
+///   Stride:   (i - j) mod 3 != 1, the mod floored (in {0, 1, 2}), so that
+///             i - j = ..., -5, -2, 1, 4, ... are hidden on both sides of
+///             the diagonal.
+enum class MaskMod { None, Prefix, Document, Stride };
 
 struct Problem {
   int64_t batch, queryHeads, kvHeads, querySeq, keySeq, headDim, valueDim;
@@ -34,6 +48,18 @@ struct Problem {
   /// Per-sequence query counts in [0, Sq] (a packed batch); empty: Sq.
   /// The causal diagonal follows them; queries past them are not read.
   std::vector<int64_t> queryLens;
+
+  /// The score modification, applied to scale * q.k before the mask, the
+  /// causal kind, the window and the mask modification.
+  ScoreMod scoreMod = ScoreMod::None;
+  double softcap = 20;
+  /// ALiBi slopes [Hq]; relative-position bias [Hq, 2 biasRadius + 1].
+  std::vector<double> slopes, bias;
+  int64_t biasRadius = 8;
+  MaskMod maskMod = MaskMod::None;
+  int64_t prefix = 0;
+  /// Document ids [B, Sq] and [B, Sk].
+  std::vector<int64_t> queryDocs, keyDocs;
 
   int64_t keysOf(int64_t b) const {
     return keyLens.empty() ? keySeq : keyLens[b];

@@ -355,19 +355,19 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }
 /// Rewrites the math functions of a score or mask modification (tanh, exp,
-/// log, erf, sin...) in the tile form `source` into arithmetic with
+/// log, erf, sin... but tanh) in the tile form `source` into arithmetic with
 /// upstream's polynomial approximations (f16 and bf16 through f32; powf,
 /// rsqrt, the hyperbolic and rounding functions by their expansions
 /// first). What is left, absf, copysign, floor, sqrt and fma, the GPU
 /// lowering maps onto PTX instructions (TileToNVVM.cpp), so no kernel calls
 /// libdevice: the PTX is the same whether or not the compiling machine has
-/// a CUDA toolkit to link it from. The tile form's own exp2 and log2 stay:
-/// they are the SFU's.
+/// a CUDA toolkit to link it from. exp2, log2 and tanh stay: they are the
+/// SFU's.
 LogicalResult approximateMath(func::FuncOp source) {
   bool any = false;
   source.walk([&](Operation *op) {
     any |= isa<math::MathDialect>(op->getDialect()) &&
-           !isa<math::Exp2Op, math::Log2Op, math::FmaOp>(op);
+           !isa<math::Exp2Op, math::Log2Op, math::FmaOp, math::TanhOp>(op);
   });
   if (!any)
     return success();
@@ -375,7 +375,10 @@ LogicalResult approximateMath(func::FuncOp source) {
   math::populateExpansionPatterns(
       patterns, {"powf", "fpowi", "rsqrt", "sinh", "cosh", "asinh", "acosh",
                  "atanh", "tan", "ceil", "round", "roundeven"});
-  auto all = [](StringRef) { return true; };
+  // tanh stays: the SFU has it (TileToNVVM.cpp).
+  auto all = [](StringRef name) {
+    return name != math::TanhOp::getOperationName() && name != "tanh";
+  };
   populateMathF32ExpansionPatterns(patterns, all);
   populateMathPolynomialApproximationPatterns(patterns, all);
   return applyPatternsGreedily(source, std::move(patterns));

@@ -218,6 +218,28 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
   // What the polynomial approximations of a modification's math functions
   // leave (AttnToGPU.cpp, approximateMath), as PTX instructions and bit
   // operations rather than convert-gpu-to-nvvm's libdevice calls.
+  // tanh on the SFU (tanh.approx.f32, sm_75 and later: relative error at
+  // most 2^-10.99), as FlashAttention's soft-cap; a division as div.full
+  // (at most 2 ulp) rather than div.rn's IEEE sequence with its slow path:
+  // both are well inside the bf16 and f16 kernels' own rounding.
+  if (isa<math::TanhOp>(op) && result.getType().isF32()) {
+    // llvm.tanh with afn is NVPTX's tanh.approx.f32.
+    auto call = LLVM::CallIntrinsicOp::create(
+        b, e.loc, result.getType(), b.getStringAttr("llvm.tanh"),
+        scalars.lookup(op->getOperand(0)));
+    call.setFastmathFlags(LLVM::FastmathFlags::afn);
+    scalars.map(result, call.getResult(0));
+    return success();
+  }
+  if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getType().isF32()) {
+    scalars.map(result, LLVM::CallIntrinsicOp::create(
+                            b, e.loc, result.getType(),
+                            b.getStringAttr("llvm.nvvm.div.full"),
+                            ValueRange{scalars.lookup(div.getLhs()),
+                                       scalars.lookup(div.getRhs())})
+                            .getResult(0));
+    return success();
+  }
   if (isa<math::FloorOp, math::SqrtOp>(op) && result.getType().isF32()) {
     StringRef intrinsic = isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f"
                                                   : "llvm.nvvm.sqrt.rn.f";
@@ -247,8 +269,8 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
   }
   if (isa<math::MathDialect>(op->getDialect()))
     return op->emitOpError("has no lowering in the GPU kernels (of the math "
-                           "ops, they take exp2, log2, fma, absf, copysign, "
-                           "floor and sqrt on f32, and the functions "
+                           "ops, they take exp2, log2, tanh, fma, absf, "
+                           "copysign, floor and sqrt on f32, and the functions "
                            "upstream approximates by polynomials: tanh, exp, "
                            "log, erf, sin, cos, atan...)");
   Operation *clone = b.clone(*op, scalars);

@@ -3,8 +3,8 @@
 // A score and a mask modification go into the kernel where its scores are
 // computed: the soft-cap's tanh on the scaled score (times scale, the
 // region, times 1 / scale: the tile form's scores are unscaled) and the
-// mask's predicate. tanh becomes upstream's polynomial approximation (fma
-// and a division), so that no libdevice call is left. The kernel's name and manifest line carry the op's
+// mask's predicate. tanh is the SFU's (llvm.tanh with afn: tanh.approx.f32)
+// and the division div.full, so that no libdevice call is left. The kernel's name and manifest line carry the op's
 // mod_name and the regions' hash, so that the runtime never runs it for a
 // plain call; without a mod_name the hash names it.
 
@@ -12,8 +12,8 @@
 // CHECK-SAME: "kernel attn_fwd_bf16_d64_dv64_bottom_right_mod_h[[HASH]] kind=forward {{.*}} mod=h[[HASH]] mod_hash=[[HASH]] block_q=128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d64_dv64_bottom_right_mod_softcap
 // CHECK-NOT: math.
-// CHECK: arith.divf
-// CHECK: llvm.intr.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.full"
+// CHECK: llvm.call_intrinsic "llvm.tanh"({{.*}}) {fastmathFlags = #llvm.fastmath<afn>}
 // CHECK: arith.remui
 // CHECK-NOT: math.
 // CHECK: gpu.return
