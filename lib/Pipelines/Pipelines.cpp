@@ -84,6 +84,9 @@ buildAttnToLLVMModulePipeline(OpPassManager &pm,
   expandOptions.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(createConvertMathToLLVMPass());
+  // What has no LLVM intrinsic (erf, cbrt... in a score modification)
+  // calls libm, which the JIT resolves in the process.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

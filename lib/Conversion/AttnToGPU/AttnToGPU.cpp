@@ -375,12 +375,12 @@ LogicalResult approximateMath(func::FuncOp source) {
   math::populateExpansionPatterns(
       patterns, {"powf", "fpowi", "rsqrt", "sinh", "cosh", "asinh", "acosh",
                  "atanh", "tan", "ceil", "round", "roundeven"});
-  // tanh stays: the SFU has it (TileToNVVM.cpp).
-  auto all = [](StringRef name) {
+  // f16 and bf16 functions through f32, every one; of the f32 ones, tanh
+  // stays: the SFU has it (TileToNVVM.cpp).
+  populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
     return name != math::TanhOp::getOperationName() && name != "tanh";
-  };
-  populateMathF32ExpansionPatterns(patterns, all);
-  populateMathPolynomialApproximationPatterns(patterns, all);
+  });
   return applyPatternsGreedily(source, std::move(patterns));
 }
 

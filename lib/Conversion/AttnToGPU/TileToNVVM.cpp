@@ -217,20 +217,12 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
   }
   // What the polynomial approximations of a modification's math functions
   // leave (AttnToGPU.cpp, approximateMath), as PTX instructions and bit
-  // operations rather than convert-gpu-to-nvvm's libdevice calls.
-  // tanh on the SFU (tanh.approx.f32, sm_75 and later: relative error at
-  // most 2^-10.99), as FlashAttention's soft-cap; a division as div.full
-  // (at most 2 ulp) rather than div.rn's IEEE sequence with its slow path:
-  // both are well inside the bf16 and f16 kernels' own rounding.
-  if (isa<math::TanhOp>(op) && result.getType().isF32()) {
-    // llvm.tanh with afn is NVPTX's tanh.approx.f32.
-    auto call = LLVM::CallIntrinsicOp::create(
-        b, e.loc, result.getType(), b.getStringAttr("llvm.tanh"),
-        scalars.lookup(op->getOperand(0)));
-    call.setFastmathFlags(LLVM::FastmathFlags::afn);
-    scalars.map(result, call.getResult(0));
-    return success();
-  }
+  // operations rather than convert-gpu-to-nvvm's libdevice calls; f16 and
+  // bf16 ones through f32. tanh on the SFU (tanh.approx.f32, sm_75 and
+  // later: relative error at most 2^-10.99), as FlashAttention's soft-cap;
+  // an f32 division as div.full (at most 2 ulp) rather than div.rn's IEEE
+  // sequence with its slow path: both are well inside the bf16 and f16
+  // kernels' own rounding.
   if (auto div = dyn_cast<arith::DivFOp>(op); div && div.getType().isF32()) {
     scalars.map(result, LLVM::CallIntrinsicOp::create(
                             b, e.loc, result.getType(),
@@ -240,38 +232,54 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
                             .getResult(0));
     return success();
   }
-  if (isa<math::FloorOp, math::SqrtOp>(op) && result.getType().isF32()) {
-    StringRef intrinsic = isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f"
-                                                  : "llvm.nvvm.sqrt.rn.f";
-    scalars.map(result,
-                LLVM::CallIntrinsicOp::create(
-                    b, e.loc, result.getType(), b.getStringAttr(intrinsic),
-                    scalars.lookup(op->getOperand(0)))
-                    .getResult(0));
-    return success();
-  }
-  if (isa<math::AbsFOp, math::CopySignOp>(op) && result.getType().isF32()) {
-    // |x| clears the sign bit; copysign(x, y) takes y's.
-    Type i32 = b.getI32Type();
-    auto bits = [&](Value v) {
-      return arith::BitcastOp::create(b, e.loc, i32, scalars.lookup(v));
+  if (isa<math::TanhOp, math::FloorOp, math::SqrtOp, math::AbsFOp,
+          math::CopySignOp>(op) &&
+      isa<FloatType>(result.getType()) &&
+      result.getType().getIntOrFloatBitWidth() <= 32) {
+    Type f32 = b.getF32Type();
+    auto operand = [&](unsigned i) -> Value {
+      Value v = scalars.lookup(op->getOperand(i));
+      return v.getType() == f32 ? v : arith::ExtFOp::create(b, e.loc, f32, v);
     };
-    Value magnitude = arith::AndIOp::create(
-        b, e.loc, bits(op->getOperand(0)), e.c32(0x7fffffff));
-    if (isa<math::CopySignOp>(op))
-      magnitude = arith::OrIOp::create(
-          b, e.loc, magnitude,
-          arith::AndIOp::create(b, e.loc, bits(op->getOperand(1)),
-                                e.c32(static_cast<int32_t>(0x80000000u))));
-    scalars.map(result, arith::BitcastOp::create(b, e.loc, result.getType(),
-                                                 magnitude));
+    Value out;
+    if (isa<math::TanhOp>(op)) {
+      // llvm.tanh with afn is NVPTX's tanh.approx.f32.
+      auto call = LLVM::CallIntrinsicOp::create(
+          b, e.loc, f32, b.getStringAttr("llvm.tanh"), operand(0));
+      call.setFastmathFlags(LLVM::FastmathFlags::afn);
+      out = call.getResult(0);
+    } else if (isa<math::FloorOp, math::SqrtOp>(op)) {
+      StringRef intrinsic = isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f"
+                                                    : "llvm.nvvm.sqrt.rn.f";
+      out = LLVM::CallIntrinsicOp::create(b, e.loc, f32,
+                                          b.getStringAttr(intrinsic),
+                                          operand(0))
+                .getResult(0);
+    } else {
+      // |x| clears the sign bit; copysign(x, y) takes y's.
+      Type i32 = b.getI32Type();
+      auto bits = [&](Value v) {
+        return arith::BitcastOp::create(b, e.loc, i32, v);
+      };
+      Value magnitude =
+          arith::AndIOp::create(b, e.loc, bits(operand(0)), e.c32(0x7fffffff));
+      if (isa<math::CopySignOp>(op))
+        magnitude = arith::OrIOp::create(
+            b, e.loc, magnitude,
+            arith::AndIOp::create(b, e.loc, bits(operand(1)),
+                                  e.c32(static_cast<int32_t>(0x80000000u))));
+      out = arith::BitcastOp::create(b, e.loc, f32, magnitude);
+    }
+    if (result.getType() != f32)
+      out = arith::TruncFOp::create(b, e.loc, result.getType(), out);
+    scalars.map(result, out);
     return success();
   }
   if (isa<math::MathDialect>(op->getDialect()))
     return op->emitOpError("has no lowering in the GPU kernels (of the math "
-                           "ops, they take exp2, log2, tanh, fma, absf, "
-                           "copysign, floor and sqrt on f32, and the functions "
-                           "upstream approximates by polynomials: tanh, exp, "
+                           "ops, they take exp2, log2 and fma on f32, tanh, "
+                           "absf, copysign, floor and sqrt, and the functions "
+                           "upstream approximates by polynomials: exp, "
                            "log, erf, sin, cos, atan...)");
   Operation *clone = b.clone(*op, scalars);
   for (OpResult r : clone->getResults())

@@ -67,3 +67,43 @@ func.func @operands(%q: tensor<2x8x512x64xbf16>, %slopes: tensor<8xf32>) -> tens
     }
   return %o : tensor<2x8x512x64xbf16>
 }
+
+// -----
+
+// f16 math in a region goes through f32 (upstream's expansions and
+// approximations, then TileToNVVM's instructions): no math op is left.
+// CHECK-LABEL: gpu.func @attn_fwd_f16_d64_dv64_none_mod_h
+// CHECK-NOT: math.
+// CHECK: gpu.return
+func.func @narrow_math(%q: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
+  %o = attn.attention %q, %q, %q : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16> -> tensor<2x8x512x64xf16>
+    score_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32):
+      %x = arith.truncf %s : f32 to f16
+      %t = math.tanh %x : f16
+      %e = math.erf %t : f16
+      %p = math.powf %e, %e : f16
+      %c = math.ceil %p : f16
+      %y = arith.extf %c : f16 to f32
+      %z = math.atan %y : f32
+      attn.yield %z : f32
+    }
+  return %o : tensor<2x8x512x64xf16>
+}
+
+// -----
+
+// A math op with no lowering in the kernels is an error that names it.
+func.func @no_lowering(%q: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
+  %o = attn.attention %q, %q, %q : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16> -> tensor<2x8x512x64xf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %x = arith.index_cast %j : index to i32
+      // expected-error @+1 {{'math.ctlz' op has no lowering in the GPU kernels}}
+      %c = math.ctlz %x : i32
+      %z = arith.constant 20 : i32
+      %k = arith.cmpi ugt, %c, %z : i32
+      attn.yield %k : i1
+    }
+  return %o : tensor<2x8x512x64xf16>
+}
