@@ -14,9 +14,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -24,8 +24,8 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace attn {
@@ -318,8 +318,8 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionGradOp::create(
         b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
         tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
-        tensor("lse"), mask, /*mod_operands=*/ValueRange(), FloatAttr(),
-        causal, IntegerAttr(), layout, /*mod_name=*/StringAttr());
+        tensor("lse"), mask, /*mod_operands=*/ValueRange(), FloatAttr(), causal,
+        IntegerAttr(), layout, /*mod_name=*/StringAttr());
     copyModRegions(op, rebuilt);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
@@ -354,8 +354,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   copyModRegions(op, rebuilt);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }
-/// Rewrites the math functions of a score or mask modification (tanh, exp,
-/// log, erf, sin... but tanh) in the tile form `source` into arithmetic with
+
+/// Rewrites the math functions of a score or mask modification (exp, log,
+/// erf, sin, atan...) in the tile form `source` into arithmetic with
 /// upstream's polynomial approximations (f16 and bf16 through f32; powf,
 /// rsqrt, the hyperbolic and rounding functions by their expansions
 /// first). What is left, absf, copysign, floor, sqrt and fma, the GPU

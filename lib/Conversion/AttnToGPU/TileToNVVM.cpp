@@ -249,11 +249,10 @@ LogicalResult TileLowering::lowerScalar(Operation *op) {
       call.setFastmathFlags(LLVM::FastmathFlags::afn);
       out = call.getResult(0);
     } else if (isa<math::FloorOp, math::SqrtOp>(op)) {
-      StringRef intrinsic = isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f"
-                                                    : "llvm.nvvm.sqrt.rn.f";
-      out = LLVM::CallIntrinsicOp::create(b, e.loc, f32,
-                                          b.getStringAttr(intrinsic),
-                                          operand(0))
+      StringRef intrinsic =
+          isa<math::FloorOp>(op) ? "llvm.nvvm.floor.f" : "llvm.nvvm.sqrt.rn.f";
+      out = LLVM::CallIntrinsicOp::create(
+                b, e.loc, f32, b.getStringAttr(intrinsic), operand(0))
                 .getResult(0);
     } else {
       // |x| clears the sign bit; copysign(x, y) takes y's.

@@ -82,8 +82,8 @@ static Value probability(OpBuilder &b, Location loc, const Problem &p, Value s,
 /// (scoreModGrad), in the operands' element type (the A operand of the
 /// products that follow).
 static Value scoreGrad(OpBuilder &b, Location loc, const Problem &p,
-                       const RowTile &rows, Value prob, Value dP,
-                       Value rowDot, Value rawScore, Value r, Value j) {
+                       const RowTile &rows, Value prob, Value dP, Value rowDot,
+                       Value rawScore, Value r, Value j) {
   Value diff = arith::SubFOp::create(b, loc, dP, rowDot);
   Value grad = arith::MulFOp::create(b, loc, prob, diff);
   grad = scoreModGrad(b, loc, p, rows, grad, prob, rawScore, r, j);
@@ -545,15 +545,14 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
     SmallVector<Value> dsInputs = {probs, dP, dRow};
     if (p.scoreMod)
       dsInputs.push_back(raw);
-    Value dS =
-        tileMap(b, loc, RankedTensorType::get({br, bc}, p.elementType),
-                dsInputs,
-                [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
-                  IndexMath ix{b, loc};
-                  return scoreGrad(b, loc, p, rows, x[0], x[1], x[2],
-                                   p.scoreMod ? x[3] : Value(), idx[0],
-                                   ix.add(j0, idx[1]));
-                });
+    Value dS = tileMap(
+        b, loc, RankedTensorType::get({br, bc}, p.elementType), dsInputs,
+        [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
+          IndexMath ix{b, loc};
+          return scoreGrad(b, loc, p, rows, x[0], x[1], x[2],
+                           p.scoreMod ? x[3] : Value(), idx[0],
+                           ix.add(j0, idx[1]));
+        });
     Value dQ = TileMatmulOp::create(b, loc, dqType, dS, kStage,
                                     loop.getRegionIterArgs()[0],
                                     /*transpose_rhs=*/UnitAttr())

@@ -492,13 +492,14 @@ Value tile::tileNeedsIndexMasks(IndexMath &ix, const Problem &p,
 }
 
 /// The arguments (b, h, i, j) of a modification at tile row `r` and key
-/// `j`, the key clamped below Sk; and the reader of its tensors.
+/// `j`, the key clamped below Sk.
 static SmallVector<Value> modArgs(IndexMath &ix, const Problem &p,
                                   const RowTile &rows, Value r, Value j) {
   auto [h, i] = rows.coords(ix, p, r);
   return {rows.batch, h, i, ix.min(j, ix.sub(p.keySeq, ix.c(1)))};
 }
 
+/// Element `indices` of mod operand `operand` (a ModOperandReader).
 static Value readModOperand(const Problem &p, OpBuilder &b, Location loc,
                             unsigned operand, ValueRange indices) {
   return memref::LoadOp::create(b, loc, p.modOperands[operand], indices);

@@ -18,9 +18,7 @@ using namespace mlir::attn;
 
 /// Whether `region` is a score modification (it takes the score after the
 /// index arguments).
-static bool isScoreMod(Region &region) {
-  return region.getRegionNumber() == 0;
-}
+static bool isScoreMod(Region &region) { return region.getRegionNumber() == 0; }
 
 /// The arguments before the tensors of `mod_operands`.
 static unsigned scalarArgs(Region &region) {
@@ -31,8 +29,8 @@ static unsigned scalarArgs(Region &region) {
 // Verification
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyRegion(Operation *op, Region &region,
-                                  StringRef name, ValueRange modOperands) {
+static LogicalResult verifyRegion(Operation *op, Region &region, StringRef name,
+                                  ValueRange modOperands) {
   Block &block = region.front();
   MLIRContext *ctx = op->getContext();
   Builder b(ctx);
@@ -43,8 +41,7 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
   if (block.getArgumentTypes() != TypeRange(expected)) {
     std::string want;
     llvm::raw_string_ostream os(want);
-    os << "(b, h, i, j: index"
-       << (isScoreMod(region) ? ", score: f32" : "");
+    os << "(b, h, i, j: index" << (isScoreMod(region) ? ", score: f32" : "");
     for (Type t : modOperands.getTypes())
       os << ", " << t;
     os << ")";
@@ -52,26 +49,25 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
                              << want << ", got " << block.getNumArguments()
                              << " of types " << block.getArgumentTypes();
   }
-  Type yielded = isScoreMod(region) ? Type(b.getF32Type())
-                                    : Type(b.getI1Type());
+  Type yielded =
+      isScoreMod(region) ? Type(b.getF32Type()) : Type(b.getI1Type());
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield || yield.getValue().getType() != yielded)
-    return op->emitOpError() << "'" << name << "' must end in attn.yield of "
-                             << yielded;
+    return op->emitOpError()
+           << "'" << name << "' must end in attn.yield of " << yielded;
   unsigned firstTensor = scalarArgs(region);
   for (BlockArgument arg : block.getArguments().drop_front(firstTensor))
     for (Operation *user : arg.getUsers())
       if (!isa<tensor::ExtractOp>(user))
         return op->emitOpError()
                << "'" << name << "' uses mod operand "
-               << arg.getArgNumber() - firstTensor << " in '"
-               << user->getName() << "'; it may only be read by "
+               << arg.getArgNumber() - firstTensor << " in '" << user->getName()
+               << "'; it may only be read by "
                << "tensor.extract";
   for (Operation &inner : block.without_terminator()) {
     auto describe = [&]() {
-      InFlightDiagnostic d = op->emitOpError()
-                             << "'" << name << "' holds '"
-                             << inner.getName() << "', ";
+      InFlightDiagnostic d = op->emitOpError() << "'" << name << "' holds '"
+                                               << inner.getName() << "', ";
       d.attachNote(inner.getLoc()) << "here";
       return d;
     };
@@ -114,8 +110,9 @@ LogicalResult attn::verifyModRegions(Operation *op, Region &scoreMod,
       return op->emitOpError() << "has a mod_name but neither a score_mod "
                                   "nor a mask_mod";
     StringRef name = modName.getValue();
-    if (name.empty() || name.size() > 64 ||
-        !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+    if (name.empty() || name.size() > 64 || !llvm::all_of(name, [](char c) {
+          return llvm::isAlnum(c) || c == '_';
+        }))
       return op->emitOpError() << "'mod_name' must be 1 to 64 letters, digits "
                                   "or '_' (it names GPU kernels), got \""
                                << name << "\"";
@@ -166,16 +163,15 @@ struct RegionEmitter {
       SmallVector<Value> indices = llvm::map_to_vector(
           extract.getIndices(), [&](Value v) { return map.lookup(v); });
       map.map(extract.getResult(),
-              read(b, extract.getLoc(),
-                   arg.getArgNumber() - scalarArgs(region), indices));
+              read(b, extract.getLoc(), arg.getArgNumber() - scalarArgs(region),
+                   indices));
       return nullptr;
     }
     return b.clone(op, map);
   }
 
   Value yielded() {
-    return map.lookup(
-        cast<YieldOp>(region.front().getTerminator()).getValue());
+    return map.lookup(cast<YieldOp>(region.front().getTerminator()).getValue());
   }
 };
 } // namespace
@@ -260,23 +256,17 @@ struct Tangents {
         })
         .Case([&](math::ExpOp) { return mul(r, t[0]); })
         .Case([&](math::Exp2Op) { return mul(mul(r, cst(type, ln2)), t[0]); })
-        .Case([&](math::ExpM1Op) {
-          return mul(add(r, cst(type, 1.0)), t[0]);
-        })
+        .Case([&](math::ExpM1Op) { return mul(add(r, cst(type, 1.0)), t[0]); })
         .Case([&](math::LogOp) { return div(t[0], x[0]); })
-        .Case([&](math::Log2Op) {
-          return div(t[0], mul(x[0], cst(type, ln2)));
-        })
-        .Case([&](math::Log1pOp) {
-          return div(t[0], add(x[0], cst(type, 1.0)));
-        })
+        .Case(
+            [&](math::Log2Op) { return div(t[0], mul(x[0], cst(type, ln2))); })
+        .Case(
+            [&](math::Log1pOp) { return div(t[0], add(x[0], cst(type, 1.0))); })
         .Case([&](math::TanhOp) {
           Value one = cst(type, 1.0);
           return mul(arith::SubFOp::create(b, loc, one, mul(r, r)), t[0]);
         })
-        .Case([&](math::SqrtOp) {
-          return div(t[0], mul(cst(type, 2.0), r));
-        })
+        .Case([&](math::SqrtOp) { return div(t[0], mul(cst(type, 2.0), r)); })
         .Case([&](math::RsqrtOp) {
           // -r^3 / 2
           return mul(mul(cst(type, -0.5), mul(r, mul(r, r))), t[0]);
@@ -342,8 +332,7 @@ Value attn::emitScoreModDerivative(OpBuilder &b, Region &region,
   Tangents rules{b, loc};
   // Tangents of the region's values (by their original); none: zero.
   llvm::DenseMap<Value, Value> tangent;
-  tangent[block.getArgument(kModIndexArgs)] =
-      rules.cst(b.getF32Type(), 1.0);
+  tangent[block.getArgument(kModIndexArgs)] = rules.cst(b.getF32Type(), 1.0);
   llvm::DenseSet<Value> onScore = {block.getArgument(kModIndexArgs)};
   for (Operation &op : block.without_terminator()) {
     Operation *clone = e.emit(op);

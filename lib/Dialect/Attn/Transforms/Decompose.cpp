@@ -938,8 +938,7 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
             Value hidden = arith::CmpFOp::create(
                 b, loc, arith::CmpFPredicate::OEQ, a[0], zero);
             ds = arith::SelectOp::create(
-                b, loc, hidden, zero,
-                arith::MulFOp::create(b, loc, ds, deriv));
+                b, loc, hidden, zero, arith::MulFOp::create(b, loc, ds, deriv));
           }
           linalg::YieldOp::create(b, loc, ds);
         });

@@ -27,9 +27,9 @@ constexpr unsigned kModIndexArgs = 4;
 /// `modOperands`, and its `modName`; with `needDerivative`
 /// (attention_grad) the score modification must also have a derivative
 /// rule for every op that depends on the score.
-LogicalResult verifyModRegions(Operation *op, Region &scoreMod,
-                               Region &maskMod, ValueRange modOperands,
-                               StringAttr modName, bool needDerivative);
+LogicalResult verifyModRegions(Operation *op, Region &scoreMod, Region &maskMod,
+                               ValueRange modOperands, StringAttr modName,
+                               bool needDerivative);
 
 /// The name of `op`'s modifications for its GPU kernels: its `mod_name`,
 /// else "h" and 16 hex digits of a hash of the regions' generic form; ""
@@ -41,8 +41,8 @@ std::string getModHash(Operation *op);
 
 /// Reads element `indices` of mod operand `operand`: what a
 /// `tensor.extract` of it in a region becomes.
-using ModOperandReader = function_ref<Value(OpBuilder &, Location,
-                                            unsigned operand, ValueRange)>;
+using ModOperandReader =
+    function_ref<Value(OpBuilder &, Location, unsigned operand, ValueRange)>;
 
 /// Emits the ops of `region` at the builder's insertion point with its
 /// scalar arguments (b, h, i, j and, for a score modification, the score)
