@@ -11,6 +11,8 @@ to another implementation. The checks need only torch; the op needs torch
 
 import torch
 
+from . import mods
+
 try:
     from . import ops
     _OPS_MISSING = None
@@ -25,7 +27,8 @@ _HALF = (torch.bfloat16, torch.float16)
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
                                  is_causal=False, scale=None,
-                                 enable_gqa=False):
+                                 enable_gqa=False, score_mod=None,
+                                 mask_mod=None, mod_name=None):
     """softmax(query key^T * scale + mask) value on attn's GPU kernels,
     with torch.nn.functional.scaled_dot_product_attention's arguments and
     their meanings, less dropout: there is no dropout_p (attn's kernels have
@@ -44,6 +47,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
     i sees keys j <= i, also when Sq != Sk); an error together with
     attn_mask, as in torch. scale: None = 1/sqrt(D).
 
+    score_mod(score, b, h, q_idx, kv_idx) -> score and mask_mod(b, h,
+    q_idx, kv_idx) -> bool (True keeps the key): FlexAttention's
+    modifications, traced into the kernels' MLIR (attn.mods says which
+    operations; a captured tensor is a TypeError). score is the scaled
+    score; h the query head; the mask, is_causal and mask_mod apply to the
+    modified score; the gradient flows through score_mod. mod_name: the
+    name the kernels are compiled and cached under (1 to 64 of
+    [A-Za-z0-9_]; None: a hash of the traced regions); one name may not
+    stand for two different modifications in a process.
+
     Returns [B, Hq, Sq, Dv] in query's dtype. A query row that sees no key
     gets zeros (and zero gradients); torch's math backend gives NaN there.
     Differentiable in query, key and value: the backward runs attn's
@@ -54,6 +67,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
     _check_options(is_causal, scale)
     if attn_mask is not None:
         _check_mask(attn_mask, query, key, is_causal)
+    mod = _modification(score_mod, mask_mod, mod_name)
     query, key, value, attn_mask = _autocast(query, key, value, attn_mask)
     _check_dtypes(query, key, value, attn_mask)
     _check_devices(query, key, value, attn_mask)
@@ -61,8 +75,28 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
         raise RuntimeError(_OPS_MISSING)
     out, _ = torch.ops.attn.sdpa_forward(
         query, key, value, attn_mask, "top_left" if is_causal else "none",
-        None if scale is None else float(scale))
+        None if scale is None else float(scale), mod)
     return out
+
+
+def _constant_result(fn):
+    """fn, which torch.compile calls while tracing and whose result (a str)
+    it takes as a constant: the modification's tracer (hashlib included)
+    is not for Dynamo to trace, and the op then sees a constant name."""
+    mark = getattr(getattr(torch, "compiler", None), "assume_constant_result",
+                   None)
+    return mark(fn) if mark is not None else fn
+
+
+@_constant_result
+def _modification(score_mod, mask_mod, mod_name):
+    """The registered name of the traced modification, "" for none."""
+    if score_mod is None and mask_mod is None:
+        if mod_name is not None:
+            raise ValueError("mod_name=%r names a modification, but there is "
+                             "no score_mod or mask_mod" % (mod_name,))
+        return ""
+    return mods.register(mods.Modification(score_mod, mask_mod, mod_name))
 
 
 def _check_operands(query, key, value, enable_gqa):

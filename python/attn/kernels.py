@@ -16,6 +16,12 @@ by what identifies it. Without a folder that has the kernels and without the
 compiler, the lookup fails with NoKernelError, which says how to get them.
 Modules are kept for the life of the process.
 
+A spec with a modification (KernelSpec.mod) wants kernels of manifest
+mod=<its name>, and a spec without one never takes such a kernel; its cache
+entry's key has the name and a hash of the regions, so that two
+modifications of one name never share an entry (in an ATTN_KERNELS folder,
+the name alone picks the kernels).
+
 A spec of the atomic dQ mode (KernelSpec.atomic_dq) wants backward kernels
 with manifest dq=atomic, which attn-compile --atomic-dq emits; its cache
 entry is its own (the spec key ends in _atomicdq). Where nothing supplies
@@ -330,13 +336,21 @@ def _matches(record, kind, spec):
             and record.get("mask", "none") == spec.mask
             and record.get("q") is None  # not a packed batch's kernel
             and record.get("dq") == ("atomic" if _atomic(kind, spec)
-                                     else None))
+                                     else None)
+            and record.get("mod") == _mod_name(spec))
+
+
+def _mod_name(spec):
+    """The manifest's mod= of the spec's kernels; None: none (a kernel
+    without a modification)."""
+    return None if spec.mod is None else spec.mod.name
 
 
 def _has_kernel(module, kind, spec):
     return module.has_kernel(kind, spec.dtype, spec.head_dim, spec.value_dim,
                              spec.causal, spec.mask,
-                             atomic_dq=_atomic(kind, spec)) is not None
+                             atomic_dq=_atomic(kind, spec),
+                             mod=_mod_name(spec)) is not None
 
 
 def _no_kernel_message(spec, device, tried):

@@ -5,8 +5,10 @@ attn's GPU kernels read batch, head counts and sequence lengths at run time;
 what they are compiled for is the element type, the head dims D and Dv, the
 causal kind and the mask kind. A KernelSpec names one such specialisation,
 for inference (the forward kernel) or for training (the forward and the
-backward's three kernels, deterministic or of the atomic dQ mode). No torch
-here: the kernel provider and the tests use it without a GPU.
+backward's three kernels, deterministic or of the atomic dQ mode), with or
+without a score/mask modification (attn.mods.Modification: its regions and
+mod_name go on the ops). No torch here: the kernel provider and the tests
+use it without a GPU.
 """
 
 import dataclasses
@@ -26,13 +28,13 @@ _HEADS = 16
 _FORWARD = """\
 // attn kernels for {spec}
 func.func @forward(%q: {qk}, %k: {qk}, %v: {vo}{mask_arg}) -> ({vo}, {lse}) {{
-  %o, %lse = attn.attention %q, %k, %v{mask_use}{attrs} : {qk}, {qk}, {vo} -> {vo}, {lse}
+  %o, %lse = attn.attention %q, %k, %v{mask_use}{attrs} : {qk}, {qk}, {vo} -> {vo}, {lse}{regions}
   return %o, %lse : {vo}, {lse}
 }}
 """
 _BACKWARD = """\
 func.func @backward(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo}, %do: {vo}, %lse: {lse}{mask_arg}) -> ({qk}, {qk}, {vo}) {{
-  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse{mask_use}{attrs} : {qk}, {qk}, {vo}, {vo}, {vo}, {lse} -> {qk}, {qk}, {vo}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse{mask_use}{attrs} : {qk}, {qk}, {vo}, {vo}, {vo}, {lse} -> {qk}, {qk}, {vo}{regions}
   return %dq, %dk, %dv : {qk}, {qk}, {vo}
 }}
 """
@@ -45,7 +47,9 @@ class KernelSpec:
     mask 'none', 'add' (a floating mask of the dtype) or 'bool'; backward:
     the backward's kernels too (training); atomic_dq (with backward): those
     of the atomic dQ mode (attn-compile --atomic-dq, manifest dq=atomic:
-    dq not bitwise reproducible) instead of the deterministic ones."""
+    dq not bitwise reproducible) instead of the deterministic ones; mod:
+    None or an attn.mods.Modification, whose kernels (manifest
+    mod=<its name>) are the spec's."""
 
     dtype: str
     head_dim: int
@@ -54,6 +58,7 @@ class KernelSpec:
     mask: str = "none"
     backward: bool = False
     atomic_dq: bool = False
+    mod: object = None
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -70,6 +75,10 @@ class KernelSpec:
         if self.mask not in MASK_KINDS:
             raise ValueError("mask must be one of %s, not %r"
                              % (", ".join(MASK_KINDS), self.mask))
+        if self.mod is not None and not all(
+                hasattr(self.mod, a) for a in ("name", "hash", "text")):
+            raise ValueError("mod must be None or an attn.mods.Modification,"
+                             " not %r" % (self.mod,))
         if self.atomic_dq and not self.backward:
             raise ValueError("atomic_dq is a mode of the backward's kernels: "
                              "it needs backward=True")
@@ -83,19 +92,25 @@ class KernelSpec:
     def key(self):
         """A file name: bf16_d64_dv64_top_left_mask-bool_train, with
         _atomicdq after it for the atomic dQ mode's kernels, so that the two
-        sets never share a cache entry."""
-        return "%s_d%d_dv%d_%s_mask-%s_%s%s" % (
+        sets never share a cache entry, and _mod-<name>-<12 hex digits of
+        the regions' sha256> for a modification's (names may be the user's:
+        two modifications of one name never share an entry either)."""
+        return "%s_d%d_dv%d_%s_mask-%s_%s%s%s" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
             "train" if self.backward else "fwd",
-            "_atomicdq" if self.atomic_dq else "")
+            "_atomicdq" if self.atomic_dq else "",
+            "" if self.mod is None else "_mod-%s-%s" % (self.mod.name,
+                                                        self.mod.hash[:12]))
 
     def describe(self):
         """As the runtime's messages name a kernel: bf16 d64/64
-        causal=top_left mask=bool (dq=atomic for the atomic dQ mode), and
-        which kinds."""
-        return "%s d%d/%d causal=%s mask=%s%s (%s)" % (
+        causal=top_left mask=bool (dq=atomic for the atomic dQ mode, mod=NAME
+        for a modification's), and which kinds."""
+        return "%s d%d/%d causal=%s mask=%s%s%s (%s)" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
-            " dq=atomic" if self.atomic_dq else "", ", ".join(self.kinds))
+            " dq=atomic" if self.atomic_dq else "",
+            "" if self.mod is None else " mod=" + self.mod.name,
+            ", ".join(self.kinds))
 
     def deterministic(self):
         """This spec with the deterministic backward (itself when it has
@@ -111,7 +126,8 @@ class KernelSpec:
     def mlir(self):
         """A module with the attn ops whose kernels this spec needs:
         attn.attention (@forward) and, for training, attn.attention_grad
-        (@backward), in examples/gpu's form."""
+        (@backward), in examples/gpu's form; with a modification, both
+        carry its regions and mod_name."""
         qk = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.head_dim, self.dtype)
         vo = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.value_dim, self.dtype)
         lse = "tensor<?x%dx?xf32>" % _HEADS
@@ -121,8 +137,15 @@ class KernelSpec:
             mask_type = "tensor<?x%dx?x?x%s>" % (_HEADS, element)
             mask_arg = ", %m: " + mask_type
             mask_use = " mask(%m : " + mask_type + ")"
-        attrs = ("" if self.causal == "none" else
-                 " {causal = #attn.causal<%s>}" % self.causal)
+        attrs = [] if self.causal == "none" else [
+            "causal = #attn.causal<%s>" % self.causal]
+        regions = ""
+        if self.mod is not None:
+            attrs.append('mod_name = "%s"' % self.mod.name)
+            regions = "".join("\n" + "\n".join("    " + line for line in
+                                               self.mod.text().splitlines()))
+        attrs = " {%s}" % ", ".join(attrs) if attrs else ""
         text = _FORWARD + (_BACKWARD if self.backward else "")
         return text.format(spec=self.describe(), qk=qk, vo=vo, lse=lse,
-                           mask_arg=mask_arg, mask_use=mask_use, attrs=attrs)
+                           mask_arg=mask_arg, mask_use=mask_use, attrs=attrs,
+                           regions=regions)

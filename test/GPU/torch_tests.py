@@ -2,7 +2,8 @@
 """GPU tests of python/attn, the PyTorch front door, on precompiled kernels.
 
     python3 test/GPU/torch_tests.py --kernels DIR [--lib LIB]
-        [--only forward,grad,compile,fake,train,hf] [--seed N] [--atomic-dq]
+        [--only forward,grad,compile,fake,mods,train,hf] [--seed N]
+        [--atomic-dq]
 
 DIR: a folder (or several, os.pathsep-separated) with attn.manifest, set as
 ATTN_KERNELS: what attn-compile writes for examples/gpu/kernels.mlir and
@@ -32,6 +33,13 @@ Parts (--only picks some):
            and torch._dynamo.explain reports 0 graph breaks.
   fake     the ops' fake implementations under FakeTensorMode give the real
            ops' shapes, dtypes and strides; torch.library.opcheck on both.
+  mods     score_mod (soft-cap 30 tanh(s / 30)) and mask_mod (prefix-LM,
+           100 keys) through attn.scaled_dot_product_attention, bf16, D 64,
+           Sq = Sk = 300, not causal and causal: out, dq, dk, dv against
+           float64 torch autograd of the same functions on index tensors;
+           the kernels (mod=softcap30, mod=prefix_lm100) come from the
+           folder or attn-compile (a folder from KernelSpec(..., mod=...)
+           .mlir()).
   train    a 2-layer causal LM (d_model 256, 4 heads of 64), trained 300
            steps under bf16 autocast on a synthetic task (a random block
            of 16 tokens repeated: fetch the token 16 back), once with attn
@@ -68,7 +76,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 
-PARTS = ("forward", "grad", "compile", "fake", "train", "hf")
+PARTS = ("forward", "grad", "compile", "fake", "mods", "train", "hf")
 TOLERANCE = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
 HF_TOLERANCE = 3e-2
 TRAIN_STEPS = 300
@@ -427,6 +435,64 @@ def check_fake_mask():
     return "opcheck passed"
 
 #===------------------------------------------------------------------------===#
+# mods
+#===------------------------------------------------------------------------===#
+
+
+def softcap_mod(score, b, h, q_idx, kv_idx):
+    return torch.tanh(score / 30.0) * 30.0
+
+
+def prefix_lm_mod(b, h, q_idx, kv_idx):
+    return (kv_idx < 100) | (kv_idx <= q_idx)
+
+
+def mod_reference(q, k, v, causal, score_mod, mask_mod):
+    """The same math as the traced modification, in float64 with torch's
+    autograd: the scaled scores through score_mod on index tensors, then
+    the causal (top-left) mask and mask_mod."""
+    b, h, sq, sk = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    idx = [torch.arange(n, device=q.device).view(*shape) for n, shape in (
+        (b, (b, 1, 1, 1)), (h, (1, h, 1, 1)), (sq, (1, 1, sq, 1)),
+        (sk, (1, 1, 1, sk)))]
+    if score_mod is not None:
+        s = score_mod(s, *idx)
+    visible = torch.ones((b, h, sq, sk), dtype=torch.bool, device=q.device)
+    if causal:
+        visible = visible & torch.ones(sq, sk, dtype=torch.bool,
+                                       device=q.device).tril()
+    if mask_mod is not None:
+        visible = visible & mask_mod(*idx)
+    s = s.masked_fill(~visible, float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def check_mod(score_mod, mask_mod, name, causal, gen):
+    """bf16, D 64, Sq = Sk = 300: forward and dq, dk, dv against float64
+    autograd of mod_reference."""
+    import attn
+    q, k, v = (torch.randn(2, 4, 300, 64, generator=gen, device="cuda")
+               .to(torch.bfloat16).requires_grad_() for _ in range(3))
+    out = provided(lambda: attn.scaled_dot_product_attention(
+        q, k, v, is_causal=causal, score_mod=score_mod, mask_mod=mask_mod,
+        mod_name=name))
+    dout = torch.randn(out.shape, generator=gen, device="cuda").to(out.dtype)
+    grads = provided(lambda: torch.autograd.grad(out, (q, k, v), dout))
+    ref_leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = mod_reference(*ref_leaves, causal, score_mod, mask_mod)
+    ref.backward(dout.double())
+    tol = TOLERANCE[torch.bfloat16]
+    worst = 0.0
+    for label, got, want in zip(("out", "dq", "dk", "dv"),
+                                (out,) + tuple(grads),
+                                (ref,) + tuple(t.grad for t in ref_leaves)):
+        rel = relative_error(got, want.detach(), label)
+        assert rel <= tol, "%s rel err %.2e > %.0e" % (label, rel, tol)
+        worst = max(worst, rel)
+    return "worst rel err %.2e" % worst
+
+#===------------------------------------------------------------------------===#
 # train
 #===------------------------------------------------------------------------===#
 
@@ -655,6 +721,14 @@ def main():
     if "fake" in parts:
         results.run("fake forward/backward", check_fake)
         results.run("fake opcheck with a mask", check_fake_mask)
+    if "mods" in parts:
+        for causal in (False, True):
+            results.run("mods softcap bf16 d64%s" % (
+                " causal" if causal else ""), lambda c=causal: check_mod(
+                    softcap_mod, None, "softcap30", c, gen))
+            results.run("mods prefix-LM mask_mod bf16 d64%s" % (
+                " causal" if causal else ""), lambda c=causal: check_mod(
+                    None, prefix_lm_mod, "prefix_lm100", c, gen))
     if "train" in parts:
         results.run("train: attn vs torch SDPA, %d steps" % TRAIN_STEPS,
                     lambda: check_train(args.seed))
