@@ -118,6 +118,13 @@ def _tensor_type():
     return torch.Tensor if torch is not None else None
 
 
+def _binary(op):
+    """The method of a binary operator, op(self, other), and its reflected
+    twin, op(other, self). `op` resolves the helpers below when called."""
+    return (lambda self, other: op(self, other),
+            lambda self, other: op(other, self))
+
+
 class ModValue:
     """A symbolic value of a traced modification: an index, an f32 or an i1
     (a boolean). Arithmetic on it records MLIR ops."""
@@ -163,42 +170,14 @@ class ModValue:
 
     __rpow__ = __pow__
 
-    # Arithmetic.
-    def __add__(self, other):
-        return _arith("add", self, other)
-
-    def __radd__(self, other):
-        return _arith("add", other, self)
-
-    def __sub__(self, other):
-        return _arith("sub", self, other)
-
-    def __rsub__(self, other):
-        return _arith("sub", other, self)
-
-    def __mul__(self, other):
-        return _arith("mul", self, other)
-
-    def __rmul__(self, other):
-        return _arith("mul", other, self)
-
-    def __truediv__(self, other):
-        return _divide(self, other)
-
-    def __rtruediv__(self, other):
-        return _divide(other, self)
-
-    def __floordiv__(self, other):
-        return _floor_div_mod(self, other, False)
-
-    def __rfloordiv__(self, other):
-        return _floor_div_mod(other, self, False)
-
-    def __mod__(self, other):
-        return _floor_div_mod(self, other, True)
-
-    def __rmod__(self, other):
-        return _floor_div_mod(other, self, True)
+    # Arithmetic: each operator and its reflected twin (2 + x).
+    __add__, __radd__ = _binary(lambda a, b: _arith("add", a, b))
+    __sub__, __rsub__ = _binary(lambda a, b: _arith("sub", a, b))
+    __mul__, __rmul__ = _binary(lambda a, b: _arith("mul", a, b))
+    __truediv__, __rtruediv__ = _binary(lambda a, b: _divide(a, b))
+    __floordiv__, __rfloordiv__ = _binary(
+        lambda a, b: _floor_div_mod(a, b, False))
+    __mod__, __rmod__ = _binary(lambda a, b: _floor_div_mod(a, b, True))
 
     def __neg__(self):
         if self.type == "f32":
@@ -213,42 +192,20 @@ class ModValue:
     def __abs__(self):
         return _abs(self)
 
-    # Comparisons.
-    def __lt__(self, other):
-        return _compare("lt", self, other)
-
-    def __le__(self, other):
-        return _compare("le", self, other)
-
-    def __gt__(self, other):
-        return _compare("gt", self, other)
-
-    def __ge__(self, other):
-        return _compare("ge", self, other)
-
-    def __eq__(self, other):
-        return _compare("eq", self, other)
-
-    def __ne__(self, other):
-        return _compare("ne", self, other)
+    # Comparisons (Python reflects them itself: 2 < x is x > 2).
+    __lt__ = _binary(lambda a, b: _compare("lt", a, b))[0]
+    __le__ = _binary(lambda a, b: _compare("le", a, b))[0]
+    __gt__ = _binary(lambda a, b: _compare("gt", a, b))[0]
+    __ge__ = _binary(lambda a, b: _compare("ge", a, b))[0]
+    __eq__ = _binary(lambda a, b: _compare("eq", a, b))[0]
+    __ne__ = _binary(lambda a, b: _compare("ne", a, b))[0]
 
     __hash__ = None
 
-    # Booleans.
-    def __and__(self, other):
-        return _logic("andi", self, other)
-
-    __rand__ = __and__
-
-    def __or__(self, other):
-        return _logic("ori", self, other)
-
-    __ror__ = __or__
-
-    def __xor__(self, other):
-        return _logic("xori", self, other)
-
-    __rxor__ = __xor__
+    # Booleans (symmetric: the reflected method is the same).
+    __and__ = __rand__ = _binary(lambda a, b: _logic("andi", a, b))[0]
+    __or__ = __ror__ = _binary(lambda a, b: _logic("ori", a, b))[0]
+    __xor__ = __rxor__ = _binary(lambda a, b: _logic("xori", a, b))[0]
 
     def __invert__(self):
         if self.type != "i1":

@@ -818,6 +818,10 @@ struct ForwardArgs {
     return planForward(m, 132, &q, &k, &v, &o, withLse ? &lse : nullptr,
                        &options, l);
   }
+  attn_status call(attn_module *module, void *stream) const {
+    return attn_forward(module, &q, &k, &v, &o, withLse ? &lse : nullptr,
+                        &options, stream);
+  }
 };
 
 /// Mutations every forward kernel refuses, with or without tensor maps:
@@ -3135,8 +3139,7 @@ int runLaunch(const std::string &manifest) {
   void *stream = reinterpret_cast<void *>(0x5000);
   {
     ForwardArgs a;
-    report("forward", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
-                                   &a.options, stream));
+    report("forward", a.call(module, stream));
     a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
     a.o = bshd(ATTN_BF16, 2, 8, 77, 128, kO);
     a.options.scale = 0.5f;
@@ -3167,8 +3170,7 @@ int runLaunch(const std::string &manifest) {
     attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
     mask.strides[0] = mask.strides[1] = 0;
     a.options.mask = &mask;
-    report("forward-add", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
-                                       &a.options, stream));
+    report("forward-add", a.call(module, stream));
     mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000, kMask + 3);
     report("forward-bool", attn_forward(module, &a.q, &a.k, &a.v, &a.o, nullptr,
                                         &a.options, stream));
@@ -3205,8 +3207,7 @@ int runLaunchTma(const std::string &manifest) {
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
   ForwardArgs a;
-  report("forward", attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
-                                 &a.options, stream));
+  report("forward", a.call(module, stream));
   a.q = bshd(ATTN_BF16, 2, 8, 77, 128, kQ);
   a.k = bshd(ATTN_BF16, 2, 2, 1000, 128, kK);
   a.v = bshd(ATTN_BF16, 2, 2, 1000, 128, kV);
@@ -3334,14 +3335,11 @@ int runLaunchMod(const std::string &manifest) {
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
   ForwardArgs f;
-  report("forward", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
-                                 &f.options, stream));
+  report("forward", f.call(module, stream));
   f.options.mod = "softcap";
-  report("forward-softcap", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
-                                         &f.options, stream));
+  report("forward-softcap", f.call(module, stream));
   f.options.mod = "relu2";
-  report("forward-unknown", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
-                                         &f.options, stream));
+  report("forward-unknown", f.call(module, stream));
   {
     DecodeArgs d;
     d.options.mod = "softcap";
@@ -3445,8 +3443,7 @@ int runLaunchVarlen(const std::string &manifest) {
   b.maxSeqlenQ = 40;
   report("chunked", b.call(module, stream));
   ForwardArgs f;
-  report("forward", attn_forward(module, &f.q, &f.k, &f.v, &f.o, &f.lse,
-                                 &f.options, stream));
+  report("forward", f.call(module, stream));
   // Nothing reaches the driver for a bad call.
   a = VarlenArgs();
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
@@ -3603,8 +3600,7 @@ int runLaunchMulti(const std::string &manifest) {
     ForwardArgs a;
     a.options.causal = causal;
     std::string name = std::string("forward-") + causalName(causal);
-    report(name.c_str(), attn_forward(module, &a.q, &a.k, &a.v, &a.o, &a.lse,
-                                      &a.options, stream));
+    report(name.c_str(), a.call(module, stream));
   }
   attn_module_destroy(module);
   std::printf("destroyed\n");
