@@ -22,6 +22,7 @@ a call fails.
     dq, dk, dv = module.backward(q, k, v, o, do, lse,     # atomic dQ mode
                                  atomic_dq=True)
     o = module.forward(q, k, v, mod="softcap")            # kernels of mod=
+    o = module.forward(q, k, v, block_mask=bm)            # kernels of blocks=
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
 build/lib next to this file's repository, or the loader's search path.
@@ -76,6 +77,21 @@ class _Tensor(ctypes.Structure):
 _TENSOR_P = ctypes.POINTER(_Tensor)
 
 
+class _BlockMask(ctypes.Structure):
+    _fields_ = [
+        ("block_q", ctypes.c_int64),
+        ("block_k", ctypes.c_int64),
+        ("kv_counts", _Tensor),  # i32 [B, Hq, QB]
+        ("kv_indices", _Tensor),  # i32 [B, Hq, QB, N]
+        ("full_kv_counts", _Tensor),
+        ("full_kv_indices", _Tensor),
+        ("q_counts", _Tensor),  # attn_backward only: i32 [B, Hq, KB]
+        ("q_indices", _Tensor),  # i32 [B, Hq, KB, M]
+        ("full_q_counts", _Tensor),
+        ("full_q_indices", _Tensor),
+    ]
+
+
 class _Options(ctypes.Structure):
     _fields_ = [
         ("scale", ctypes.c_float),
@@ -84,6 +100,7 @@ class _Options(ctypes.Structure):
         ("mask", _TENSOR_P),  # NULL: none
         ("atomic_dq", ctypes.c_int32),  # attn_backward: dq=atomic kernels
         ("mod", ctypes.c_char_p),  # NULL or b"": no modification
+        ("block_mask", ctypes.POINTER(_BlockMask)),  # NULL: none
     ]
 
 
@@ -358,6 +375,51 @@ def _describe_index(t, name, dims):
     return d
 
 
+# A block mask's lists, as attn_block_mask has them (and in its order), and
+# their logical dims: the forward takes the kv_* ones, the backward all.
+_BLOCK_LISTS = (
+    ("kv_counts", ("B", "Hq", "QB")),
+    ("kv_indices", ("B", "Hq", "QB", "N")),
+    ("full_kv_counts", ("B", "Hq", "QB")),
+    ("full_kv_indices", ("B", "Hq", "QB", "N2")),
+    ("q_counts", ("B", "Hq", "KB")),
+    ("q_indices", ("B", "Hq", "KB", "M")),
+    ("full_q_counts", ("B", "Hq", "KB")),
+    ("full_q_indices", ("B", "Hq", "KB", "M2")),
+)
+
+
+def _block_sizes(block_mask):
+    """(block_q, block_k) of a block mask object, as ints."""
+    return int(block_mask.block_q), int(block_mask.block_k)
+
+
+def _describe_block_mask(block_mask, device, backward):
+    """The attn_block_mask of `block_mask`: an object with block_q, block_k
+    and the lists kv_counts, kv_indices, full_kv_counts, full_kv_indices
+    (and, for the backward, q_counts, q_indices, full_q_counts,
+    full_q_indices), each a torch.int32 CUDA tensor in logical order
+    ([B, Hq, QB], [B, Hq, QB, N]...; B and Hq may be 1), described as it
+    is. The forward leaves the q_* lists out (null)."""
+    d = _BlockMask()
+    d.block_q, d.block_k = _block_sizes(block_mask)
+    lists = _BLOCK_LISTS if backward else _BLOCK_LISTS[:4]
+    for name, dims in lists:
+        t = getattr(block_mask, name, None)
+        if t is None:
+            raise ValueError(
+                "block_mask.%s is missing: %s takes %s" % (
+                    name, "backward()" if backward else "forward()",
+                    "all eight lists (kv_* and q_*)" if backward
+                    else "kv_counts, kv_indices, full_kv_counts and "
+                         "full_kv_indices"))
+        if t.device != device:
+            raise ValueError("block_mask.%s is on %s, the module on %s"
+                             % (name, t.device, device))
+        setattr(d, name, _describe_index(t, "block_mask." + name, dims))
+    return d
+
+
 def _describe_packed(t, name, layout, what):
     """The attn_tensor [1, H, T, D] of a packed batch's tensor: 3 dims in
     `layout` order without the leading 1 ([T, H, D], FlashAttention's
@@ -466,7 +528,7 @@ class Module:
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none", paged=False, packed=False,
-                   atomic_dq=False, mod=None):
+                   atomic_dq=False, mod=None, blocks=None):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
@@ -477,18 +539,23 @@ class Module:
         on a paged cache, kv=paged; atomic_dq: a backward kernel of the
         atomic dQ mode, manifest dq=atomic, rather than a deterministic
         one; mod: a kernel of that modification, manifest mod=, None or ""
-        one without) in the section the module loaded, or None: the kernels
-        of the manifest's other targets do not count.
+        one without; blocks: (BQ, BK), a kernel with a block mask of those
+        block sizes, manifest blocks=BQxBK, None one without) in the
+        section the module loaded, or None: the kernels of the manifest's
+        other targets do not count.
         """
         if not isinstance(dtype, str):
             dtype = _dtype_name(dtype)
         causal = _causal_name(causal)
+        wanted_blocks = "%dx%d" % tuple(blocks) if blocks else None
         for k in self.kernels:
             if k.get("kind") != kind or k.get("dtype") != dtype:
                 continue
             if k.get("mask", "none") != mask:
                 continue
             if k.get("dq") != ("atomic" if atomic_dq else None):
+                continue
+            if k.get("blocks") != wanted_blocks:
                 continue
             if kind != "decode_combine" and k.get("mod") != (mod or None):
                 continue
@@ -508,9 +575,10 @@ class Module:
         return None
 
     def _prepare(self, q, k, v, causal, window, scale, layout, mask=None,
-                 mod=None):
-        """The descriptors of q, k, v and the options (with the mask's
-        descriptor and the modification's name, which the options keep
+                 mod=None, block_mask=None, backward=False):
+        """The descriptors of q, k, v and the options (with the mask's and
+        the block mask's descriptors, the latter with the q_* lists for the
+        `backward`, and the modification's name, which the options keep
         alive through their pointers)."""
         if layout not in ("bhsd", "bshd"):
             raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
@@ -527,6 +595,9 @@ class Module:
         options.window = -1 if window is None else int(window)
         if mask is not None:
             options.mask = ctypes.pointer(_describe_mask(mask, q, k, layout))
+        if block_mask is not None:
+            options.block_mask = ctypes.pointer(
+                _describe_block_mask(block_mask, self.device, backward))
         _set_mod(options, mod)
         return descs, options
 
@@ -546,7 +617,7 @@ class Module:
 
     def forward(self, q, k, v, *, causal=False, window=None, scale=None,
                 layout="bhsd", return_lse=False, out=None, lse=None,
-                mask=None, mod=None):
+                mask=None, mod=None, block_mask=None):
         """O = softmax(scale Q K^T + mask) V on the current stream.
 
         q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (or
@@ -563,12 +634,20 @@ class Module:
         score/mask modification compiled into the module's kernels
         (manifest mod=, options.mod): the call takes only that
         modification's kernels, and without it only kernels without one
-        (the other calls take mod= the same way). Returns O in q's
+        (the other calls take mod= the same way). block_mask: None, or a
+        block mask (options.block_mask, FlexAttention's BlockMask): an
+        object with block_q, block_k (the kernels' manifest blocks=BQxBK)
+        and kv_counts, kv_indices, full_kv_counts, full_kv_indices,
+        torch.int32 [B, Hq, QB] and [B, Hq, QB, N] (B and Hq may be 1),
+        QB = ceil(Sq / block_q): query block qb visits the key blocks its
+        lists name and skips the others; the call takes only kernels of
+        those block sizes, and without it only kernels without one
+        (has_kernel(..., blocks=(block_q, block_k))). Returns O in q's
         layout, and LSE [B, Hq, Sq] f32 when return_lse (or when `lse` is
         given)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mask, mod)
+                                              layout, mask, mod, block_mask)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_forward(
@@ -884,28 +963,35 @@ class Module:
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
     def has_atomic_backward(self, q, v, *, causal=False, mask=None,
-                            mod=None):
+                            mod=None, block_mask=None):
         """Whether the module has the atomic dQ mode's three backward
         kernels (manifest dq=atomic) for a call with these q, v (any
-        layout: D and Dv are their last dims), causal, mask and mod: what
-        backward(..., atomic_dq=True) launches where they exist."""
+        layout: D and Dv are their last dims), causal, mask, mod and block
+        mask: what backward(..., atomic_dq=True) launches where they
+        exist."""
         mask_kind = "none"
         if mask is not None:
             mask_kind = "add" if mask.is_floating_point() else "bool"
+        blocks = _block_sizes(block_mask) if block_mask is not None else None
         return all(self.has_kernel(kind, q.dtype, q.shape[-1], v.shape[-1],
                                    causal, mask_kind, atomic_dq=True,
-                                   mod=mod)
+                                   mod=mod, blocks=blocks)
                    for kind in ("backward_dot", "backward_kv", "backward_q"))
 
     def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
                  causal=False, window=None, scale=None, layout="bhsd",
-                 mask=None, workspace=None, atomic_dq=False, mod=None):
+                 mask=None, workspace=None, atomic_dq=False, mod=None,
+                 block_mask=None):
         """The gradients of forward() by recomputation, on the current
         stream: from q, k, v, the forward's o and lse (forward(...,
         return_lse=True) with the same options) and dout = dL/dO (o's shape
         and dtype), returns (dq, dk, dv) with q's, k's and v's shapes, in
-        the operands' layout. The options are forward()'s (mod= included)
-        and must be those the forward ran with. dq, dk, dv are written in
+        the operands' layout. The options are forward()'s (mod= and
+        block_mask= included) and must be those the forward ran with; a
+        block_mask here also needs its q_counts, q_indices, full_q_counts
+        and full_q_indices, torch.int32 [B, Hq, KB] and [B, Hq, KB, M]
+        (KB = ceil(Sk / block_k): the query blocks that visit each key
+        block, FlexAttention's transposed lists). dq, dk, dv are written in
         place when given, else allocated; the workspace
         (backward_workspace()) is allocated with torch unless given (a
         uint8 CUDA tensor). Deterministic; with
@@ -923,7 +1009,8 @@ class Module:
         large (ATTN_ERROR_INVALID_ARGUMENT otherwise)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mask, mod)
+                                              layout, mask, mod, block_mask,
+                                              backward=True)
         options.atomic_dq = 1 if atomic_dq else 0
         grads = []
         for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):
@@ -942,7 +1029,7 @@ class Module:
             workspace = self.backward_workspace(
                 q, layout=layout, atomic_dq=atomic_dq and
                 self.has_atomic_backward(q, v, causal=causal, mask=mask,
-                                         mod=mod))
+                                         mod=mod, block_mask=block_mask))
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_backward(
             self._handle, ctypes.byref(qd), ctypes.byref(kd),

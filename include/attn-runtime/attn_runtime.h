@@ -20,7 +20,9 @@
  * A packed (variable-length) batch (attn_forward_varlen) holds its B
  * sequences back to back: Q [1, Hq, T, D], O [1, Hq, T, Dv], LSE [1, Hq, T]
  * with offsets i32 [B + 1] (FlashAttention's varlen [T, H, D] is strides
- * too), its keys packed the same way, K [1, Hkv, Tk, D], or paged.
+ * too), its keys packed the same way, K [1, Hkv, Tk, D], or paged. A block
+ * mask (attn_options.block_mask) lists, per query block, the key blocks
+ * to visit: i32 counts [B, Hq, QB] and indices [B, Hq, QB, N].
  *===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTN_RUNTIME_H
@@ -66,8 +68,9 @@ typedef enum attn_causal {
 } attn_causal;
 
 /* A device tensor in logical order (see above). `rank` is 4, or 3 for LSE;
- * the offsets and kv_lens have rank 1, a block_table rank 2 (the entries of
- * shape and strides past `rank` are ignored). */
+ * the offsets and kv_lens have rank 1, a block_table rank 2, a block mask's
+ * counts rank 3 (the entries of shape and strides past `rank` are
+ * ignored). */
 typedef struct attn_tensor {
   void *data; /* device pointer (CUdeviceptr) */
   attn_dtype dtype;
@@ -76,10 +79,38 @@ typedef struct attn_tensor {
   int64_t strides[4]; /* in elements */
 } attn_tensor;
 
+/* A block mask (FlexAttention's BlockMask): see docs/Runtime.md. The keys
+ * are cut into KB = ceil(Sk / block_k) key blocks and the queries into
+ * QB = ceil(Sq / block_q) query blocks. Query block qb of batch b and
+ * query head h visits the key blocks kv_indices[b, h, qb, 0 :
+ * kv_counts[b, h, qb]] with the mask modification and the other masks
+ * applied, and full_kv_indices[b, h, qb, 0 : full_kv_counts[b, h, qb]]
+ * without the mask modification (fully visible but for options->mask,
+ * causal and window); it skips every other key block. q_* are the transposes
+ * (key block kb: the query blocks that visit it, partially and fully), which
+ * attn_backward needs and attn_forward ignores (their data may be NULL there).
+ * All i32; the B and Hq dims of each are the full size or 1 (broadcast). Counts
+ * past the indices' last dim are clamped by the kernels; the caller guarantees
+ * every index in [0, KB) ([0, QB) for q_*) and no block twice in one block's
+ * two lists (the kernels clamp indices into range, so other values cannot make
+ * them read out of bounds, but give wrong results). */
+typedef struct attn_block_mask {
+  int64_t block_q, block_k;    /* BQ, BK: the kernels' blocks=BQxBK */
+  attn_tensor kv_counts;       /* i32 [B, Hq, QB] */
+  attn_tensor kv_indices;      /* i32 [B, Hq, QB, N], N >= 1 */
+  attn_tensor full_kv_counts;  /* i32 [B, Hq, QB] */
+  attn_tensor full_kv_indices; /* i32 [B, Hq, QB, N2], N2 >= 1 */
+  attn_tensor q_counts;        /* attn_backward only: i32 [B, Hq, KB] */
+  attn_tensor q_indices;       /* i32 [B, Hq, KB, M], M >= 1 */
+  attn_tensor full_q_counts;   /* i32 [B, Hq, KB] */
+  attn_tensor full_q_indices;  /* i32 [B, Hq, KB, M2], M2 >= 1 */
+} attn_block_mask;
+
 /* Attention options shared by forward, decode and backward. A null
  * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL, 0,
- * NULL}; options initialised with fewer fields (or zeroed) have no mask,
- * use deterministic backward kernels only and no modification.
+ * NULL, NULL}; options initialised with fewer fields (or zeroed) have no
+ * mask, use deterministic backward kernels only, no modification and no
+ * block mask.
  *
  * `mask` (attn_forward and attn_backward; decode rejects one) is a
  * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
@@ -113,7 +144,19 @@ typedef struct attn_tensor {
  * (ATTN_ERROR_INVALID_ARGUMENT otherwise); one that the module has no
  * kernel of for the call is ATTN_ERROR_NO_KERNEL, naming the
  * modifications the module has. The string is read during the call
- * only. */
+ * only.
+ *
+ * `block_mask` (attn_forward and attn_backward; the decode calls and
+ * attn_forward_varlen reject one): a block mask (attn_block_mask above,
+ * FlexAttention's BlockMask) that says which key blocks each query block
+ * visits. The call then uses only kernels built for its block sizes
+ * (manifest blocks=BQxBK, BQ = block_q, BK = block_k), and a call without
+ * one (NULL, the default) only kernels without the key; one that the
+ * module has no kernel of for the call is ATTN_ERROR_NO_KERNEL, naming the
+ * block sizes the module has. It combines with the other masks, causal
+ * and window (a key must pass all of them). attn_forward reads its kv_*
+ * tensors, attn_backward all eight. The struct is read during the call
+ * only; the tensors' values never by the host. */
 typedef struct attn_options {
   float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
   attn_causal causal;
@@ -121,6 +164,7 @@ typedef struct attn_options {
   const attn_tensor *mask; /* NULL: none */
   int32_t atomic_dq;       /* 0: deterministic backward kernels only */
   const char *mod;         /* NULL or "": no modification */
+  const attn_block_mask *block_mask; /* NULL: none */
 } attn_options;
 
 typedef struct attn_module attn_module;
@@ -154,8 +198,9 @@ ATTN_RUNTIME_API const char *attn_module_target(const attn_module *module);
  * successful call leaves it as it was. */
 ATTN_RUNTIME_API const char *attn_last_error(void);
 
-/* O = softmax(scale Q K^T + causal/window mask + options->mask) V; writes
- * LSE when `lse` is non-null. */
+/* O = softmax(scale Q K^T + causal/window mask + options->mask) V, over
+ * the key blocks options->block_mask lets each query block see (all
+ * without one); writes LSE when `lse` is non-null. */
 ATTN_RUNTIME_API attn_status
 attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
              const attn_tensor *v, const attn_tensor *o, const attn_tensor *lse,
@@ -177,10 +222,10 @@ attn_forward(attn_module *module, const attn_tensor *q, const attn_tensor *k,
  * (FlashAttention's varlen [T, H, D] is [1, H, T, D] by strides); the
  * checks are attn_forward's and attn_decode_paged's, the index tensors
  * with a 4-byte aligned data pointer and their last dim contiguous.
- * Options as attn_forward's but no mask (options->mask is
- * ATTN_ERROR_INVALID_ARGUMENT); causal alignment and window apply per
- * sequence (bottom_right: query i of sequence b sees keys
- * j <= i + Sk_b - Sq_b). The module needs a forward kernel with q=packed
+ * Options as attn_forward's but no mask and no block mask (options->mask
+ * or options->block_mask is ATTN_ERROR_INVALID_ARGUMENT); causal alignment
+ * and window apply per sequence (bottom_right: query i of sequence b sees
+ * keys j <= i + Sk_b - Sq_b). The module needs a forward kernel with q=packed
  * and kv=packed or kv=paged (docs/KernelABI.md); attn_forward never takes
  * one, nor this call another.
  *
@@ -250,8 +295,8 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * (any strides, last dim contiguous): key j (0 <= j < kv_lens[b]) is slot
  * j % page_size of page block_table[b][j / page_size]. block_table is i32
  * [B, max_pages], kv_lens i32 [B], each with its last dim contiguous and a
- * 4-byte aligned data pointer; q, o, lse, the options (no mask) and the
- * workspace are attn_decode's, on the paged decode_partial kernel
+ * 4-byte aligned data pointer; q, o, lse, the options (no mask, no block
+ * mask) and the workspace are attn_decode's, on the paged decode_partial kernel
  * (manifest kv=paged) and the same decode_combine kernel.
  *
  * Block table entries and lengths are device data, which the host never
@@ -297,8 +342,9 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
  * writes dq, dk, dv (q's, k's, v's shapes, the operands' dtype; any layout
  * by strides, last dim contiguous). Deterministic by default: the same
  * inputs give bitwise the same gradients. GQA: dk, dv sum over the query
- * heads of a group. Options as attn_forward (mask, causal, window, scale);
- * a query row that sees no key contributes nothing (its dq row is 0). lse
+ * heads of a group. Options as attn_forward (mask, block mask with all
+ * eight of its tensors, causal, window, scale); a query row that sees no
+ * key contributes nothing (its dq row is 0). lse
  * is required (f32 [B, Hq, Sq], as attn_forward wrote it for the same
  * options). `workspace` is device memory, 256-byte aligned, of at least
  * attn_backward_workspace_size(q) = B * Hq * Sq * 16 bytes: one 16-byte

@@ -12,7 +12,16 @@ namespace attn::runtime {
 namespace {
 /// The WHEN column of attn_kernel_abi.def, spelled as it is there so that a
 /// value this runtime does not know fails to compile.
-enum class AbiWhen { always, mask, tma, paged, packed, packed_kv, atomic };
+enum class AbiWhen {
+  always,
+  mask,
+  tma,
+  paged,
+  packed,
+  packed_kv,
+  atomic,
+  blocks
+};
 
 struct AbiEntry {
   const char *kind, *name, *type;
@@ -33,8 +42,8 @@ constexpr KernelKind kKinds[] = {
 /// Whether the ABI gives kernels of `kind` parameters that only some of
 /// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
 /// and block table, a packed batch's offsets, the atomic dQ mode's
-/// accumulator): the manifest keys that ask for those (mask, tma, kv, q,
-/// dq) are for such kinds only.
+/// accumulator, a block mask's lists): the manifest keys that ask for those
+/// (mask, tma, kv, q, dq, blocks) are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
   for (const AbiEntry &e : kAbi)
     if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
@@ -71,7 +80,8 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
                  (e.when == AbiWhen::paged && kernel.paged) ||
                  (e.when == AbiWhen::packed && kernel.packedQueries) ||
                  (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
-                 (e.when == AbiWhen::atomic && kernel.atomicDq);
+                 (e.when == AbiWhen::atomic && kernel.atomicDq) ||
+                 (e.when == AbiWhen::blocks && kernel.hasBlockMask());
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
@@ -94,6 +104,7 @@ std::string abiName(const KernelSpec &kernel) {
   std::string name = std::string("kind=") + kernelKindName(kernel.kind);
   if (kernel.mask != MaskKind::None)
     name += std::string(" mask=") + maskKindName(kernel.mask);
+  name += kernel.blocksKey();
   name += kernel.batchKeys();
   name += kernel.dqKey();
   if (kernel.usesTma())
@@ -108,6 +119,13 @@ std::string KernelSpec::batchKeys() const {
   else if (packedKeys)
     keys += " kv=packed";
   return keys;
+}
+
+std::string KernelSpec::blocksKey() const {
+  if (!hasBlockMask())
+    return "";
+  return " blocks=" + std::to_string(blockMaskQ) + "x" +
+         std::to_string(blockMaskK);
 }
 
 const TmaBox *KernelSpec::tmaBox(std::string_view tensor) const {
@@ -139,17 +157,18 @@ const char *maskKindName(MaskKind mask) {
   return "?";
 }
 
-const KernelSpec *ManifestSection::find(KernelKind kind, attn_dtype dtype,
-                                        int64_t headDim, int64_t valueDim,
-                                        attn_causal causal, MaskKind mask,
-                                        bool paged, bool packedQueries,
-                                        bool packedKeys, bool atomicDq,
-                                        std::string_view mod) const {
+const KernelSpec *
+ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
+                      int64_t valueDim, attn_causal causal, MaskKind mask,
+                      bool paged, bool packedQueries, bool packedKeys,
+                      bool atomicDq, std::string_view mod, int64_t blockMaskQ,
+                      int64_t blockMaskK) const {
   for (const KernelSpec &k : kernels) {
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask || k.paged != paged ||
         k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
-        k.atomicDq != atomicDq || k.mod != mod)
+        k.atomicDq != atomicDq || k.mod != mod || k.blockMaskQ != blockMaskQ ||
+        k.blockMaskK != blockMaskK)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -192,6 +211,27 @@ std::vector<std::string> ManifestSection::modNames() const {
   return names;
 }
 
+bool ManifestSection::hasBlockMasks(KernelKind kind) const {
+  for (const KernelSpec &k : kernels)
+    if (k.kind == kind && k.hasBlockMask())
+      return true;
+  return false;
+}
+
+std::vector<std::string> ManifestSection::blockMaskSizes() const {
+  std::vector<std::string> sizes;
+  for (const KernelSpec &k : kernels) {
+    std::string size =
+        std::to_string(k.blockMaskQ) + "x" + std::to_string(k.blockMaskK);
+    bool known = !k.hasBlockMask();
+    for (const std::string &s : sizes)
+      known = known || s == size;
+    if (!known)
+      sizes.push_back(size);
+  }
+  return sizes;
+}
+
 bool isModName(std::string_view name) {
   if (name.empty() || name.size() > kMaxModName)
     return false;
@@ -221,6 +261,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
       out += " mask=";
       out += maskKindName(k.mask);
     }
+    out += k.blocksKey();
     out += k.batchKeys();
     out += k.dqKey();
     out += k.modKey();
@@ -421,12 +462,13 @@ attn_status Parser::closeSection(int line, bool atEnd) {
       same = same && o.mask == k.mask && o.paged == k.paged &&
              o.packedQueries == k.packedQueries &&
              o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq &&
+             o.blockMaskQ == k.blockMaskQ && o.blockMaskK == k.blockMaskK &&
              o.mod == k.mod;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
                                  "dtype, head_dim, value_dim, causal, " +
-                                 "mask, q, kv, dq and mod as '" + o.name +
-                                 "' (line " + std::to_string(o.line) +
+                                 "mask, q, kv, dq, blocks and mod as '" +
+                                 o.name + "' (line " + std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
   }
@@ -525,14 +567,14 @@ attn_status Parser::parseKernel(int line,
       "kind",    "dtype",    "head_dim", "value_dim", "causal",
       "block_q", "rows",     "block_kv", "threads",   "smem",
       "grid",    "mask",     "q",        "kv",        "dq",
-      "mod",     "mod_hash", "tma",      "params"};
+      "mod",     "mod_hash", "blocks",   "tma",       "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
                             nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
                             &k.threads, &k.smem,   nullptr,    nullptr,
                             nullptr,    nullptr,   nullptr,    nullptr,
-                            nullptr,    nullptr,   nullptr};
+                            nullptr,    nullptr,   nullptr,    nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -645,6 +687,20 @@ attn_status Parser::parseKernel(int line,
                                std::to_string(kModHashDigits) +
                                " lowercase hex digits)");
       k.modHash = std::string(value);
+    } else if (key == "blocks") {
+      // Without the key a kernel takes no block mask.
+      size_t times = value.find('x');
+      bool sizes = times != std::string_view::npos &&
+                   parseInt(value.substr(0, times), k.blockMaskQ) &&
+                   parseInt(value.substr(times + 1), k.blockMaskK) &&
+                   k.blockMaskQ >= 1 && k.blockMaskQ <= kMaxMaskBlock &&
+                   k.blockMaskK >= 1 && k.blockMaskK <= kMaxMaskBlock;
+      if (!sizes)
+        return error(line, bad +
+                               " (BQxBK: the block mask's query and key "
+                               "blocks, each 1 to " +
+                               std::to_string(kMaxMaskBlock) +
+                               ", e.g. 128x128)");
     } else {
       int64_t *slot = ints[index];
       if (!parseInt(value, *slot))
@@ -717,6 +773,8 @@ attn_status Parser::parseKernel(int line,
       {k.paged, AbiWhen::paged, "kv=paged", "read a paged KV cache"},
       {k.atomicDq, AbiWhen::atomic, "dq=atomic", "compute dQ"},
       {k.packedQueries, AbiWhen::packed, "q=packed", "read a packed batch"},
+      {k.hasBlockMask(), AbiWhen::blocks,
+       k.hasBlockMask() ? k.blocksKey().substr(1) : "", "take a block mask"},
   };
   for (const auto &v : variants)
     if (v.set && !kindTakes(k.kind, v.when))
@@ -744,6 +802,10 @@ attn_status Parser::parseKernel(int line,
     return error(line, where + "q=packed and mask=" + maskKindName(k.mask) +
                            " do not go together: a packed batch takes no "
                            "mask operand");
+  if (k.packedQueries && k.hasBlockMask())
+    return error(line, where + "q=packed and" + k.blocksKey() +
+                           " do not go together: a packed batch takes no "
+                           "block mask");
   if (k.packedQueries && k.persistent)
     return error(line, where + "q=packed and grid=persistent do not go "
                                "together: a packed batch's grid is its "

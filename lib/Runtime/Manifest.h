@@ -31,6 +31,10 @@ constexpr int kManifestVersion = 1;
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
 constexpr int64_t kMaxBlock = 1024;
 
+/// The largest block of a block mask (the manifest's `blocks` key,
+/// attn_block_mask's block_q and block_k) that a manifest may give.
+constexpr int64_t kMaxMaskBlock = int64_t(1) << 16;
+
 /// The longest name of a modification (the manifest's `mod` key,
 /// attn_options.mod) and the digits of its hash (`mod_hash`).
 constexpr size_t kMaxModName = 64;
@@ -108,6 +112,13 @@ struct KernelSpec {
   /// are those of the same kernel without a modification.
   std::string mod;
   std::string modHash;
+  /// `blocks=BQxBK` (forward, backward_*): the kernel takes a block mask
+  /// (FlexAttention's BlockMask) of query blocks of BQ rows and key blocks
+  /// of BK keys, through its kv_block_* parameters (and the backward's
+  /// q_block_*); both 0 when it takes none. Such a kernel serves only calls
+  /// whose options->block_mask has those block sizes, and a call without
+  /// one only kernels without one.
+  int64_t blockMaskQ = 0, blockMaskK = 0;
   /// `grid=persistent` (forward): one CTA per SM, at most one per tile,
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
@@ -129,6 +140,11 @@ struct KernelSpec {
   const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
   /// " mod=NAME" for a kernel with a modification, else "" (messages).
   std::string modKey() const { return mod.empty() ? "" : " mod=" + mod; }
+  /// Whether the kernel takes a block mask (the ABI's WHEN=blocks
+  /// parameters).
+  bool hasBlockMask() const { return blockMaskQ > 0; }
+  /// " blocks=BQxBK" for a kernel with a block mask, else "" (messages).
+  std::string blocksKey() const;
   /// The box of the tensor map over `tensor` ("q"); null when there is none.
   const TmaBox *tmaBox(std::string_view tensor) const;
 };
@@ -145,8 +161,9 @@ struct AbiParam {
 /// The parameters of `kernel`, in order: those of its kind, with the mask
 /// operand's when it takes a mask, query_offsets when its batch is packed,
 /// key_offsets when its keys are, kv_lens and block_table when it is
-/// paged, dq_accum when it is of the atomic dQ mode (`dq=atomic`), and the
-/// tensor maps when it has `tma`.
+/// paged, dq_accum when it is of the atomic dQ mode (`dq=atomic`), the
+/// block mask's when it has `blocks`, and the tensor maps when it has
+/// `tma`.
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
@@ -160,7 +177,7 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
 /// kv=paged", "kind=forward q=packed kv=packed", "kind=backward_kv
-/// dq=atomic".
+/// dq=atomic", "kind=forward blocks=128x128".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the
@@ -178,16 +195,18 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// and so must `paged` (true for attn_decode_paged's decode_partial
   /// kernel and attn_forward_varlen's on a paged cache), `packedQueries`
   /// and `packedKeys` (attn_forward_varlen's forward kernels only) and
-  /// `atomicDq` (the backward's atomic dQ kernels only), and `mod`, the
+  /// `atomicDq` (the backward's atomic dQ kernels only), `mod`, the
   /// kernel's modification name ("" for none: a call without
-  /// options->mod, and decode_combine, which never has one). This is the
-  /// one place where a call's kernels are matched. Null when none does.
+  /// options->mod, and decode_combine, which never has one), and
+  /// `blockMaskQ` and `blockMaskK`, its block mask's block sizes (0 for
+  /// none: a call without options->block_mask). This is the one place
+  /// where a call's kernels are matched. Null when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
                          bool packedQueries = false, bool packedKeys = false,
-                         bool atomicDq = false,
-                         std::string_view mod = {}) const;
+                         bool atomicDq = false, std::string_view mod = {},
+                         int64_t blockMaskQ = 0, int64_t blockMaskK = 0) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
@@ -197,12 +216,18 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// The modification names of the section's kernels, each once, in the
   /// order of the manifest (messages).
   std::vector<std::string> modNames() const;
+  /// Whether any kernel of `kind` takes a block mask (`blocks`).
+  bool hasBlockMasks(KernelKind kind) const;
+  /// The block sizes of the section's kernels with a block mask ("128x128"),
+  /// each once, in the order of the manifest (messages).
+  std::vector<std::string> blockMaskSizes() const;
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
   /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none q=packed
   /// kv=packed, bf16 d128/128 causal=none dq=atomic, bf16 d128/128
-  /// causal=none mod=softcap, ..." for the kernels of `kind` (messages;
-  /// mask=none, each sequence's own Q, K/V, the deterministic dQ and no
-  /// modification are not written).
+  /// causal=none mask=add blocks=128x128, bf16 d128/128 causal=none
+  /// mod=softcap, ..." for the kernels of `kind` (messages; mask=none,
+  /// each sequence's own Q, K/V, the deterministic dQ, no block mask and
+  /// no modification are not written).
   std::string describe(KernelKind kind) const;
 };
 

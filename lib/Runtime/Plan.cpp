@@ -265,7 +265,8 @@ attn_status checkMod(const char *api, const char *mod, Problem &p) {
 /// (checkMask, or decode's refusal).
 attn_status checkOptions(const char *api, const attn_options *options,
                          Problem &p) {
-  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1, nullptr, 0, nullptr};
+  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1,     nullptr,
+                           0,    nullptr,          nullptr};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
   if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
@@ -649,11 +650,139 @@ attn_status checkMask(const char *api, const attn_tensor *mask, Problem &p) {
   return checkExtent(api, "mask", stepped);
 }
 
+/// One list of a block mask: its field and name, the logical dims of its
+/// tensor, the name of its last dim (indices: rank 4, the list's length;
+/// null for counts: rank 3), and whether it is per key block (the
+/// backward's q_* lists, of the query blocks that visit each key block) or
+/// per query block (kv_*).
+struct BlockList {
+  attn_tensor attn_block_mask::*field;
+  const char *name, *dims, *length;
+  bool perKeyBlock;
+
+  int rank() const { return length ? 4 : 3; }
+};
+
+/// A block mask's lists in attn_kernel_abi.def's order of their parameters
+/// (kv_block_counts, kv_block_indices, ...): the forward takes the first
+/// four, the backward all eight.
+constexpr BlockList kBlockLists[] = {
+    {&attn_block_mask::kv_counts, "kv_counts", "B, Hq, QB", nullptr, false},
+    {&attn_block_mask::kv_indices, "kv_indices", "B, Hq, QB, N", "N", false},
+    {&attn_block_mask::full_kv_counts, "full_kv_counts", "B, Hq, QB", nullptr,
+     false},
+    {&attn_block_mask::full_kv_indices, "full_kv_indices", "B, Hq, QB, N2",
+     "N2", false},
+    {&attn_block_mask::q_counts, "q_counts", "B, Hq, KB", nullptr, true},
+    {&attn_block_mask::q_indices, "q_indices", "B, Hq, KB, M", "M", true},
+    {&attn_block_mask::full_q_counts, "full_q_counts", "B, Hq, KB", nullptr,
+     true},
+    {&attn_block_mask::full_q_indices, "full_q_indices", "B, Hq, KB, M2", "M2",
+     true},
+};
+constexpr int kForwardBlockLists = 4;
+constexpr int kBackwardBlockLists = 8;
+
+/// Checks one list of a block mask: i32 of its rank, [B, Hq, QB] or
+/// [B, Hq, QB, N] (KB for the q_* lists) with B and Hq each the full size
+/// or 1 (broadcast) and N >= 1, a data pointer, no negative stride over a
+/// dim of size > 1, an extent that fits, 4-byte alignment (the kernels
+/// read it an element at a time).
+attn_status checkBlockList(const char *api, const attn_block_mask &blockMask,
+                           const BlockList &list, const Problem &p) {
+  const attn_tensor &t = blockMask.*list.field;
+  std::string name = std::string("block_mask->") + list.name;
+  int rank = list.rank();
+  if (attn_status s = checkPresence(api, name.c_str(), &t, rank, list.dims))
+    return s;
+  if (t.dtype != ATTN_I32)
+    return failf(ATTN_ERROR_DTYPE, "%s: %s has dtype %s, must be i32", api,
+                 name.c_str(), dtypeName(t.dtype));
+  int64_t blocks = list.perKeyBlock ? p.keyBlocks : p.queryBlocks;
+  if ((t.shape[0] != p.batch && t.shape[0] != 1) ||
+      (t.shape[1] != p.headsQ && t.shape[1] != 1) || t.shape[2] != blocks ||
+      (rank == 4 && t.shape[3] < 1)) {
+    std::string count =
+        list.perKeyBlock
+            ? "KB = ceil(Sk / block_k) = ceil(" + std::to_string(p.seqK) +
+                  " / " + std::to_string(p.blockMaskK) + ")"
+            : "QB = ceil(Sq / block_q) = ceil(" + std::to_string(p.seqQ) +
+                  " / " + std::to_string(p.blockMaskQ) + ")";
+    std::string expected =
+        "[" + std::to_string(p.batch) + ", " + std::to_string(p.headsQ) + ", " +
+        std::to_string(blocks) +
+        (list.length ? std::string(", ") + list.length : std::string()) + "]";
+    return fail(ATTN_ERROR_SHAPE,
+                std::string(api) + ": " + name + " has shape " +
+                    shapeString(t) + ", expected " + expected + " (" +
+                    list.dims + "; B and Hq may be 1, broadcast" +
+                    (list.length ? std::string(", ") + list.length + " >= 1"
+                                 : std::string()) +
+                    "; " + count + ")");
+  }
+  if (!t.data)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s->data is null", api,
+                 name.c_str());
+  for (int i = 0; i < rank; ++i)
+    if (t.shape[i] > 1 && t.strides[i] < 0)
+      return failf(ATTN_ERROR_STRIDE,
+                   "%s: %s has strides %s: negative strides are not "
+                   "supported",
+                   api, name.c_str(), stridesString(t).c_str());
+  // A stride over a dim of size 1 is never used: zero it for the extent.
+  attn_tensor stepped = t;
+  for (int i = 0; i < rank; ++i)
+    if (stepped.shape[i] == 1)
+      stepped.strides[i] = 0;
+  if (attn_status s = checkExtent(api, name.c_str(), stepped))
+    return s;
+  return checkElementAlignment(api, name.c_str(), t);
+}
+
+/// Checks options->block_mask against the problem and records its block
+/// sizes and block counts in `p`: block sizes >= 1, as many query and key
+/// blocks as i32 indices can number, then each list the call takes
+/// (checkBlockList): the kv_* lists (attn_forward ignores the q_* ones),
+/// all eight with `backward`. The host never reads the lists' values.
+attn_status checkBlockMask(const char *api, const attn_block_mask *blockMask,
+                           bool backward, Problem &p) {
+  p.blockMaskQ = p.blockMaskK = p.queryBlocks = p.keyBlocks = 0;
+  if (!blockMask)
+    return ATTN_OK;
+  if (blockMask->block_q < 1 || blockMask->block_k < 1)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->block_mask has block_q = %lld and block_k = "
+                 "%lld: a block mask's blocks have at least one query row "
+                 "and one key (the kernels' manifest blocks=BQxBK)",
+                 api, static_cast<long long>(blockMask->block_q),
+                 static_cast<long long>(blockMask->block_k));
+  p.blockMaskQ = blockMask->block_q;
+  p.blockMaskK = blockMask->block_k;
+  p.queryBlocks = ceilDiv(p.seqQ, p.blockMaskQ);
+  p.keyBlocks = ceilDiv(p.seqK, p.blockMaskK);
+  if (p.queryBlocks > INT32_MAX || p.keyBlocks > INT32_MAX)
+    return failf(ATTN_ERROR_SHAPE,
+                 "%s: options->block_mask cuts Sq = %lld queries into %lld "
+                 "blocks of %lld and Sk = %lld keys into %lld blocks of "
+                 "%lld: more than its i32 indices can number (2^31 - 1)",
+                 api, static_cast<long long>(p.seqQ),
+                 static_cast<long long>(p.queryBlocks),
+                 static_cast<long long>(p.blockMaskQ),
+                 static_cast<long long>(p.seqK),
+                 static_cast<long long>(p.keyBlocks),
+                 static_cast<long long>(p.blockMaskK));
+  int lists = backward ? kBackwardBlockLists : kForwardBlockLists;
+  for (int i = 0; i < lists; ++i)
+    if (attn_status s = checkBlockList(api, *blockMask, kBlockLists[i], p))
+      return s;
+  return ATTN_OK;
+}
+
 /// What a call asks of a kernel of `kinds`: "bf16 d128/128 causal=top_left
 /// mask=bool", "bf16 d128/128 causal=none kv=paged", "bf16 d128/128
-/// causal=none q=packed kv=packed". The mask kind is named when the call
-/// has a mask or the module has masked kernels of those kinds: either may
-/// be what is missing.
+/// causal=none q=packed kv=packed", "bf16 d128/128 causal=none
+/// blocks=128x128". The mask kind is named when the call has a mask or the
+/// module has masked kernels of those kinds: either may be what is missing.
 std::string describeCall(const ManifestSection &section,
                          std::initializer_list<KernelKind> kinds,
                          const Problem &p) {
@@ -665,6 +794,9 @@ std::string describeCall(const ManifestSection &section,
     masks = masks || section.hasMasks(kind);
   if (masks)
     call += std::string(" mask=") + maskKindName(p.mask);
+  if (p.blockMaskQ)
+    call += " blocks=" + std::to_string(p.blockMaskQ) + "x" +
+            std::to_string(p.blockMaskK);
   if (p.packedQueries)
     call += " q=packed";
   if (p.paged)
@@ -676,6 +808,43 @@ std::string describeCall(const ManifestSection &section,
   return call;
 }
 
+/// "a", "a and b", "a, b and c": `names` in a sentence.
+std::string listAll(const std::vector<std::string> &names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return list;
+}
+
+/// The end of a message of a call that found no kernel, when block masks
+/// may be why: with options->block_mask, the block sizes of the module's
+/// kernels (or that it has no kernels with a block mask); without, when
+/// kernels of `kinds` take one, that those serve only calls that pass one.
+/// "" otherwise.
+std::string describeBlockMasks(const ManifestSection &section,
+                               std::initializer_list<KernelKind> kinds,
+                               const Problem &p) {
+  std::vector<std::string> sizes = section.blockMaskSizes();
+  if (p.blockMaskQ)
+    return "; options->block_mask has blocks of " +
+           std::to_string(p.blockMaskQ) + "x" + std::to_string(p.blockMaskK) +
+           ": " +
+           (sizes.empty()
+                ? std::string("the module has no kernels with a block mask "
+                              "(manifest blocks=)")
+                : "the module's block sizes (manifest blocks=) are " +
+                      listAll(sizes));
+  bool blocks = false;
+  for (KernelKind kind : kinds)
+    blocks = blocks || section.hasBlockMasks(kind);
+  if (!blocks)
+    return "";
+  return "; options->block_mask is not set, and kernels with a block mask "
+         "(manifest blocks=) serve only calls that pass one in "
+         "options->block_mask (the module's block sizes: " +
+         listAll(sizes) + ")";
+}
+
 /// The end of a message of a call that found no kernel, when modifications
 /// may be why: with options->mod, the modifications the module has (or
 /// that it has none); without, when kernels of `kinds` have one, that
@@ -684,9 +853,7 @@ std::string describeMods(const ManifestSection &section,
                          std::initializer_list<KernelKind> kinds,
                          const Problem &p) {
   std::vector<std::string> names = section.modNames();
-  std::string list;
-  for (size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  std::string list = listAll(names);
   if (!p.mod.empty())
     return "; options->mod = \"" + p.mod + "\": " +
            (names.empty()
@@ -719,7 +886,8 @@ attn_status findKernel(const char *api, const ManifestSection &section,
   kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
                         paged, p.packedQueries, p.packedKeys,
                         /*atomicDq=*/false,
-                        combine ? std::string_view() : std::string_view(p.mod));
+                        combine ? std::string_view() : std::string_view(p.mod),
+                        p.blockMaskQ, p.blockMaskK);
   if (kernel)
     return ATTN_OK;
   if (!section.hasDtype(kind, p.dtype))
@@ -734,12 +902,13 @@ attn_status findKernel(const char *api, const ManifestSection &section,
                  api, dtypeName(p.dtype), static_cast<long long>(p.valueDim),
                  section.describe(kind).c_str());
   // Built whole, not through failf's buffer: a module of many kernels
-  // lists them all, and the modifications come last.
-  return fail(ATTN_ERROR_NO_KERNEL, std::string(api) + ": the module has no " +
-                                        kernelKindName(kind) + " kernel for " +
-                                        describeCall(section, {kind}, p) +
-                                        " (it has: " + section.describe(kind) +
-                                        ")" + describeMods(section, {kind}, p));
+  // lists them all, and the block sizes and modifications come last.
+  return fail(ATTN_ERROR_NO_KERNEL,
+              std::string(api) + ": the module has no " + kernelKindName(kind) +
+                  " kernel for " + describeCall(section, {kind}, p) +
+                  " (it has: " + section.describe(kind) + ")" +
+                  describeBlockMasks(section, {kind}, p) +
+                  describeMods(section, {kind}, p));
 }
 
 /// The backward's kernels, in launch order.
@@ -781,7 +950,8 @@ void findBackwardSet(const ManifestSection &section, const Problem &p,
     KernelKind kind = kBackwardKinds[i];
     kernels[i] = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal,
                               p.mask, /*paged=*/false, /*packedQueries=*/false,
-                              /*packedKeys=*/false, atomicDq, p.mod);
+                              /*packedKeys=*/false, atomicDq, p.mod,
+                              p.blockMaskQ, p.blockMaskK);
     if (!kernels[i])
       missing.push_back(kernelKindName(kind));
   }
@@ -830,6 +1000,10 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                     KernelKind::BackwardQuery},
                    p);
   std::string mods =
+      describeBlockMasks(section,
+                         {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
+                          KernelKind::BackwardQuery},
+                         p) +
       describeMods(section,
                    {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
                     KernelKind::BackwardQuery},
@@ -919,6 +1093,24 @@ void pushMask(std::vector<uint64_t> &args, const attn_tensor &mask,
   for (int i = 0; i < 4; ++i)
     strides[i] = mask.shape[i] == 1 ? 0 : mask.strides[i];
   pushMemref(args, reinterpret_cast<uint64_t>(mask.data), sizes, strides, 4);
+}
+
+/// The block mask's parameters, in attn_kernel_abi.def's order: the kv_*
+/// lists, and with `backward` the q_* ones. Each goes out with the full B
+/// and Hq and its own other sizes, stride 0 over the dims it broadcasts
+/// (size 1 in the caller's tensor).
+void pushBlockMask(std::vector<uint64_t> &args, const attn_block_mask &mask,
+                   const Problem &p, bool backward) {
+  int lists = backward ? kBackwardBlockLists : kForwardBlockLists;
+  for (int i = 0; i < lists; ++i) {
+    const attn_tensor &t = mask.*kBlockLists[i].field;
+    int rank = kBlockLists[i].rank();
+    int64_t sizes[4] = {p.batch, p.headsQ, t.shape[2], t.shape[3]};
+    int64_t strides[4];
+    for (int d = 0; d < rank; ++d)
+      strides[d] = t.shape[d] == 1 ? 0 : t.strides[d];
+    pushMemref(args, reinterpret_cast<uint64_t>(t.data), sizes, strides, rank);
+  }
 }
 
 /// Checks a tensor map against TMA's limits before anything reaches the
@@ -1048,10 +1240,12 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
 
 /// The parameters of a forward kernel in attn_kernel_abi.def's order: q, k,
 /// v, a packed batch's query_offsets, then its key_offsets, or kv_lens and
-/// block_table, o, lse, the mask when the kernel takes one, scale_log2 and
-/// window, then the tensor maps of a kernel with `tma`.
+/// block_table, o, lse, the mask when the kernel takes one, the block
+/// mask's kv_* lists when it takes one, scale_log2 and window, then the
+/// tensor maps of a kernel with `tma`.
 attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
-                            const attn_tensor *mask, const Problem &p,
+                            const attn_tensor *mask,
+                            const attn_block_mask *blockMask, const Problem &p,
                             Launch &launch) {
   const KernelSpec &kernel = *launch.kernel;
   std::vector<uint64_t> &args = launch.args;
@@ -1071,6 +1265,8 @@ attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
   pushLse(args, t.lse, p);
   if (kernel.mask != MaskKind::None)
     pushMask(args, *mask, p);
+  if (kernel.hasBlockMask())
+    pushBlockMask(args, *blockMask, p, /*backward=*/false);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
   return pushTensorMaps(api, launch, t.q, t.k, t.v);
@@ -1086,6 +1282,17 @@ attn_status refuseMask(const char *api, const attn_options *options,
                "%s: options->mask is set, but %s kernels take no mask; use "
                "attn_forward for a masked call",
                api, kind);
+}
+
+/// The error of a call other than attn_forward and attn_backward when
+/// options->block_mask is set: only their kernels take one.
+attn_status refuseBlockMask(const char *api, const attn_options *options) {
+  if (!options || !options->block_mask)
+    return ATTN_OK;
+  return failf(ATTN_ERROR_INVALID_ARGUMENT,
+               "%s: options->block_mask is set, but block masks are for "
+               "attn_forward and attn_backward only",
+               api);
 }
 
 /// Decode's checks that do not involve the outputs: the inputs (with a
@@ -1104,6 +1311,8 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
             "q has B = " + std::to_string(p.batch) + " sequences", p))
       return s;
   if (attn_status s = refuseMask(api, options, "decode"))
+    return s;
+  if (attn_status s = refuseBlockMask(api, options))
     return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::DecodePartial, p, partial))
@@ -1233,11 +1442,13 @@ std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
 /// the tensors as the caller gave them, row_stats over the workspace
 /// (contiguous [B, Hq, Sq, 4] f32), the atomic dQ kernels' dq_accum
 /// (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when `atomicDq`, the mask
-/// when the kernels take one, then scale_log2 and window.
+/// when the kernels take one, the block mask's eight lists when they take
+/// one, then scale_log2 and window.
 std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
-                                   const attn_tensor *mask, uint64_t rowStats,
-                                   bool atomicDq, uint64_t dqAccum,
-                                   const Problem &p) {
+                                   const attn_tensor *mask,
+                                   const attn_block_mask *blockMask,
+                                   uint64_t rowStats, bool atomicDq,
+                                   uint64_t dqAccum, const Problem &p) {
   std::vector<uint64_t> args;
   for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
     pushTensor(args, *x);
@@ -1249,6 +1460,8 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
     pushContiguous(args, dqAccum, {p.batch, p.headsQ, p.seqQ, p.headDim});
   if (p.mask != MaskKind::None)
     pushMask(args, *mask, p);
+  if (p.blockMaskQ)
+    pushBlockMask(args, *blockMask, p, /*backward=*/true);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
   return args;
@@ -1347,6 +1560,9 @@ attn_status planForward(const ManifestSection &section, int smCount,
   const attn_tensor *mask = options ? options->mask : nullptr;
   if (attn_status s = checkMask(api, mask, p))
     return s;
+  const attn_block_mask *blockMask = options ? options->block_mask : nullptr;
+  if (attn_status s = checkBlockMask(api, blockMask, /*backward=*/false, p))
+    return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;
@@ -1372,7 +1588,7 @@ attn_status planForward(const ManifestSection &section, int smCount,
   }
   ForwardTensors t{q,       k, v,  /*queryOffsets=*/nullptr, nullptr, nullptr,
                    nullptr, o, lse};
-  return pushForwardArgs(api, t, mask, p, launch);
+  return pushForwardArgs(api, t, mask, blockMask, p, launch);
 }
 
 attn_status planForwardVarlen(const ManifestSection &section,
@@ -1403,6 +1619,8 @@ attn_status planForwardVarlen(const ManifestSection &section,
     return s;
   if (attn_status s = refuseMask(api, options, "packed"))
     return s;
+  if (attn_status s = refuseBlockMask(api, options))
+    return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;
@@ -1412,7 +1630,7 @@ attn_status planForwardVarlen(const ManifestSection &section,
   if (attn_status s = setGrid(api, launch, ceilDiv(rows, launch.kernel->blockQ),
                               p.headsQ, p.sequences))
     return s;
-  return pushForwardArgs(api, t, nullptr, p, launch);
+  return pushForwardArgs(api, t, nullptr, nullptr, p, launch);
 }
 
 int64_t defaultSplits(int smCount, int64_t batch, int64_t headsKv,
@@ -1608,6 +1826,9 @@ attn_status planBackward(const ManifestSection &section,
   const attn_tensor *mask = options ? options->mask : nullptr;
   if (attn_status s = checkMask(api, mask, p))
     return s;
+  const attn_block_mask *blockMask = options ? options->block_mask : nullptr;
+  if (attn_status s = checkBlockMask(api, blockMask, /*backward=*/true, p))
+    return s;
   const KernelSpec *kernels[3];
   bool wantAtomic = options && options->atomic_dq != 0;
   if (attn_status s = findBackwardKernels(api, section, p, wantAtomic, kernels,
@@ -1654,7 +1875,7 @@ attn_status planBackward(const ManifestSection &section,
   plan.workspaceBytes = needed;
   uint64_t rowStats = reinterpret_cast<uint64_t>(workspace);
   std::vector<uint64_t> args =
-      backwardArgs(t, mask, rowStats, plan.atomicDq,
+      backwardArgs(t, mask, blockMask, rowStats, plan.atomicDq,
                    rowStats + static_cast<uint64_t>(accumulatorOffset), p);
   for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {
     l->args = args;

@@ -94,6 +94,11 @@ struct Problem {
   int64_t sequences = 0;
   // options->mod: the modification whose kernels serve the call ("": none).
   std::string mod;
+  // options->block_mask: the block sizes whose kernels serve the call (0:
+  // none), and the query and key blocks, ceil(Sq / blockMaskQ) and
+  // ceil(Sk / blockMaskK), that its lists number.
+  int64_t blockMaskQ = 0, blockMaskK = 0;
+  int64_t queryBlocks = 0, keyBlocks = 0;
 };
 
 /// The tensors of a forward call: attn_forward's q, k, v, o and lse (null:
@@ -154,18 +159,20 @@ struct BackwardPlan {
 /// f32, 128 for a tensor map.
 ATTN_RUNTIME_API std::vector<size_t> abiParamSizes(const KernelSpec &kernel);
 
-/// Checks a forward call (options->mask included) and plans its launch with
-/// a kernel of `section`, the manifest section that the module loaded, on a
-/// GPU of `smCount` SMs (a persistent kernel's grid).
+/// Checks a forward call (options->mask and options->block_mask included)
+/// and plans its launch with a kernel of `section`, the manifest section
+/// that the module loaded, on a GPU of `smCount` SMs (a persistent
+/// kernel's grid).
 ATTN_RUNTIME_API attn_status planForward(
     const ManifestSection &section, int smCount, const attn_tensor *q,
     const attn_tensor *k, const attn_tensor *v, const attn_tensor *o,
     const attn_tensor *lse, const attn_options *options, Launch &launch);
 
-/// Checks an attn_forward_varlen call (no mask) and plans its launch with a
-/// packed kernel of `section` (q=packed, kv=packed or kv=paged as the call's
-/// keys): grid (ceil(rows / block_q), Hq, B) for rows = `maxSeqlenQ`, or T
-/// when that is <= 0 or more than T (no sequence has more rows).
+/// Checks an attn_forward_varlen call (no mask, no block mask) and plans
+/// its launch with a packed kernel of `section` (q=packed, kv=packed or
+/// kv=paged as the call's keys): grid (ceil(rows / block_q), Hq, B) for
+/// rows = `maxSeqlenQ`, or T when that is <= 0 or more than T (no sequence
+/// has more rows).
 ATTN_RUNTIME_API attn_status planForwardVarlen(const ManifestSection &section,
                                                const ForwardTensors &tensors,
                                                int64_t maxSeqlenQ,
@@ -181,11 +188,12 @@ ATTN_RUNTIME_API attn_status planDecode(
     const attn_options *options, int64_t numSplits, const void *workspace,
     int64_t workspaceBytes, DecodePlan &plan);
 
-/// Checks a backward call (options->mask included) and plans its three
-/// launches with kernels of `section`, the row statistics (and the atomic
-/// dQ mode's accumulator) in `workspace`. The kernels are the section's
-/// dq=atomic set for the call when options->atomic_dq is set and the
-/// section has all three, else its deterministic set; never a mix.
+/// Checks a backward call (options->mask and options->block_mask included)
+/// and plans its three launches with kernels of `section`, the row
+/// statistics (and the atomic dQ mode's accumulator) in `workspace`. The
+/// kernels are the section's dq=atomic set for the call when
+/// options->atomic_dq is set and the section has all three, else its
+/// deterministic set; never a mix.
 ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           const BackwardTensors &tensors,
                                           const attn_options *options,

@@ -10,7 +10,8 @@
 //        varlen|backward|backward-atomic|mod FILE|load DIR|launch FILE|
 //        launch-tma FILE|launch-multi FILE|launch-backward FILE|
 //        launch-atomic-dq FILE|launch-paged FILE|launch-varlen FILE|
-//        launch-mod FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
+//        launch-mod FILE|blocks FILE|launch-blocks FILE|checked PAGED VARLEN|
+//        fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -786,6 +787,23 @@ void printLaunchHeader(const char *name, const Launch &l) {
               l.block, l.smem, l.args.size(), abiParamSizes(*l.kernel).size());
 }
 
+/// Prints the descriptors of a block mask's lists that start at args[at],
+/// in the ABI's order: the forward's four, with `backward` all eight;
+/// returns their end.
+size_t printBlockMask(const std::vector<uint64_t> &args, size_t at,
+                      bool backward) {
+  const struct {
+    const char *name;
+    int rank;
+  } lists[] = {{"kv_block_counts", 3},      {"kv_block_indices", 4},
+               {"full_kv_block_counts", 3}, {"full_kv_block_indices", 4},
+               {"q_block_counts", 3},       {"q_block_indices", 4},
+               {"full_q_block_counts", 3},  {"full_q_block_indices", 4}};
+  for (int i = 0; i < (backward ? 8 : 4); ++i)
+    at = printMemref(lists[i].name, args, at, lists[i].rank);
+  return at;
+}
+
 void printForward(const char *name, const Launch &l) {
   printLaunchHeader(name, l);
   size_t at = 0;
@@ -796,6 +814,8 @@ void printForward(const char *name, const Launch &l) {
   at = printMemref("lse", l.args, at, 3);
   if (l.kernel->mask != MaskKind::None)
     at = printMemref("mask", l.args, at, 4);
+  if (l.kernel->hasBlockMask())
+    at = printBlockMask(l.args, at, /*backward=*/false);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(l.args[at]),
               static_cast<long long>(l.args[at + 1]));
 }
@@ -2427,6 +2447,8 @@ void printBackward(const char *name, const BackwardPlan &p) {
     at = printMemref("dq_accum", args, at, 4);
   if (p.dot.kernel->mask != MaskKind::None)
     at = printMemref("mask", args, at, 4);
+  if (p.dot.kernel->hasBlockMask())
+    at = printBlockMask(args, at, /*backward=*/true);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
               static_cast<long long>(args[at + 1]));
   bool same = p.keyValue.args == args && p.query.args == args &&
@@ -3061,6 +3083,355 @@ int runMod(const std::string &manifest) {
 }
 
 //===----------------------------------------------------------------------===//
+// Block masks (manifest blocks=; attn_options.block_mask)
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kKvCounts = 0x1000000, kKvIndices = 0x1100000,
+                   kFullKvCounts = 0x1200000, kFullKvIndices = 0x1300000,
+                   kQCounts = 0x1400000, kQIndices = 0x1500000,
+                   kFullQCounts = 0x1600000, kFullQIndices = 0x1700000;
+
+/// One list of a block mask, i32 and contiguous: counts [b, h, blocks]
+/// (`length` 0) or indices [b, h, blocks, length].
+attn_tensor blockListOf(int64_t b, int64_t h, int64_t blocks, int64_t length,
+                        uint64_t data) {
+  attn_tensor t = {reinterpret_cast<void *>(data),
+                   ATTN_I32,
+                   4,
+                   {b, h, blocks, length},
+                   {h * blocks * length, blocks * length, length, 1}};
+  if (length == 0)
+    t = {reinterpret_cast<void *>(data),
+         ATTN_I32,
+         3,
+         {b, h, blocks, 0},
+         {h * blocks, blocks, 1, 0}};
+  return t;
+}
+
+/// A block mask of `bq` x `bk` blocks for B=2 Hq=8 Sq=77 Sk=1000
+/// (ForwardArgs, BackwardArgs): QB = ceil(77 / bq) query blocks and
+/// KB = ceil(1000 / bk) key blocks, each list of the full B and Hq; the
+/// index lists can name every block (N = KB, M = QB), the full ones fewer
+/// (N2 = 3, M2 = 1).
+attn_block_mask blockMaskOf(int64_t bq = 64, int64_t bk = 128) {
+  int64_t qb = (77 + bq - 1) / bq, kb = (1000 + bk - 1) / bk;
+  attn_block_mask m;
+  m.block_q = bq;
+  m.block_k = bk;
+  m.kv_counts = blockListOf(2, 8, qb, 0, kKvCounts);
+  m.kv_indices = blockListOf(2, 8, qb, kb, kKvIndices);
+  m.full_kv_counts = blockListOf(2, 8, qb, 0, kFullKvCounts);
+  m.full_kv_indices = blockListOf(2, 8, qb, 3, kFullKvIndices);
+  m.q_counts = blockListOf(2, 8, kb, 0, kQCounts);
+  m.q_indices = blockListOf(2, 8, kb, qb, kQIndices);
+  m.full_q_counts = blockListOf(2, 8, kb, 0, kFullQCounts);
+  m.full_q_indices = blockListOf(2, 8, kb, 1, kFullQIndices);
+  return m;
+}
+
+/// One case of the block mask's checks: its name, and what it changes in a
+/// valid block mask.
+using BlockMaskCase =
+    std::pair<const char *, std::function<void(attn_block_mask &)>>;
+
+/// planCase for each case, in order, on default Args (ForwardArgs,
+/// BackwardArgs) whose options->block_mask is `valid` changed as the case
+/// says.
+template <typename Args>
+void blockMaskCases(const ManifestSection &m, const attn_block_mask &valid,
+                    std::initializer_list<BlockMaskCase> cases) {
+  for (const auto &[name, change] : cases) {
+    attn_block_mask blockMask = valid;
+    change(blockMask);
+    Args a;
+    a.options.block_mask = &blockMask;
+    planCase(m, name, a);
+  }
+}
+
+/// The checks of a block mask that attn_forward and attn_backward make, in
+/// the order they come: the block sizes, then each list (here the kv_*
+/// ones; the backward's q_* lists get the same checks): rank, dtype enum,
+/// i32, shape (B and Hq the full size or 1, QB exact, the last dim >= 1),
+/// data pointer, strides, extent, alignment. Broadcast lists and the
+/// strides of their size-1 dims pass.
+template <typename Args> void blockMaskListCases(const ManifestSection &m) {
+  using B = attn_block_mask;
+  blockMaskCases<Args>(
+      m, blockMaskOf(),
+      {
+          {"block-q-zero", [](B &b) { b.block_q = 0; }},
+          {"block-k-negative", [](B &b) { b.block_k = -128; }},
+          {"kv-counts-rank", [](B &b) { b.kv_counts.rank = 4; }},
+          {"kv-counts-dtype-enum",
+           [](B &b) { b.kv_counts.dtype = static_cast<attn_dtype>(9); }},
+          {"kv-counts-dtype", [](B &b) { b.kv_counts.dtype = ATTN_BF16; }},
+          {"kv-counts-qb", [](B &b) { b.kv_counts.shape[2] = 1; }},
+          {"kv-counts-b", [](B &b) { b.kv_counts.shape[0] = 3; }},
+          {"kv-indices-rank", [](B &b) { b.kv_indices.rank = 3; }},
+          {"kv-indices-hkv", [](B &b) { b.kv_indices.shape[1] = 2; }},
+          {"kv-indices-empty", [](B &b) { b.kv_indices.shape[3] = 0; }},
+          {"kv-indices-null-data", [](B &b) { b.kv_indices.data = nullptr; }},
+          {"kv-indices-stride-negative",
+           [](B &b) { b.kv_indices.strides[2] = -8; }},
+          {"kv-indices-extent",
+           [](B &b) { b.kv_indices.strides[0] = INT64_MAX; }},
+          {"kv-indices-align",
+           [](B &b) {
+             b.kv_indices.data = reinterpret_cast<void *>(kKvIndices + 2);
+           }},
+          {"full-kv-counts-null-data",
+           [](B &b) { b.full_kv_counts.data = nullptr; }},
+          {"full-kv-indices-dtype",
+           [](B &b) { b.full_kv_indices.dtype = ATTN_F32; }},
+          {"full-kv-indices-qb", [](B &b) { b.full_kv_indices.shape[2] = 3; }},
+          {"kv-broadcast",
+           [](B &b) {
+             // [1, 1, QB] zero counts, [B, 1, QB, N] indices; the strides
+             // of size-1 dims are never stepped over.
+             b.full_kv_counts = blockListOf(1, 1, 2, 0, kFullKvCounts);
+             b.full_kv_counts.strides[0] = -5;
+             b.kv_indices = blockListOf(2, 1, 2, 8, kKvIndices);
+             b.kv_indices.strides[1] = INT64_MAX;
+           }},
+      });
+}
+
+/// The manifest key blocks=, then the plans of calls with and without
+/// options->block_mask on `manifest` (Inputs/blocks.manifest): the kernels
+/// each takes, the lists' words, the errors.
+int runBlocks(const std::string &manifest) {
+  const std::string h = kHeader;
+  const std::string fwd = kFwd;
+  const std::string fwdParams =
+      "q:memref4,k:memref4,v:memref4,o:memref4,lse:memref3";
+  const std::string kvLists =
+      ",kv_block_counts:memref3,kv_block_indices:memref4,"
+      "full_kv_block_counts:memref3,full_kv_block_indices:memref4";
+  const std::string qLists =
+      ",q_block_counts:memref3,q_block_indices:memref4,"
+      "full_q_block_counts:memref3,full_q_block_indices:memref4";
+  const std::string scalars = ",scale_log2:f32,window:i64";
+  const std::string bwd = "kernel b kind=backward_kv dtype=bf16 head_dim=64 "
+                          "value_dim=64 causal=none block_q=64 block_kv=64 "
+                          "threads=128 smem=0";
+  const std::string bwdParams =
+      "q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,"
+      "dq:memref4,dk:memref4,dv:memref4,row_stats:memref4";
+  const std::string dec = "kernel d kind=decode_partial dtype=bf16 "
+                          "head_dim=128 value_dim=128 causal=none rows=16 "
+                          "block_kv=64 threads=128 smem=0";
+  // `kernel` (kFwd, bwd) renamed with `suffix`.
+  auto named = [](const std::string &kernel, const char *suffix) {
+    return kernel.substr(0, 8) + suffix + kernel.substr(8);
+  };
+  {
+    // Kernels with and without a block mask, of several block sizes, the
+    // largest (65536), with a mask and in the atomic dQ mode: the lists
+    // after the mask (and dq_accum), before the scalars.
+    Manifest m;
+    report("blocks-valid",
+           parseManifest(
+               h + fwd + "\n" + named(fwd, "_blocks128x128") +
+                   " blocks=128x128 params=" + fwdParams + kvLists + scalars +
+                   "\n" + named(fwd, "_blocks64x128") + " blocks=64x128\n" +
+                   named(fwd, "_addmask_blocks128x128") +
+                   " mask=add blocks=128x128 params=" + fwdParams +
+                   ",mask:memref4" + kvLists + scalars + "\n" +
+                   named(fwd, "_max") + " blocks=65536x1\n" + bwd +
+                   " blocks=128x128 params=" + bwdParams + kvLists + qLists +
+                   scalars + "\n" + named(bwd, "_boolmask_atomicdq") +
+                   " mask=bool blocks=128x128 dq=atomic params=" + bwdParams +
+                   ",dq_accum:memref4,mask:memref4" + kvLists + qLists +
+                   scalars + "\n",
+               "m.manifest", m));
+    const ManifestSection &section = m.sections.front();
+    for (const KernelSpec &k : section.kernels)
+      std::printf("  line %d: %s (%s) params=%zu\n", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+    std::printf("blocks-valid: forward: %s\n",
+                section.describe(KernelKind::Forward).c_str());
+    std::printf("blocks-valid: block sizes: %zu\n",
+                section.blockMaskSizes().size());
+    const int64_t lookups[][2] = {{0, 0}, {128, 128}, {64, 128}, {128, 64}};
+    for (const auto &l : lookups) {
+      const KernelSpec *k = section.find(
+          KernelKind::Forward, ATTN_BF16, 128, 128, ATTN_CAUSAL_NONE,
+          MaskKind::None, false, false, false, false, {}, l[0], l[1]);
+      std::printf("blocks-valid: find blocks=%lldx%lld: %s\n",
+                  static_cast<long long>(l[0]), static_cast<long long>(l[1]),
+                  k ? k->name.c_str() : "none");
+    }
+  }
+  parseCase("blocks-one-size", h + fwd + " blocks=128\n");
+  parseCase("blocks-empty", h + fwd + " blocks=\n");
+  parseCase("blocks-q-zero", h + fwd + " blocks=0x128\n");
+  parseCase("blocks-k-zero", h + fwd + " blocks=128x0\n");
+  parseCase("blocks-too-large", h + fwd + " blocks=128x65537\n");
+  parseCase("blocks-no-k", h + fwd + " blocks=128x\n");
+  parseCase("blocks-not-int", h + fwd + " blocks=12ax128\n");
+  parseCase("blocks-upper-x", h + fwd + " blocks=128X128\n");
+  parseCase("blocks-negative", h + fwd + " blocks=-1x128\n");
+  parseCase("blocks-three", h + fwd + " blocks=128x128x128\n");
+  parseCase("blocks-twice", h + fwd + " blocks=128x128 blocks=64x64\n");
+  parseCase("blocks-decode", h + dec + " blocks=128x128\n");
+  parseCase("blocks-combine",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=128 "
+                "rows=4 threads=128 smem=0 blocks=128x128\n");
+  parseCase("blocks-packed", h + fwd + " q=packed kv=packed blocks=128x128\n");
+  // The params the compiler writes against the ABI of the key.
+  parseCase("params-blocks-without-lists",
+            h + fwd + " blocks=128x128 params=" + fwdParams + scalars + "\n");
+  parseCase("params-lists-without-blocks",
+            h + fwd + " params=" + fwdParams + kvLists + scalars + "\n");
+  parseCase("params-lists-before-mask",
+            h + fwd + " mask=add blocks=128x128 params=" + fwdParams +
+                kvLists + ",mask:memref4" + scalars + "\n");
+  parseCase("params-backward-kv-lists-only",
+            h + bwd + " blocks=128x128 params=" + bwdParams + kvLists +
+                scalars + "\n");
+  parseCase("blocks-duplicate-config",
+            h + fwd + " blocks=128x128\n" + named(fwd, "2") +
+                " blocks=128x128\n");
+
+  Manifest parsed, plain;
+  std::string text = readText(manifest);
+  if (text.empty()) {
+    std::printf("cannot read %s\n", manifest.c_str());
+    return 1;
+  }
+  if (!setUp(text, parsed) || !setUp(kModule, plain))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+
+  // attn_forward: the lists after lse (and after a mask), stride 0 over
+  // the dims a list broadcasts; the kernel of the call's block sizes.
+  attn_block_mask blocks = blockMaskOf();
+  {
+    ForwardArgs a;
+    a.options.block_mask = &blocks;
+    Launch l;
+    report("forward", a.plan(m, l));
+    printForward("forward", l);
+    attn_block_mask broadcast = blocks;
+    broadcast.full_kv_counts = blockListOf(1, 1, 2, 0, kFullKvCounts);
+    broadcast.full_kv_indices = blockListOf(2, 1, 2, 1, kFullKvIndices);
+    broadcast.kv_indices.strides[3] = 3; // any stride: read element-wise
+    broadcast.q_counts = broadcast.q_indices = attn_tensor{}; // ignored
+    a.options.block_mask = &broadcast;
+    attn_tensor mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    a.options.mask = &mask;
+    a.withLse = false;
+    report("forward-bool-broadcast", a.plan(m, l));
+    printForward("forward-bool-broadcast", l);
+    a = ForwardArgs();
+    a.options.block_mask = &blocks;
+    a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+    report("forward-top-left-tma", a.plan(m, l));
+    printLaunchHeader("forward-top-left-tma", l);
+    std::printf("forward-top-left-tma: %zu tensor maps, the first "
+                "parameter %zu\n",
+                l.tensorMaps.size(),
+                l.tensorMaps.empty() ? 0 : l.tensorMaps.front().param);
+  }
+  // The choice of kernel: its block sizes, or none without a block mask.
+  ForwardArgs f;
+  modCase(m, "forward-plain", f);
+  f.options.block_mask = &blocks;
+  modCase(m, "forward-64x128", f);
+  attn_block_mask other = blockMaskOf(128, 128);
+  f.options.block_mask = &other;
+  modCase(m, "forward-128x128", f);
+  f.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  modCase(m, "forward-br-128x128", f);
+  f.options.block_mask = nullptr;
+  modCase(m, "forward-br-plain", f);
+  f = ForwardArgs();
+  f.options.block_mask = &blocks;
+  f.options.mod = "softcap";
+  modCase(m, "forward-64x128-softcap", f);
+  f.options.mod = nullptr;
+  modCase(plain.sections.front(), "forward-no-block-kernels", f);
+
+  // The checks, in order; attn_forward reads no q_* list.
+  blockMaskListCases<ForwardArgs>(m);
+  blockMaskCases<ForwardArgs>(m, blocks,
+                              {
+                                  {"forward-q-lists-ignored",
+                                   [](attn_block_mask &b) {
+                                     b.q_counts = b.q_indices = attn_tensor{};
+                                     b.full_q_counts = b.full_q_indices =
+                                         attn_tensor{};
+                                   }},
+                              });
+  {
+    // KB = ceil(Sk / block_k) past what i32 indices number.
+    ForwardArgs a;
+    a.k = bhsd(ATTN_BF16, 2, 2, int64_t(1) << 31, 128, kK);
+    a.v = bhsd(ATTN_BF16, 2, 2, int64_t(1) << 31, 128, kV);
+    attn_block_mask fine = blocks;
+    fine.block_k = 1;
+    a.options.block_mask = &fine;
+    planCase(m, "key-blocks-i32", a);
+  }
+
+  // attn_backward: all eight lists after row_stats, the same words for the
+  // three kernels; the atomic dQ mode's set of the block sizes.
+  {
+    BackwardArgs b;
+    b.options.block_mask = &blocks;
+    backwardCase(m, "backward", b, true);
+    b.options.atomic_dq = 1;
+    b.workspaceBytes = attn_backward_atomic_workspace_size(&b.q);
+    modCase(m, "backward-atomic", b);
+    b.options.block_mask = &other;
+    modCase(m, "backward-128x128", b);
+    b.options.block_mask = nullptr;
+    b.options.atomic_dq = 0;
+    modCase(m, "backward-plain", b);
+  }
+  blockMaskListCases<BackwardArgs>(m);
+  blockMaskCases<BackwardArgs>(
+      m, blocks,
+      {
+          {"q-counts-kb", [](attn_block_mask &b) { b.q_counts.shape[2] = 2; }},
+          {"q-indices-null-data",
+           [](attn_block_mask &b) { b.q_indices.data = nullptr; }},
+          {"q-indices-empty",
+           [](attn_block_mask &b) { b.q_indices.shape[3] = 0; }},
+          {"full-q-counts-rank",
+           [](attn_block_mask &b) { b.full_q_counts.rank = 2; }},
+          {"full-q-indices-dtype",
+           [](attn_block_mask &b) { b.full_q_indices.dtype = ATTN_BF16; }},
+          {"full-q-indices-align",
+           [](attn_block_mask &b) {
+             b.full_q_indices.data =
+                 reinterpret_cast<void *>(kFullQIndices + 1);
+           }},
+      });
+
+  // The calls whose kernels take no block mask refuse one.
+  {
+    DecodeArgs d;
+    d.options.block_mask = &blocks;
+    DecodePlan p;
+    report("decode", d.plan(m, p));
+    int64_t splits = 0;
+    report("decode-splits", d.resolve(m, &d.options, 0, splits));
+    PagedArgs pg;
+    pg.options.block_mask = &blocks;
+    report("decode-paged", pg.plan(m, p));
+    report("decode-paged-splits", pg.resolve(m, 0, splits));
+    VarlenArgs vl;
+    vl.options.block_mask = &blocks;
+    Launch l;
+    report("forward-varlen", vl.plan(m, l));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Module loading without a usable GPU
 //===----------------------------------------------------------------------===//
 
@@ -3380,6 +3751,71 @@ int runLaunchMod(const std::string &manifest) {
   return 0;
 }
 
+/// attn_forward and attn_backward through Inputs/blocks.manifest: the
+/// kernel that reaches cuLaunchKernel for each options->block_mask and the
+/// lists' words after the mask (and before the tensor maps); the calls
+/// that refuse a block mask or have no kernel for it launch nothing.
+int runLaunchBlocks(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  attn_block_mask blocks = blockMaskOf();
+  {
+    ForwardArgs f;
+    report("forward", f.call(module, stream));
+    f.options.block_mask = &blocks;
+    report("forward-blocks", f.call(module, stream));
+    // [1, 1, QB] full lists, PyTorch's expand of a mask shared by the
+    // batch and heads: stride 0.
+    attn_block_mask broadcast = blocks;
+    broadcast.full_kv_counts = blockListOf(1, 1, 2, 0, kFullKvCounts);
+    broadcast.full_kv_indices = blockListOf(1, 1, 2, 1, kFullKvIndices);
+    f.options.block_mask = &broadcast;
+    attn_tensor mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    f.options.mask = &mask;
+    report("forward-bool-blocks", f.call(module, stream));
+    f.options.mask = nullptr;
+    f.options.block_mask = &blocks;
+    f.options.causal = ATTN_CAUSAL_TOP_LEFT;
+    report("forward-top-left-blocks", f.call(module, stream));
+    attn_block_mask other = blockMaskOf(128, 128);
+    f.options.block_mask = &other;
+    f.options.causal = ATTN_CAUSAL_NONE;
+    report("forward-128x128", f.call(module, stream));
+    blocks.kv_indices.shape[2] = 3;
+    f.options.block_mask = &blocks;
+    report("forward-bad-list", f.call(module, stream));
+    blocks = blockMaskOf();
+  }
+  {
+    BackwardArgs b;
+    b.options.block_mask = &blocks;
+    report("backward-blocks", b.call(module, stream));
+    b.options.atomic_dq = 1;
+    b.workspaceBytes = attn_backward_atomic_workspace_size(&b.q);
+    report("backward-blocks-atomic", b.call(module, stream));
+    b.options.atomic_dq = 0;
+    blocks.q_indices.data = nullptr;
+    report("backward-no-q-lists", b.call(module, stream));
+    blocks = blockMaskOf();
+  }
+  {
+    DecodeArgs d;
+    d.options.block_mask = &blocks;
+    int64_t splits = 0;
+    report("decode-splits", attn_decode_splits(module, &d.q, &d.k, &d.v,
+                                               &d.options, 0, &splits));
+    report("decode",
+           attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, &d.options, 0,
+                       reinterpret_cast<void *>(kWorkspace), int64_t(1) << 30,
+                       stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// Decode launches through Inputs/paged.manifest: attn_decode_paged on the
 /// paged partial kernels (kv_lens and block_table after v), then the
 /// combine, and attn_decode on the same module's unpaged partial kernel.
@@ -3612,7 +4048,7 @@ int runLaunchMulti(const std::string &manifest) {
 /// packed forward (attn_forward_varlen) call and gets a few
 /// random mutations (null or misaligned pointers, ranks, negative, zero or huge
 /// sizes and strides, bad enums, outputs overlapping inputs, odd options,
-/// split counts and workspaces). Every call must return a status, with a
+/// block masks, split counts and workspaces). Every call must return a status, with a
 /// message when it is not ATTN_OK; a crash or a sanitizer report fails.
 int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   attn_module *module = loadReported(manifest);
@@ -3665,8 +4101,31 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   const std::string longMod(200, 'm');
   const char *mods[] = {"softcap",  "h0123456789012345", "",
                         "soft-cap", longMod.c_str(),     "relu2"};
+  // A block mask of either size the manifests have, at times with a bad
+  // list or block size.
+  attn_block_mask blocks = blockMaskOf();
+  auto mutateBlocks = [&] {
+    blocks = blockMaskOf(pick(2) ? 64 : 128, pick(2) ? 128 : 64);
+    attn_tensor *lists[] = {&blocks.kv_counts,      &blocks.kv_indices,
+                            &blocks.full_kv_counts, &blocks.full_kv_indices,
+                            &blocks.q_counts,       &blocks.q_indices,
+                            &blocks.full_q_counts,  &blocks.full_q_indices};
+    switch (pick(4)) {
+    case 0:
+      mutateTensor(*lists[pick(std::size(lists))]);
+      break;
+    case 1:
+      blocks.block_q = anySize();
+      break;
+    case 2:
+      blocks.block_k = anySize();
+      break;
+    default:
+      break;
+    }
+  };
   auto mutateOptions = [&](attn_options &o, attn_tensor &mask) {
-    switch (pick(7)) {
+    switch (pick(8)) {
     case 0:
       o.scale = std::numeric_limits<float>::quiet_NaN();
       break;
@@ -3687,6 +4146,10 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
       break;
     case 5:
       o.mod = mods[pick(std::size(mods))];
+      break;
+    case 6:
+      mutateBlocks();
+      o.block_mask = &blocks;
       break;
     default:
       o.mask = &mask;
@@ -3864,7 +4327,7 @@ int main(int argc, char **argv) {
                  "launch FILE|launch-tma FILE|launch-multi FILE|"
                  "launch-backward FILE|launch-atomic-dq FILE|"
                  "launch-paged FILE|launch-varlen FILE|launch-mod FILE|"
-                 "checked PAGED VARLEN|"
+                 "blocks FILE|launch-blocks FILE|checked PAGED VARLEN|"
                  "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
@@ -3892,6 +4355,8 @@ int main(int argc, char **argv) {
     return runBackwardAtomic();
   if (what == "mod" && argc == 3)
     return runMod(argv[2]);
+  if (what == "blocks" && argc == 3)
+    return runBlocks(argv[2]);
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
@@ -3908,6 +4373,8 @@ int main(int argc, char **argv) {
     return runLaunchPaged(argv[2]);
   if (what == "launch-mod" && argc == 3)
     return runLaunchMod(argv[2]);
+  if (what == "launch-blocks" && argc == 3)
+    return runLaunchBlocks(argv[2]);
   if (what == "launch-varlen" && argc == 3)
     return runLaunchVarlen(argv[2]);
   if (what == "checked" && argc == 4)

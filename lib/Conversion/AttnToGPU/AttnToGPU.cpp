@@ -6,6 +6,7 @@
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/BlockMask.h"
 #include "attn/Dialect/Attn/IR/ModRegions.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -167,6 +168,10 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   } else {
     return op->emitOpError("has no GPU kernel");
   }
+  if (BlockMask blocks = getBlockMask(op)) {
+    spec.blockMaskQ = blocks.blockQ;
+    spec.blockMaskK = blocks.blockK;
+  }
   if (spec.kind != KernelKind::DecodeCombine) {
     spec.modName = getModName(op);
     spec.modHash = getModHash(op);
@@ -312,14 +317,29 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   Value mask = spec.mask != MaskOperand::None ? tensor("mask") : Value();
+  // A block mask's lists: the kernel always takes the full ones (counts of
+  // zero where the op has none).
+  auto blockLists = [&](StringRef prefix) -> SmallVector<Value> {
+    if (!spec.blockMaskQ)
+      return {};
+    SmallVector<Value> lists;
+    for (StringRef part : {"", "full_"})
+      for (StringRef what : {"counts", "indices"})
+        lists.push_back(tensor((part + prefix + "_block_" + what).str()));
+    return lists;
+  };
+  DenseI64ArrayAttr blockSize;
+  if (spec.blockMaskQ)
+    blockSize = b.getDenseI64ArrayAttr({spec.blockMaskQ, spec.blockMaskK});
   auto causal = CausalKindAttr::get(b.getContext(), spec.causal);
   auto layout = LayoutAttr::get(b.getContext(), Layout::BHSD);
   if (spec.isBackward()) {
     Operation *rebuilt = AttentionGradOp::create(
         b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
         tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
-        tensor("lse"), mask, /*mod_operands=*/ValueRange(), FloatAttr(), causal,
-        IntegerAttr(), layout, /*mod_name=*/StringAttr());
+        tensor("lse"), mask, blockLists("kv"), blockLists("q"),
+        /*mod_operands=*/ValueRange(), FloatAttr(), causal, IntegerAttr(),
+        layout, /*mod_name=*/StringAttr(), blockSize);
     copyModRegions(op, rebuilt);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
@@ -332,8 +352,8 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionOp::create(
         b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
         tensor("v"), queryOffsets, keyOffsets, kvLens, blockTable, mask,
-        /*mod_operands=*/ValueRange(), FloatAttr(), causal, IntegerAttr(),
-        layout, /*mod_name=*/StringAttr());
+        blockLists("kv"), /*mod_operands=*/ValueRange(), FloatAttr(), causal,
+        IntegerAttr(), layout, /*mod_name=*/StringAttr(), blockSize);
     copyModRegions(op, rebuilt);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }

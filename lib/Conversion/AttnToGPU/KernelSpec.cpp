@@ -63,6 +63,11 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
     out.push_back({"mask", additive ? "add" : "bool",
                    additive ? "_addmask" : "_boolmask"});
   }
+  if (spec.blockMaskQ) {
+    std::string blocks =
+        std::to_string(spec.blockMaskQ) + "x" + std::to_string(spec.blockMaskK);
+    out.push_back({"blocks", blocks, "_blocks" + blocks});
+  }
   if (spec.atomicDq)
     out.push_back({"dq", "atomic", "_atomicdq"});
   if (!spec.modName.empty()) {
@@ -113,7 +118,7 @@ SmallVector<KernelParam> KernelSpec::params() const {
         (p.when == "tma" && usesTma()) || (p.when == "paged" && paged) ||
         (p.when == "packed" && packedQueries) ||
         (p.when == "packed_kv" && packedKeys) ||
-        (p.when == "atomic" && atomicDq);
+        (p.when == "atomic" && atomicDq) || (p.when == "blocks" && blockMaskQ);
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
@@ -246,7 +251,8 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 /// backward's row statistics), the dQ accumulator and the split-KV partial
 /// results are f32, a
 /// boolean mask is i1 (a byte per element in memory), the key counts and
-/// the block table of a paged cache i32, the rest has the operands' type.
+/// the block table of a paged cache and a block mask's lists i32, the rest
+/// has the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   if (llvm::is_contained(
           {"lse", "row_stats", "dq_accum", "partial_o", "partial_lse"}, name))
@@ -254,7 +260,8 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
   if (llvm::is_contained(
-          {"kv_lens", "block_table", "query_offsets", "key_offsets"}, name))
+          {"kv_lens", "block_table", "query_offsets", "key_offsets"}, name) ||
+      name.contains("_block_"))
     return b.getI32Type();
   return spec.elementType;
 }

@@ -61,6 +61,16 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "attention_grad ops with destination buffers, a "
                            "row statistics buffer and, in the "
                            "non-deterministic mode (only), a dQ accumulator");
+  // A block mask's blocks are whole tiles, so that a query tile lies in
+  // one query block and a key tile in one key block.
+  if (BlockMask blocks = getBlockMask(op);
+      blocks && (blocks.blockQ % config.sizes.blockQ ||
+                 blocks.blockK % config.sizes.blockKV))
+    return op->emitOpError("has a block mask of ")
+           << blocks.blockQ << " x " << blocks.blockK
+           << " blocks, which tiles of block-q = " << config.sizes.blockQ
+           << " and block-kv = " << config.sizes.blockKV
+           << " do not divide; choose tiles that divide the blocks";
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
         return tile::tileAttention(rewriter, op, config);

@@ -127,6 +127,9 @@ namespace {
 struct QueryRing {
   Value queries, gradOutputs, records;
   Value batch, kvHead, iBegin, iEnd;
+  /// With a block mask: the key block whose lists are walked, and the
+  /// query blocks.
+  Value keyBlock, queryBlocks;
   /// Query tiles per head, and steps in all.
   Value tilesPerHead, numTiles;
   int64_t blockQ = 0, stages = 0;
@@ -143,24 +146,73 @@ struct QueryRing {
                         config.memorySpace);
   }
 
+  /// Streams the query tiles of positions `[begin, end)`, or with a block
+  /// mask those of the query blocks that key block `keyBlock` lists for
+  /// each head: every head gets as many steps as the longest of the
+  /// group's lists (a scalar loop over the group before the loop), the
+  /// steps past a head's own entries are tiles without rows.
   void stream(OpBuilder &b, Location loc, Value batchIv, Value kvHeadIv,
-              Value begin, Value end) {
+              Value begin, Value end, Value keyBlock) {
     batch = batchIv;
     kvHead = kvHeadIv;
     iBegin = begin;
     iEnd = end;
     IndexMath ix{b, loc};
-    tilesPerHead =
-        ix.ceilDiv(ix.max(ix.sub(iEnd, iBegin), ix.c(0)), ix.c(blockQ));
-    numTiles = ix.mul(tilesPerHead, g->p.group);
+    const Problem &p = g->p;
+    if (!p.maskBlockQ) {
+      tilesPerHead =
+          ix.ceilDiv(ix.max(ix.sub(iEnd, iBegin), ix.c(0)), ix.c(blockQ));
+      numTiles = ix.mul(tilesPerHead, p.group);
+      return;
+    }
+    this->keyBlock = keyBlock;
+    queryBlocks = ix.ceilDiv(p.querySeq, ix.c(p.maskBlockQ));
+    auto longest = scf::ForOp::create(
+        b, loc, ix.c(0), p.group, ix.c(1), ValueRange{ix.c(0)},
+        [&](OpBuilder &b, Location loc, Value h, ValueRange most) {
+          IndexMath ix{b, loc};
+          BlockWalk walk = walkOf(ix, ix.add(ix.mul(kvHead, p.group), h));
+          scf::YieldOp::create(b, loc, ix.max(most[0], walk.total));
+        });
+    tilesPerHead = ix.mul(longest.getResult(0), ix.c(p.maskBlockQ / blockQ));
+    numTiles = ix.mul(tilesPerHead, p.group);
   }
 
   /// The query rows of step `n`.
   RowTile rowsOf(IndexMath &ix, Value n) const {
-    Value head = ix.add(ix.mul(kvHead, g->p.group), ix.div(n, tilesPerHead));
-    Value q0 = ix.add(iBegin, ix.mul(ix.rem(n, tilesPerHead), ix.c(blockQ)));
-    return RowTile{batch, head, q0, ix.min(ix.c(blockQ), ix.sub(iEnd, q0)),
+    const Problem &p = g->p;
+    Value head = ix.add(ix.mul(kvHead, p.group), ix.div(n, tilesPerHead));
+    Value step = ix.rem(n, tilesPerHead);
+    if (!p.maskBlockQ) {
+      Value q0 = ix.add(iBegin, ix.mul(step, ix.c(blockQ)));
+      return RowTile{batch, head, q0, ix.min(ix.c(blockQ), ix.sub(iEnd, q0)),
+                     /*packed=*/false};
+    }
+    int64_t perBlock = p.maskBlockQ / blockQ;
+    Value entry = ix.div(step, ix.c(perBlock));
+    BlockWalk walk = walkOf(ix, head);
+    Value q0 = ix.add(ix.mul(walk.block(ix, entry), ix.c(p.maskBlockQ)),
+                      ix.mul(ix.rem(step, ix.c(perBlock)), ix.c(blockQ)));
+    // A step past the head's entries, or a tile past Sq, has no rows; its
+    // first row is Sq, so that the rows its index masks clamp to (the one
+    // before) exist.
+    Value valid = ix.andI(ix.cmp(arith::CmpIPredicate::slt, entry, walk.total),
+                          ix.cmp(arith::CmpIPredicate::slt, q0, p.querySeq));
+    Value rows =
+        ix.select(valid, ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)), ix.c(0));
+    return RowTile{batch, head, ix.select(valid, q0, p.querySeq), rows,
                    /*packed=*/false};
+  }
+
+  /// Whether the mask modification applies to step `n` (false on a block
+  /// mask's full blocks); null where it applies to every step.
+  Value maskModOn(IndexMath &ix, Value n) const {
+    const Problem &p = g->p;
+    if (!p.maskBlockQ || !p.maskMod)
+      return Value();
+    Value head = ix.add(ix.mul(kvHead, p.group), ix.div(n, tilesPerHead));
+    Value entry = ix.div(ix.rem(n, tilesPerHead), ix.c(p.maskBlockQ / blockQ));
+    return ix.cmp(arith::CmpIPredicate::slt, entry, walkOf(ix, head).partial);
   }
 
   /// Loads step `n`'s tiles into its stage when `n < numTiles`.
@@ -203,6 +255,11 @@ struct QueryRing {
 
 private:
   const GradProblem *g;
+
+  /// The walk of the query blocks that `keyBlock` lists for `head`.
+  BlockWalk walkOf(IndexMath &ix, Value head) const {
+    return BlockWalk(ix, g->p.qBlocks, batch, head, keyBlock, queryBlocks);
+  }
 };
 } // namespace
 
@@ -335,7 +392,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   tileLoad(b, loc, p.value, vTile, cols, keyRow);
   // Only the query tiles that can see a key of this tile are visited.
   auto [iBegin, iEnd] = visibleQueries(ix, p, j0, ix.sub(jEnd, ix.c(1)));
-  ring.stream(b, loc, batch, kvHead, iBegin, iEnd);
+  ring.stream(b, loc, batch, kvHead, iBegin, iEnd,
+              p.maskBlockK ? ix.div(j0, ix.c(p.maskBlockK)) : Value());
   for (int64_t n = 0; n < stages - 1; ++n)
     ring.load(b, loc, ix.c(n));
   Value maskScale = additiveMaskScale(b, loc, p);
@@ -370,7 +428,7 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                    .getResult();
     Value rawT = sT;
     sT = maskedScores(b, loc, p, rows, sT, j0, jEnd, bc, /*slices=*/1,
-                      maskScale, /*keyRows=*/true);
+                      maskScale, /*keyRows=*/true, ring.maskModOn(ix, n));
     Value probsT =
         tileMap(b, loc, scoreType, {sT},
                 [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange x) {
@@ -531,7 +589,8 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                    /*transpose_rhs=*/b.getUnitAttr())
                   .getResult();
     Value raw = s;
-    s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale);
+    s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale,
+                     /*keyRows=*/false, ring.maskModOn(ix, n));
     Value probs =
         tileMap(b, loc, scoreType, {s, lseLog2},
                 [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {

@@ -241,6 +241,23 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
     p.maskMod = &op.getMaskMod();
   for (Value operand : op.getModOperands())
     p.modOperands.push_back(toReadOnlyBuffer(b, loc, operand));
+  if (BlockMask blocks = getBlockMask(op)) {
+    p.maskBlockQ = blocks.blockQ;
+    p.maskBlockK = blocks.blockK;
+    auto buffers = [&](const BlockLists &lists) {
+      BlockLists out;
+      for (auto [from, to] :
+           {std::make_pair(lists.counts, &out.counts),
+            std::make_pair(lists.indices, &out.indices),
+            std::make_pair(lists.fullCounts, &out.fullCounts),
+            std::make_pair(lists.fullIndices, &out.fullIndices)})
+        if (from)
+          *to = toReadOnlyBuffer(b, loc, from);
+      return out;
+    };
+    p.kvBlocks = buffers(blocks.kv);
+    p.qBlocks = buffers(blocks.q);
+  }
   IndexMath ix{b, loc};
   bool kernel = form == ProblemForm::Kernel;
   auto dimOf = [&](Value buffer, unsigned dim) -> Value {
@@ -519,7 +536,8 @@ static Value applyScoreMod(OpBuilder &b, Location loc, const Problem &p,
 
 Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
                       const RowTile &rows, Value score, Value r, Value j,
-                      Value jEnd, bool indexMasks, Value maskScale) {
+                      Value jEnd, bool indexMasks, Value maskScale,
+                      Value maskModOn) {
   if (!p.mask && !indexMasks && !p.scoreMod && !p.maskMod)
     return score;
   IndexMath ix{b, loc};
@@ -546,12 +564,17 @@ Value tile::maskScore(OpBuilder &b, Location loc, const Problem &p,
   if (indexMasks)
     score = arith::SelectOp::create(b, loc, keyVisible(ix, p, i, j, jEnd),
                                     score, negInf(b, loc));
-  if (p.maskMod) {
+  if (p.maskMod && (indexMasks || !maskModOn)) {
     Value keep = emitModRegion(
         b, *p.maskMod, args,
         [&](OpBuilder &b, Location loc, unsigned operand, ValueRange indices) {
           return readModOperand(p, b, loc, operand, indices);
         });
+    // A block mask's full blocks keep what the modification would hide.
+    if (maskModOn)
+      keep = arith::OrIOp::create(
+          b, loc, keep,
+          arith::XOrIOp::create(b, loc, maskModOn, trueValue(ix)));
     score = arith::SelectOp::create(b, loc, keep, score, negInf(b, loc));
   }
   return score;
@@ -688,17 +711,90 @@ tile::KeyValueRing::KeyValueRing(OpBuilder &b, Location loc, const Problem &p,
                      config.memorySpace);
 }
 
+tile::BlockWalk::BlockWalk(IndexMath &ix, const BlockLists &lists, Value batch,
+                           Value head, Value row, Value numBlocks)
+    : lists(lists), numBlocks(numBlocks) {
+  // Each list broadcasts over its own dims of size 1.
+  auto where = [&](Value indices) {
+    auto type = cast<MemRefType>(indices.getType());
+    return SmallVector<Value>{type.getDimSize(0) == 1 ? ix.c(0) : batch,
+                              type.getDimSize(1) == 1 ? ix.c(0) : head, row};
+  };
+  auto count = [&](Value counts, Value indices) {
+    Value n =
+        indexOf(ix.b, ix.loc,
+                memref::LoadOp::create(ix.b, ix.loc, counts, where(counts)));
+    Value length = memref::DimOp::create(ix.b, ix.loc, indices, 3);
+    return ix.min(ix.max(n, ix.c(0)), length);
+  };
+  at = where(lists.indices);
+  partial = count(lists.counts, lists.indices);
+  total = partial;
+  if (lists.fullCounts) {
+    fullAt = where(lists.fullIndices);
+    total = ix.add(total, count(lists.fullCounts, lists.fullIndices));
+  }
+  total = ix.select(ix.cmp(arith::CmpIPredicate::sgt, numBlocks, ix.c(0)),
+                    total, ix.c(0));
+}
+
+Value tile::BlockWalk::isFull(IndexMath &ix, Value n) const {
+  return ix.cmp(arith::CmpIPredicate::sge, n, partial);
+}
+
+Value tile::BlockWalk::block(IndexMath &ix, Value n) const {
+  auto entry = [&](Value indices, Value at3) {
+    SmallVector<Value> where(indices == lists.indices ? at : fullAt);
+    where.push_back(at3);
+    return indexOf(ix.b, ix.loc,
+                   memref::LoadOp::create(ix.b, ix.loc, indices, where));
+  };
+  Value e = entry(lists.indices,
+                  ix.min(n, ix.max(ix.sub(partial, ix.c(1)), ix.c(0))));
+  if (lists.fullIndices) {
+    // Both lists are read (each at an entry clamped into its count, so
+    // that the address stays in bounds; lists are never empty): a select,
+    // not a branch, in the loops that GPU kernels pipeline.
+    Value full = entry(lists.fullIndices, ix.max(ix.sub(n, partial), ix.c(0)));
+    e = ix.select(isFull(ix, n), full, e);
+  }
+  return ix.max(ix.min(e, ix.sub(numBlocks, ix.c(1))), ix.c(0));
+}
+
 void tile::KeyValueRing::stream(OpBuilder &b, Location loc, Value head,
                                 Value begin, Value end) {
   kvHead = head;
   jBegin = begin;
   jEnd = end;
   IndexMath ix{b, loc};
-  numTiles = ix.ceilDiv(ix.max(ix.sub(jEnd, jBegin), ix.c(0)), ix.c(blockKV));
+  const Problem &p = *problem;
+  if (!p.maskBlockQ) {
+    numTiles = ix.ceilDiv(ix.max(ix.sub(jEnd, jBegin), ix.c(0)), ix.c(blockKV));
+    return;
+  }
+  // The tiles of the listed key blocks (the schedule's tiles divide the
+  // blocks: tileAttention checks).
+  walk.emplace(ix, p.kvBlocks, rows.batch, rows.head,
+               ix.div(rows.rowBegin, ix.c(p.maskBlockQ)),
+               ix.ceilDiv(p.keySeq, ix.c(p.maskBlockK)));
+  numTiles = ix.mul(walk->total, ix.c(p.maskBlockK / blockKV));
 }
 
 Value tile::KeyValueRing::firstKey(IndexMath &ix, Value n) const {
-  return ix.add(jBegin, ix.mul(n, ix.c(blockKV)));
+  if (!walk)
+    return ix.add(jBegin, ix.mul(n, ix.c(blockKV)));
+  int64_t perBlock = problem->maskBlockK / blockKV;
+  Value block = walk->block(ix, ix.div(n, ix.c(perBlock)));
+  return ix.add(ix.mul(block, ix.c(problem->maskBlockK)),
+                ix.mul(ix.rem(n, ix.c(perBlock)), ix.c(blockKV)));
+}
+
+Value tile::KeyValueRing::maskModOn(IndexMath &ix, Value n) const {
+  if (!walk || !problem->maskMod)
+    return Value();
+  Value full = walk->isFull(ix, ix.div(n, ix.c(problem->maskBlockK / blockKV)));
+  return ix.cmp(arith::CmpIPredicate::eq, full,
+                arith::ConstantIntOp::create(ix.b, ix.loc, 0, 1));
 }
 
 Value tile::KeyValueRing::keyStage(OpBuilder &b, Location loc, Value n) const {
@@ -718,7 +814,10 @@ void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
   IndexMath ix{b, loc};
   const Problem &p = *problem;
   Value j0 = firstKey(ix, n);
+  // A block mask's tile may lie past jEnd: no rows.
   Value cols = ix.min(ix.c(blockKV), ix.sub(jEnd, j0));
+  if (walk)
+    cols = ix.max(cols, ix.c(0));
   Value stage = ix.rem(n, ix.c(stages));
   auto keyRow = [&](OpBuilder &b, Location loc, Value r) {
     IndexMath ix{b, loc};
@@ -731,7 +830,7 @@ void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
 Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
                          const RowTile &rows, Value s, Value j0, Value jEnd,
                          int64_t blockKV, int64_t slices, Value maskScale,
-                         bool keyRows) {
+                         bool keyRows, Value maskModOn) {
   auto scoreType = cast<RankedTensorType>(s.getType());
   int64_t kps = blockKV / slices;
   // The mask operand on every tile (added in units of the unscaled
@@ -751,15 +850,17 @@ Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
           if (slices > 1)
             key = ix.add(key, ix.mul(idx[0], ix.c(kps)));
           return maskScore(b, loc, p, rows, x[0], rowIdx, key, jEnd, indexMasks,
-                           maskScale);
+                           maskScale, maskModOn);
         });
   };
   // A tile that reads the mask operand or evaluates the mask modification
   // evaluates the index masks with it: one copy of the per-element code.
   IndexMath ix{b, loc};
-  Value needMasks = p.mask || p.maskMod
+  Value needMasks = p.mask || (p.maskMod && !maskModOn)
                         ? ix.c(1)
                         : tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
+  if (p.maskMod && maskModOn)
+    needMasks = arith::OrIOp::create(b, loc, needMasks, maskModOn);
   if (std::optional<int64_t> folded = getConstantIntValue(needMasks))
     return masked(b, loc, *folded != 0);
   auto ifOp = scf::IfOp::create(

@@ -11,6 +11,7 @@
 
 #include "attn/Conversion/AttnToLoops/AttnToLoops.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/BlockMask.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -201,6 +202,11 @@ struct Problem : AttentionConfig {
   /// forBatch's the sequence's own count, from row `queryBase`
   /// (`keyBase`).
   Value queryOffsets, keyOffsets, queryBase, keyBase;
+  /// The block mask (BlockMask.h) on buffers: the sizes of its query and
+  /// key blocks (0 without one), the key blocks of each query block and,
+  /// for gradients, the query blocks of each key block.
+  int64_t maskBlockQ = 0, maskBlockK = 0;
+  BlockLists kvBlocks, qBlocks;
 
   /// The problem of sequence `batch`: with per-sequence counts (kv_lens,
   /// offsets), its own Sq and Sk (clamped into the buffers) and causal
@@ -293,10 +299,13 @@ Value tileNeedsIndexMasks(IndexMath &ix, const Problem &p, const RowTile &rows,
 /// when given, or selected), with `indexMasks` -inf where `keyVisible` says
 /// the key is hidden, and -inf where the mask modification does. The
 /// modifications see key `j` clamped below Sk, so that padding keys (hidden
-/// anyway) never make them read past their tensors.
+/// anyway) never make them read past their tensors. With `maskModOn` (an
+/// i1) the mask modification applies only where it is true, and not at
+/// all without `indexMasks`.
 Value maskScore(OpBuilder &b, Location loc, const Problem &p,
                 const RowTile &rows, Value score, Value r, Value j, Value jEnd,
-                bool indexMasks, Value maskScale = Value());
+                bool indexMasks, Value maskScale = Value(),
+                Value maskModOn = Value());
 
 /// The derivative of the score modification at the unscaled score
 /// `rawScore` of tile row `r` and key `j` (see maskScore), times `grad`
@@ -315,6 +324,27 @@ Value ringStage(OpBuilder &b, Location loc, Value ring, Value stage);
 /// slices, X]`; itself for one slice.
 Value sliceRows(OpBuilder &b, Location loc, Value tile, int64_t slices);
 
+/// The entries of one row block's lists of a block mask that a loop walks:
+/// `partial` entries of `lists.indices` (the mask modification applies),
+/// then `total - partial` of `lists.fullIndices`, each naming a column
+/// block in `[0, numBlocks)` (entries clamped into it; counts into their
+/// lists; `total` is 0 without column blocks).
+struct BlockWalk {
+  BlockLists lists;
+  /// Where the lists and the full lists are read: batch, head (0 on a
+  /// dim of size 1: broadcast) and row block.
+  SmallVector<Value> at, fullAt;
+  Value partial, total, numBlocks;
+
+  /// Starts the walk of row block `row` of (`batch`, `head`).
+  BlockWalk(IndexMath &ix, const BlockLists &lists, Value batch, Value head,
+            Value row, Value numBlocks);
+  /// The column block of entry `n` (< total).
+  Value block(IndexMath &ix, Value n) const;
+  /// Whether entry `n` is a full block (an i1).
+  Value isFull(IndexMath &ix, Value n) const;
+};
+
 /// The K and V tiles of a loop over the key/value tiles of keys
 /// `[jBegin, jEnd)` of key/value head `kvHead`: tile `n` covers keys
 /// `[jBegin + n blockKV, +blockKV)` clipped at `jEnd` and goes to stage
@@ -330,7 +360,10 @@ struct KeyValueRing {
   /// in which a GPU kernel lays out its shared memory).
   KeyValueRing(OpBuilder &b, Location loc, const Problem &p,
                const RowTile &rows, const AttnTileConfig &config);
-  /// Sets the keys the rings carry and counts their tiles.
+  /// Sets the keys the rings carry and counts their tiles. With a block
+  /// mask the tiles are those of the key blocks the rows' query block
+  /// lists (whose first row is `rows.rowBegin`), in list order, keys past
+  /// `jEnd` still hidden.
   void stream(OpBuilder &b, Location loc, Value kvHead, Value jBegin,
               Value jEnd);
   /// Loads tile `n` into its stage, when `n < numTiles` (an scf.if: one
@@ -338,6 +371,9 @@ struct KeyValueRing {
   void load(OpBuilder &b, Location loc, Value n) const;
   /// The first key of tile `n`.
   Value firstKey(IndexMath &ix, Value n) const;
+  /// Whether the mask modification applies to tile `n` (an i1: false on
+  /// a block mask's full blocks); null where it applies to every tile.
+  Value maskModOn(IndexMath &ix, Value n) const;
   /// The stages of tile `n`.
   Value keyStage(OpBuilder &b, Location loc, Value n) const;
   Value valueStage(OpBuilder &b, Location loc, Value n) const;
@@ -345,6 +381,8 @@ struct KeyValueRing {
 private:
   const Problem *problem;
   RowTile rows;
+  /// With a block mask: the walk of the rows' key blocks.
+  std::optional<BlockWalk> walk;
 };
 
 /// The score tile `s` (`[Br, keys]`, or `[slices, Br, keys / slices]` with
@@ -353,10 +391,12 @@ private:
 /// index masks: -inf where `maskScore` says so. An additive mask is added
 /// times `maskScale`. With `keyRows`, `s` is S^T (`[keys, Br]`, one slice):
 /// its rows are the keys and its columns the query rows of `rows`.
+/// `maskModOn` (an i1, or null: always) says whether the mask
+/// modification applies to the tile (KeyValueRing::maskModOn).
 Value maskedScores(OpBuilder &b, Location loc, const Problem &p,
                    const RowTile &rows, Value s, Value j0, Value jEnd,
                    int64_t blockKV, int64_t slices, Value maskScale,
-                   bool keyRows = false);
+                   bool keyRows = false, Value maskModOn = Value());
 
 /// Forward, split-KV and gradient lowerings.
 LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,

@@ -162,7 +162,8 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
     acc = productPV(b, loc, loop.getRegionIterArgs()[3],
                     ix.max(ix.sub(n, ix.c(1)), ix.c(0)), acc);
 
-  s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, slices, maskScale);
+  s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, slices, maskScale,
+                   /*keyRows=*/false, ring.maskModOn(ix, n));
 
   // Online softmax in log2 units (FlashAttention-2 order).
   Value rowMax = tileReduce(b, loc, TileReduceKind::Max, s,

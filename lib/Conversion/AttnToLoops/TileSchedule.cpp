@@ -42,6 +42,9 @@ struct TileShape {
   /// Gradients in the non-deterministic mode: the dK/dV nest holds dS^T
   /// in a memory tile for the dQ product.
   bool dsTile = false;
+  /// A block mask's query and key blocks (0 without): the tiles must
+  /// divide them.
+  int64_t maskBlockQ = 0, maskBlockK = 0;
   enum class Kind { Forward, Partial, Gradient } kind = Kind::Forward;
 };
 } // namespace
@@ -65,6 +68,10 @@ static TileShape getTileShape(OpTy op) {
   s.paged = c.paged;
   s.rows = staticDim(c.dims.querySeq);
   s.keys = staticDim(c.dims.keySeq);
+  if (BlockMask blocks = getBlockMask(op)) {
+    s.maskBlockQ = blocks.blockQ;
+    s.maskBlockK = blocks.blockK;
+  }
   return s;
 }
 
@@ -278,7 +285,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
         bkv = 128;
       if (!bkv && t.producer && !fits(64, 3))
         for (int64_t n = 128; !bkv && n >= kMinBlock; n -= 16)
-          if (fits(n, 2))
+          if (fits(n, 2) && (!s.maskBlockK || s.maskBlockK % n == 0))
             bkv = n;
       if (!bkv)
         bkv = 64;
@@ -343,6 +350,27 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
                                               llvm::PowerOf2Ceil(*s.keys)));
     }
     break;
+  }
+  // A block mask's blocks are whole tiles: the widest multiple of 16 up
+  // to the automatic tile that divides them (tileAttnOp reports blocks
+  // that none divides). A forward whose query tile shrinks keeps one
+  // 16-row MMA tile per warp.
+  auto dividing = [&](int64_t tile, int64_t block) {
+    for (int64_t n = tile / kMinBlock * kMinBlock; n >= kMinBlock;
+         n -= kMinBlock)
+      if (block % n == 0)
+        return n;
+    return tile;
+  };
+  if (s.maskBlockK && !request.blockKV)
+    bkv = dividing(bkv, s.maskBlockK);
+  if (s.maskBlockQ && !request.blockQ && s.maskBlockQ % bq) {
+    bq = dividing(bq, s.maskBlockQ);
+    if (s.kind == TileShape::Kind::Forward && !request.warps) {
+      t.warps = std::max<int64_t>(bq / 16, 1);
+      if (hopper && bq % 64)
+        bq = 64, t.warps = 4;
+    }
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.

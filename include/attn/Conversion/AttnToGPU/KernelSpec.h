@@ -93,6 +93,9 @@ struct KernelSpec {
   /// dK/dV kernel adds each tile's dQ to an f32 accumulator with atomic
   /// adds, which the dot kernel zeroes and the dQ kernel converts.
   bool atomicDq = false;
+  /// The block mask's query and key block sizes (manifest `blocks=BQxBK`:
+  /// the kernel takes its lists, attn_kernel_abi.def); 0 without.
+  int64_t blockMaskQ = 0, blockMaskK = 0;
   /// The op's score and mask modifications (manifest `mod=` and
   /// `mod_hash=`, getModName and getModHash); empty without.
   std::string modName, modHash;

@@ -1,6 +1,7 @@
 //===- AttnOps.cpp - attn operations and their verifiers ------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/BlockMask.h"
 #include "attn/Dialect/Attn/IR/ModRegions.h"
 
 #include "mlir/IR/Builders.h"
@@ -393,6 +394,88 @@ FailureOr<AttentionDims> verifyAttentionOperands(
   return dims;
 }
 
+/// Verifies a block mask: `block_size`, the lists of key blocks per query
+/// block (`kvLists`) and, for attention_grad, of query blocks per key block
+/// (`qLists`, null for the other ops).
+LogicalResult verifyBlockMask(Operation *op, ValueRange kvLists,
+                              std::optional<ValueRange> qLists,
+                              std::optional<ArrayRef<int64_t>> blockSize,
+                              const AttentionDims &dims, bool packedOrPaged) {
+  if (kvLists.empty() && (!qLists || qLists->empty())) {
+    if (blockSize)
+      return op->emitOpError() << "has a 'block_size' but no 'block_mask'";
+    return success();
+  }
+  if (kvLists.size() != 2 && kvLists.size() != 4)
+    return op->emitOpError()
+           << "'block_mask' must have 2 operands (counts, indices) or 4 "
+              "(and the full blocks' counts, indices), got "
+           << kvLists.size();
+  if (qLists && qLists->size() != kvLists.size())
+    return op->emitOpError()
+           << "'q_block_mask' must have as many operands as 'block_mask' ("
+           << kvLists.size() << ", the same lists transposed), got "
+           << qLists->size();
+  if (!blockSize)
+    return op->emitOpError() << "has a 'block_mask' but no 'block_size'";
+  if (blockSize->size() != 2 || (*blockSize)[0] < 1 || (*blockSize)[1] < 1 ||
+      (*blockSize)[0] > kMaxHeadDim || (*blockSize)[1] > kMaxHeadDim)
+    return op->emitOpError()
+           << "'block_size' must be [BQ, BK], each in [1, " << kMaxHeadDim
+           << "], got " << formatShape(*blockSize);
+  if (packedOrPaged)
+    return op->emitOpError() << "has a 'block_mask' and a packed batch or KV "
+                                "cache; block masks take dense operands";
+  auto blocks = [](int64_t seq, int64_t block) {
+    return ShapedType::isDynamic(seq) ? ShapedType::kDynamic
+                                      : llvm::divideCeil(seq, block);
+  };
+  int64_t queryBlocks = blocks(dims.querySeq, (*blockSize)[0]);
+  int64_t keyBlocks = blocks(dims.keySeq, (*blockSize)[1]);
+  auto checkLists = [&](ValueRange lists, StringRef name, int64_t rows,
+                        StringRef rowName) -> LogicalResult {
+    for (auto [i, list] : llvm::enumerate(lists)) {
+      auto type = cast<RankedTensorType>(list.getType());
+      bool counts = i % 2 == 0;
+      ArrayRef<int64_t> shape = type.getShape();
+      bool ok = shape.size() == (counts ? 3u : 4u) &&
+                (shape[0] == 1 || dimsCompatible(shape[0], dims.batch)) &&
+                (shape[1] == 1 || dimsCompatible(shape[1], dims.queryHeads)) &&
+                dimsCompatible(shape[2], rows) && (counts || shape[3] != 0);
+      if (!ok)
+        return op->emitOpError()
+               << "'" << name << "' operand #" << i << " ("
+               << (i < 2 ? "" : "full blocks' ")
+               << (counts ? "counts" : "indices") << ") must have shape "
+               << formatShape(
+                      counts ? SmallVector<int64_t>{dims.batch, dims.queryHeads,
+                                                    rows}
+                             : SmallVector<int64_t>{dims.batch, dims.queryHeads,
+                                                    rows, ShapedType::kDynamic})
+               << " (" << rowName << (counts ? "" : ", a non-zero list")
+               << "; B and Hq may be 1), got " << formatShape(shape);
+      if (!counts) {
+        auto countType = cast<RankedTensorType>(lists[i - 1].getType());
+        for (unsigned d = 0; d < 3; ++d)
+          if (!dimsCompatible(countType.getDimSize(d), shape[d]))
+            return op->emitOpError()
+                   << "'" << name << "' operand #" << i
+                   << " must have the leading dims of its counts (operand #"
+                   << i - 1 << "), got " << formatShape(shape) << " and "
+                   << formatShape(countType.getShape());
+      }
+    }
+    return success();
+  };
+  if (failed(checkLists(kvLists, "block_mask", queryBlocks,
+                        "[B, Hq, ceil(Sq / BQ)]")))
+    return failure();
+  if (qLists && failed(checkLists(*qLists, "q_block_mask", keyBlocks,
+                                  "[B, Hq, ceil(Sk / BK)]")))
+    return failure();
+  return success();
+}
+
 /// Verifies an optional LSE value of shape [B, Hq, Sq] f32.
 LogicalResult verifyLse(Operation *op, Value lse, StringRef name,
                         const AttentionDims &dims) {
@@ -401,6 +484,42 @@ LogicalResult verifyLse(Operation *op, Value lse, StringRef name,
                       Float32Type::get(op->getContext()), "[B, Hq, Sq], f32");
 }
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Block masks
+//===----------------------------------------------------------------------===//
+
+BlockMask attn::getBlockMask(Operation *op) {
+  auto lists = [](ValueRange operands) {
+    BlockLists l;
+    if (operands.size() >= 2) {
+      l.counts = operands[0];
+      l.indices = operands[1];
+    }
+    if (operands.size() == 4) {
+      l.fullCounts = operands[2];
+      l.fullIndices = operands[3];
+    }
+    return l;
+  };
+  auto make = [&](auto concrete) {
+    BlockMask mask;
+    std::optional<ArrayRef<int64_t>> size = concrete.getBlockSize();
+    if (concrete.getBlockMask().empty() || !size || size->size() != 2)
+      return mask;
+    mask.blockQ = (*size)[0];
+    mask.blockK = (*size)[1];
+    mask.kv = lists(concrete.getBlockMask());
+    if constexpr (std::is_same_v<decltype(concrete), AttentionGradOp>)
+      mask.q = lists(concrete.getQBlockMask());
+    return mask;
+  };
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return make(a);
+  if (auto g = dyn_cast<AttentionGradOp>(op))
+    return make(g);
+  return BlockMask();
+}
 
 //===----------------------------------------------------------------------===//
 // AttentionOp
@@ -427,6 +546,10 @@ LogicalResult AttentionOp::verify() {
                           "element type")))
     return failure();
   if (getLse() && failed(verifyLse(*this, getLse(), "lse", stored)))
+    return failure();
+  if (failed(verifyBlockMask(*this, getBlockMask(), std::nullopt,
+                             getBlockSize(), *dims,
+                             getQueryOffsets() || getKvLens())))
     return failure();
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
                               getModOperands(), getModNameAttr(),
@@ -541,6 +664,9 @@ LogicalResult AttentionGradOp::verify() {
                             "the shape and element type of its operand")))
       return failure();
   }
+  if (failed(verifyBlockMask(*this, getBlockMask(), getQBlockMask(),
+                             getBlockSize(), *dims, /*packedOrPaged=*/false)))
+    return failure();
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
                               getModOperands(), getModNameAttr(),
                               /*needDerivative=*/true)))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/BlockMask.h"
 #include "attn/Dialect/Attn/IR/ModRegions.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -52,6 +53,8 @@ struct Problem : AttentionConfig {
   /// read.
   Region *scoreMod = nullptr, *maskMod = nullptr;
   ValueRange modOperands;
+  /// The block mask (empty without).
+  BlockMask blocks;
 
   /// Reads a mod operand's element (ModOperandReader).
   Value readModOperand(OpBuilder &b, Location loc, unsigned operand,
@@ -306,6 +309,7 @@ Problem getProblem(OpBuilder &b, Location loc, OpTy op) {
   if (!op.getMaskMod().empty())
     p.maskMod = &op.getMaskMod();
   p.modOperands = op.getModOperands();
+  p.blocks = getBlockMask(op);
   p.batch = tensor::getMixedSize(b, loc, p.query, 0);
   p.querySeq = tensor::getMixedSize(b, loc, p.query, getSeqDim(p.layout));
   p.keySeq = tensor::getMixedSize(b, loc, p.key, getSeqDim(p.layout));
@@ -415,6 +419,62 @@ SmallVector<Value> scoreIndices(OpBuilder &b, Location loc) {
   return idx;
 }
 
+/// Whether block `col` is listed among the first `counts[b, h, row]`
+/// entries of `indices[b, h, row, :]` (the count clamped into the list,
+/// each entry into `[0, numCols)`, as every lowering reads them); `b` and
+/// `h` are 0 on a dim of size 1 (broadcast).
+Value blockListed(OpBuilder &b, Location loc, Value counts, Value indices,
+                  Value batch, Value head, Value row, Value col,
+                  Value numCols) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> at = {type.getDimSize(0) == 1 ? zero : batch,
+                           type.getDimSize(1) == 1 ? zero : head, row};
+  Value listLength = tensor::DimOp::create(b, loc, indices, 3);
+  Value count =
+      clampIndex(b, loc, extractIndex(b, loc, counts, at), zero, listLength);
+  Value lastCol = arith::SubIOp::create(b, loc, numCols, one);
+  Value falseValue = arith::ConstantIntOp::create(b, loc, 0, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, count, one, ValueRange{falseValue},
+      [&](OpBuilder &b, Location loc, Value n, ValueRange found) {
+        SmallVector<Value> entryAt(at);
+        entryAt.push_back(n);
+        Value entry =
+            clampIndex(b, loc, extractIndex(b, loc, indices, entryAt),
+                       arith::ConstantIndexOp::create(b, loc, 0), lastCol);
+        Value hit =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, entry, col);
+        scf::YieldOp::create(
+            b, loc, Value(arith::OrIOp::create(b, loc, found[0], hit)));
+      });
+  return loop.getResult(0);
+}
+
+/// Whether the block mask lets query i see key j (loop dims (b, h, i, j)):
+/// `keep` (the mask_mod's verdict) in a listed block, true in a full one,
+/// false elsewhere.
+Value blockMaskKeeps(OpBuilder &b, Location loc, const Problem &p, Value keep) {
+  SmallVector<Value> bhij = scoreIndices(b, loc);
+  Value blockQ = arith::ConstantIndexOp::create(b, loc, p.blocks.blockQ);
+  Value blockK = arith::ConstantIndexOp::create(b, loc, p.blocks.blockK);
+  Value row = arith::DivUIOp::create(b, loc, bhij[2], blockQ);
+  Value col = arith::DivUIOp::create(b, loc, bhij[3], blockK);
+  Value cols =
+      arith::CeilDivUIOp::create(b, loc, index(b, loc, p.keySeq), blockK);
+  const BlockLists &kv = p.blocks.kv;
+  Value listed = blockListed(b, loc, kv.counts, kv.indices, bhij[0], bhij[1],
+                             row, col, cols);
+  Value kept =
+      keep ? Value(arith::AndIOp::create(b, loc, listed, keep)) : listed;
+  if (!kv.fullCounts)
+    return kept;
+  Value full = blockListed(b, loc, kv.fullCounts, kv.fullIndices, bhij[0],
+                           bhij[1], row, col, cols);
+  return arith::OrIOp::create(b, loc, kept, full);
+}
+
 /// Scores S[b, h, i, j] = score_mod(scale * Q K^T) + mask in f32, -inf
 /// where the causal kind, the window, a boolean mask or the mask_mod hides
 /// key j from query i. With `products`, also returns Q K^T.
@@ -513,10 +573,13 @@ Value buildScores(OpBuilder &b, Location loc, const Problem &p,
           }
           s = arith::SelectOp::create(b, loc, hidden, ninf, s);
         }
-        if (p.maskMod) {
-          Value keep = emitModRegion(b, *p.maskMod, scoreIndices(b, loc), read);
+        Value keep;
+        if (p.maskMod)
+          keep = emitModRegion(b, *p.maskMod, scoreIndices(b, loc), read);
+        if (p.blocks)
+          keep = blockMaskKeeps(b, loc, p, keep);
+        if (keep)
           s = arith::SelectOp::create(b, loc, keep, s, ninf);
-        }
         linalg::YieldOp::create(b, loc, s);
       });
 }

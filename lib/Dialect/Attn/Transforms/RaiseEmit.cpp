@@ -482,10 +482,10 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
         *b, loc, oType, chain.lse ? Type(lse.type) : Type(), q->value, k->value,
         v->value, /*query_offsets=*/Value(), /*key_offsets=*/Value(),
         /*kv_lens=*/Value(), /*block_table=*/Value(), mask,
-        /*mod_operands=*/ValueRange(),
+        /*block_mask=*/ValueRange(), /*mod_operands=*/ValueRange(),
         b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
         chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
-        layout, /*mod_name=*/StringAttr());
+        layout, /*mod_name=*/StringAttr(), /*block_size=*/DenseI64ArrayAttr());
     o.value = op.getOutput();
     lse.value = op.getLse();
   }

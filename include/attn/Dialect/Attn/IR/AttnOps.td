@@ -69,6 +69,32 @@ defvar Attn_ModDescription = [{
     pick them; without it they are named by a hash of the regions.
 }];
 
+// The block mask of the forward and gradient ops (block-sparse attention).
+defvar Attn_BlockMaskDescription = [{
+
+    Block masks (block-sparse attention, FlexAttention's `BlockMask`):
+    `block_size = array<i64: BQ, BK>` cuts the queries into QB =
+    ceil(Sq / BQ) blocks of BQ rows and the keys into KB = ceil(Sk / BK)
+    blocks of BK keys, and `block_mask(counts, indices[, full_counts,
+    full_indices])` lists, for query block qb of batch b and query head h,
+    the key blocks it visits: `indices[b, h, qb, n]` for
+    `n < counts[b, h, qb]` (counts i32 `[B, Hq, QB]`, indices i32
+    `[B, Hq, QB, N]`; B and Hq may be 1 to broadcast). Keys of those
+    blocks are decided by the other masks and `mask_mod`; keys of the
+    blocks in the optional full lists are visible without `mask_mod` (the
+    mask operand, the causal kind and the window still apply); keys of
+    every other block are hidden, and the lowerings never load them. A
+    count is clamped into `[0, N]`. The caller guarantees that entries lie
+    in `[0, KB)` and that no block appears twice among one query block's
+    two lists (the lowerings clamp entries into range, so that nothing is
+    read out of bounds, but the result is then unspecified).
+    `attn.attention_grad` also takes `q_block_mask(...)`: the same lists
+    transposed (for key block kb, the query blocks that visit it, `[B, Hq,
+    KB]` and `[B, Hq, KB, M]`), as many as `block_mask` has, for its
+    loop over query tiles per key tile. Not with a packed batch or a KV
+    cache.
+}];
+
 // The per-sequence key counts and the paged KV cache of the forward and
 // split-KV ops.
 defvar Attn_KvCacheDescription = [{
@@ -118,8 +144,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Computes `O = softmax(scale * Q K^T + mask) V` and, when a second result
     is present, the natural-log log-sum-exp of each score row,
     `LSE = m + log(l)` (f32, shape `[B, Hq, Sq]`).
-  }], Attn_CommonDescription, Attn_ModDescription, Attn_KvCacheDescription,
-  Attn_VarlenDescription, [{
+  }], Attn_CommonDescription, Attn_ModDescription, Attn_BlockMaskDescription,
+  Attn_KvCacheDescription, Attn_VarlenDescription, [{
 
     Example:
 
@@ -138,8 +164,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Optional<RankedTensorOf<[I32]>>:$kv_lens,
     Optional<RankedTensorOf<[I32]>>:$block_table,
     Optional<AnyRankedTensor>:$mask,
+    Variadic<RankedTensorOf<[I32]>>:$block_mask,
     Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs,
-    (ins OptionalAttr<StrAttr>:$mod_name));
+    (ins OptionalAttr<StrAttr>:$mod_name,
+         OptionalAttr<DenseI64ArrayAttr>:$block_size));
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let regions = Attn_ModRegions;
   let assemblyFormat = [{
@@ -149,6 +177,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($output) (`,` type($lse)^)?
@@ -258,7 +287,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
     must be ones with a derivative rule (arith add, sub, mul, div, neg,
     maximum/minimum, select, extf/truncf, math exp, exp2, log, log2, tanh,
     sqrt, absf, fma); the verifier names any other.
-  }], Attn_CommonDescription, Attn_ModDescription, [{
+  }], Attn_CommonDescription, Attn_ModDescription, Attn_BlockMaskDescription, [{
 
     Example:
 
@@ -277,14 +306,19 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
     AnyRankedTensor:$grad_output,
     AnyRankedTensor:$lse,
     Optional<AnyRankedTensor>:$mask,
+    Variadic<RankedTensorOf<[I32]>>:$block_mask,
+    Variadic<RankedTensorOf<[I32]>>:$q_block_mask,
     Variadic<AnyRankedTensor>:$mod_operands), Attn_CommonAttrs,
-    (ins OptionalAttr<StrAttr>:$mod_name));
+    (ins OptionalAttr<StrAttr>:$mod_name,
+         OptionalAttr<DenseI64ArrayAttr>:$block_size));
   let results = (outs AnyRankedTensor:$grad_query, AnyRankedTensor:$grad_key,
                       AnyRankedTensor:$grad_value);
   let regions = Attn_ModRegions;
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `)`)?
+    (`q_block_mask` `(` $q_block_mask^ `:` type($q_block_mask) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($grad_output) `,` type($lse)
