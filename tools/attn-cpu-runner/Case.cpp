@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 using namespace harness;
 using reference::Causal;
@@ -45,6 +47,7 @@ std::string maskName(MaskKind m) {
 
 const char *const kScoreModNames[] = {"none", "softcap", "alibi", "bias"};
 const char *const kMaskModNames[] = {"none", "prefix", "document", "stride"};
+const char *const kBlockMaskNames[] = {"none", "random", "causal", "document"};
 
 /// Looks `val` up in `names`; false (and `out` untouched) if absent.
 template <typename Enum, size_t N>
@@ -156,6 +159,28 @@ std::string Case::parse(const std::string &text) {
       if (!parseName(val, kMaskModNames, maskMod))
         return "bad value for 'mask-mod': '" + val +
                "' (none, prefix, document or stride)";
+    } else if (key == "block-mask") {
+      if (!parseName(val, kBlockMaskNames, blockMask))
+        return "bad value for 'block-mask': '" + val +
+               "' (none, random, causal or document)";
+    } else if (key == "mask-block-q") {
+      ok = num(maskBlockQ) && maskBlockQ >= 1;
+    } else if (key == "mask-block-k") {
+      ok = num(maskBlockK) && maskBlockK >= 1;
+    } else if (key == "sparsity") {
+      char *end = nullptr;
+      sparsity = std::strtod(val.c_str(), &end);
+      ok = !val.empty() && *end == '\0' && sparsity >= 0 && sparsity <= 1;
+    } else if (key == "full") {
+      int64_t v;
+      ok = num(v) && (v == 0 || v == 1);
+      fullLists = v;
+    } else if (key == "block-heads") {
+      ok = val == "1" || val == "hq";
+      blockHeads = val == "hq";
+    } else if (key == "block-batch") {
+      ok = val == "1" || val == "b";
+      blockBatch = val == "b";
     } else if (key == "softcap") {
       char *end = nullptr;
       softcap = std::strtod(val.c_str(), &end);
@@ -220,6 +245,17 @@ std::string Case::validate() const {
     return "softcap must be positive and finite";
   if (prefix < 0)
     return "prefix must be at least 0";
+  if (blockMask != BlockMaskKind::None) {
+    if (op == "split")
+      return "block-mask applies to op=attention and op=grad";
+    if (packed || kvLens)
+      return "a block mask takes no packed batch, kv-lens or page-size";
+    if (maskBlockQ < 1 || maskBlockK < 1 || maskBlockQ > (int64_t(1) << 16) ||
+        maskBlockK > (int64_t(1) << 16))
+      return "mask-block-q and mask-block-k must be in [1, 65536]";
+    if (!(sparsity >= 0 && sparsity <= 1))
+      return "sparsity must be in [0, 1]";
+  }
   std::string canon = "bhqk";
   for (size_t i = 0; i < maskShape.size(); ++i) {
     char c = maskShape[i];
@@ -240,6 +276,15 @@ std::string Case::validate() const {
     tensors.push_back({"the mask", {b, hq, sq, sk}});
   if (pageSize)
     tensors.push_back({"the page pool", {pages(), pageSize, hkv, d}});
+  if (blockMask != BlockMaskKind::None) {
+    // The lists, and the transposed ones, with their spare columns.
+    tensors.push_back({"the block lists",
+                       {blockBatch ? b : 1, blockHeads ? hq : 1, queryBlocks(),
+                        keyBlocks() + 2}});
+    tensors.push_back({"the transposed block lists",
+                       {blockBatch ? b : 1, blockHeads ? hq : 1, keyBlocks(),
+                        queryBlocks() + 2}});
+  }
   for (const auto &[name, shape] : tensors)
     if (std::string problem = checkTensorSize(name, shape); !problem.empty())
       return problem;
@@ -264,6 +309,14 @@ std::string Case::str() const {
     os << " mask-mod=" << kMaskModNames[static_cast<int>(maskMod)];
   if (maskMod == MaskMod::Prefix)
     os << " prefix=" << prefix;
+  if (blockMask != BlockMaskKind::None) {
+    os << " block-mask=" << kBlockMaskNames[static_cast<int>(blockMask)]
+       << " mask-block-q=" << maskBlockQ << " mask-block-k=" << maskBlockK;
+    if (blockMask == BlockMaskKind::Random)
+      os << " sparsity=" << shortest(sparsity);
+    os << " full=" << fullLists << " block-heads=" << (blockHeads ? "hq" : "1")
+       << " block-batch=" << (blockBatch ? "b" : "1");
+  }
   os << " layout=" << (bshd ? "bshd" : "bhsd") << " lse=" << lse;
   if (op == "split")
     os << " splits=" << splits;
@@ -279,7 +332,8 @@ std::string Case::str() const {
   return os.str();
 }
 
-Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
+Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops,
+                  const std::vector<int64_t> &blockSizes) {
   auto pick = [&](std::initializer_list<int64_t> xs) {
     std::vector<int64_t> v(xs);
     return v[rng() % v.size()];
@@ -328,6 +382,19 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops) {
   if (modRng() % 3 == 0) {
     c.maskMod = static_cast<MaskMod>(1 + modRng() % 3);
     c.prefix = static_cast<int64_t>(modRng() % (c.sk + 2));
+  }
+  // The block mask from a stream of its own too, and only when asked for:
+  // the tiles of the pipeline under test must divide its blocks.
+  std::mt19937_64 blockRng(c.seed * 7919 + 7);
+  if (!blockSizes.empty() && c.op != "split" && !c.kvLens && !c.packed &&
+      blockRng() % 2 == 0) {
+    c.blockMask = static_cast<BlockMaskKind>(1 + blockRng() % 3);
+    c.maskBlockQ = blockSizes[blockRng() % blockSizes.size()];
+    c.maskBlockK = blockSizes[blockRng() % blockSizes.size()];
+    c.sparsity = std::vector<double>{0.1, 0.5, 0.9}[blockRng() % 3];
+    c.fullLists = blockRng() % 4 != 0;
+    c.blockHeads = blockRng() % 3 != 0;
+    c.blockBatch = blockRng() % 3 != 0;
   }
   return c;
 }
@@ -529,6 +596,9 @@ std::string Case::toIR() const {
   }
   if (op == "split")
     parts.push_back("num_splits = " + std::to_string(splits) + " : i64");
+  if (blockMask != BlockMaskKind::None)
+    parts.push_back("block_size = array<i64: " + std::to_string(maskBlockQ) +
+                    ", " + std::to_string(maskBlockK) + ">");
   if (!parts.empty()) {
     attrs << " {";
     for (size_t i = 0; i < parts.size(); ++i)
@@ -561,6 +631,32 @@ std::string Case::toIR() const {
   }
   maskUse = packedUse + maskUse;
   maskArg = packedArgs + maskArg;
+  // The block mask's lists come after the mask, as arguments and as
+  // operands: block_mask, then attention_grad's q_block_mask. Broadcast
+  // dims stay static 1s; a dim of size 1 in the type is what broadcasts.
+  if (blockMask != BlockMaskKind::None) {
+    const char *const names[] = {"bcnt", "bidx", "bfcnt", "bfidx"};
+    size_t lists = fullLists ? 4 : 2;
+    std::vector<HostTensor> blockIn = makeBlockMask();
+    auto addLists = [&](const std::string &keyword, const std::string &prefix,
+                        size_t first) {
+      std::string operands, types;
+      for (size_t i = 0; i < lists; ++i) {
+        const std::vector<int64_t> &shape = blockIn[first + i].shape;
+        std::vector<bool> dyn = {dynamic && blockBatch, false, dynamic,
+                                 dynamic};
+        dyn.resize(shape.size());
+        std::string type = tensorType(shape, dyn, "i32");
+        operands += (i ? ", %" : "%") + prefix + names[i];
+        types += (i ? ", " : "") + type;
+        maskArg += ", %" + prefix + names[i] + ": " + type;
+      }
+      maskUse += " " + keyword + "(" + operands + " : " + types + ")";
+    };
+    addLists("block_mask", "", 0);
+    if (op == "grad")
+      addLists("q_block_mask", "q", lists);
+  }
   // The mod operands come last, as arguments and as operands.
   std::vector<std::string> modNames = modOperandNames(), modTypes;
   for (const std::string &name : modNames) {
@@ -677,9 +773,11 @@ reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
   p.causal = c.causal;
   p.window = c.window;
   p.maskKind = c.mask;
-  // The mod operands are the last inputs, the mask just before them.
+  // The mod operands are the last inputs, the block mask's lists just
+  // before them, and the mask before those.
   std::vector<std::string> modNames = c.modOperandNames();
   size_t firstMod = in.size() - modNames.size();
+  size_t firstList = firstMod - c.blockMaskOperands();
   p.scoreMod = c.scoreMod;
   p.softcap = static_cast<float>(c.softcap);
   p.biasRadius = Case::kBiasRadius;
@@ -695,8 +793,29 @@ reference::Problem problemOf(const Case &c, const std::vector<HostTensor> &in) {
       (modNames[i] == "qdoc" ? p.queryDocs : p.keyDocs)
           .assign(values.begin(), values.end());
   }
+  if (c.blockMask != BlockMaskKind::None) {
+    auto ints = [](const HostTensor &t) {
+      std::vector<int64_t> v(t.numElements());
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        v[i] = static_cast<int64_t>(t.get(i));
+      return v;
+    };
+    const HostTensor &indices = in[firstList + 1];
+    p.blockQ = c.maskBlockQ;
+    p.blockK = c.maskBlockK;
+    p.listBatch = indices.shape[0];
+    p.listHeads = indices.shape[1];
+    p.listLength = indices.shape[3];
+    p.blockCounts = ints(in[firstList]);
+    p.blockIndices = ints(indices);
+    if (c.fullLists) {
+      p.fullBlockCounts = ints(in[firstList + 2]);
+      p.fullBlockIndices = ints(in[firstList + 3]);
+      p.fullListLength = in[firstList + 3].shape[3];
+    }
+  }
   if (c.mask != MaskKind::None) {
-    const HostTensor &m = in[firstMod - 1];
+    const HostTensor &m = in[firstList - 1];
     std::vector<int64_t> shape = maskDims(c);
     int64_t rank = shape.size();
     p.mask.resize(c.b * c.hq * c.sq * c.sk);
@@ -782,6 +901,46 @@ std::vector<double> packResult(const Case &c, const std::vector<double> &dense,
 }
 } // namespace
 
+namespace {
+/// Document ids 0, 1, ... of 1 to 4 documents per sequence, i32 [B, Sq]
+/// for the queries and [B, Sk] for the keys, cut at the same random
+/// fractions of the queries and of the keys (so that query and key
+/// documents roughly line up, as in a packed self-attention); a third of
+/// the sequences then lose one document's keys, so that some queries see
+/// no key of their document (rows the mask modification hides entirely:
+/// O = 0, LSE = -inf).
+std::pair<HostTensor, HostTensor> drawDocuments(const Case &c,
+                                                std::mt19937_64 &rng) {
+  HostTensor qdoc(DType::I32, {c.b, c.sq}), kdoc(DType::I32, {c.b, c.sk});
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int64_t s = 0; s < c.b; ++s) {
+    int64_t docs = 1 + rng() % 4;
+    std::vector<double> cuts(docs - 1);
+    for (double &cut : cuts)
+      cut = unit(rng);
+    std::sort(cuts.begin(), cuts.end());
+    int64_t emptied = rng() % 3 == 0 ? int64_t(rng() % docs) : -1;
+    // Position i of n is in the document of the cuts below i / n.
+    auto docOf = [&](int64_t i, int64_t n) {
+      return std::upper_bound(cuts.begin(), cuts.end(), double(i) / n) -
+             cuts.begin();
+    };
+    for (int64_t i = 0; i < c.sq; ++i)
+      qdoc.set(s * c.sq + i, docOf(i, c.sq));
+    // The emptied document's keys join the next one (the previous one for
+    // the last, id -1 for the only one: no query sees a key), which keeps
+    // the ids non-decreasing.
+    for (int64_t j = 0; j < c.sk; ++j) {
+      int64_t doc = docOf(j, c.sk);
+      if (doc == emptied)
+        doc += doc + 1 < docs ? 1 : -1;
+      kdoc.set(s * c.sk + j, doc);
+    }
+  }
+  return {qdoc, kdoc};
+}
+} // namespace
+
 std::vector<HostTensor> Case::makeModOperands() const {
   std::mt19937_64 rng(seed * 7919 + 3);
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
@@ -800,42 +959,179 @@ std::vector<HostTensor> Case::makeModOperands() const {
         t.set(i, uni(rng));
       out.push_back(t);
     } else if (name == "qdoc") {
-      // Document ids 0, 1, ... of 1 to 4 documents per sequence, cut at the
-      // same random fractions of the queries and of the keys (so that query
-      // and key documents roughly line up, as in a packed self-attention);
-      // a third of the sequences then lose one document's keys, so that
-      // some queries see no key of their document (rows the mask
-      // modification hides entirely: O = 0, LSE = -inf).
-      HostTensor qdoc(DType::I32, {b, sq}), kdoc(DType::I32, {b, sk});
-      std::uniform_real_distribution<double> unit(0.0, 1.0);
-      for (int64_t s = 0; s < b; ++s) {
-        int64_t docs = 1 + rng() % 4;
-        std::vector<double> cuts(docs - 1);
-        for (double &cut : cuts)
-          cut = unit(rng);
-        std::sort(cuts.begin(), cuts.end());
-        int64_t emptied = rng() % 3 == 0 ? int64_t(rng() % docs) : -1;
-        // Position i of n is in the document of the cuts below i / n.
-        auto docOf = [&](int64_t i, int64_t n) {
-          return std::upper_bound(cuts.begin(), cuts.end(), double(i) / n) -
-                 cuts.begin();
-        };
-        for (int64_t i = 0; i < sq; ++i)
-          qdoc.set(s * sq + i, docOf(i, sq));
-        // The emptied document's keys join the next one (the previous one
-        // for the last, id -1 for the only one: no query sees a key), which
-        // keeps the ids non-decreasing.
-        for (int64_t j = 0; j < sk; ++j) {
-          int64_t doc = docOf(j, sk);
-          if (doc == emptied)
-            doc += doc + 1 < docs ? 1 : -1;
-          kdoc.set(s * sk + j, doc);
-        }
-      }
+      auto [qdoc, kdoc] = drawDocuments(*this, rng);
       out.push_back(qdoc);
       out.push_back(kdoc);
     }
     // "kdoc" is made with "qdoc", which comes just before it.
+  }
+  return out;
+}
+
+size_t Case::blockMaskOperands() const {
+  if (blockMask == BlockMaskKind::None)
+    return 0;
+  size_t lists = fullLists ? 4 : 2;
+  return op == "grad" ? 2 * lists : lists;
+}
+
+namespace {
+enum class Block : uint8_t { Hidden, Partial, Full };
+
+/// Lists of the column blocks of every row block, as the op takes them:
+/// for each of `rows` rows (row-major over the lists' (b, h, row block)),
+/// the columns whose state in `state` ([rows, cols]) is `which`, in random
+/// order, counts i32 [`shape`] and indices i32 [`shape`, N], N = `cols`
+/// plus 0 to 2 spare columns. Past each count the indices are garbage
+/// (out of range, negative), which a lowering must not read; an empty
+/// list's count is sometimes negative and a whole list's sometimes more
+/// than N, both clamped by the op.
+std::pair<HostTensor, HostTensor>
+blockLists(const std::vector<Block> &state, Block which,
+           std::vector<int64_t> shape, int64_t cols, std::mt19937_64 &rng) {
+  int64_t rows = 1;
+  for (int64_t size : shape)
+    rows *= size;
+  int64_t length = cols + int64_t(rng() % 3);
+  HostTensor counts(DType::I32, shape);
+  shape.push_back(length);
+  HostTensor indices(DType::I32, shape);
+  const int64_t garbage[] = {-7, -1, cols, cols + 1000, INT32_MAX, INT32_MIN};
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> listed;
+    for (int64_t col = 0; col < cols; ++col)
+      if (state[r * cols + col] == which)
+        listed.push_back(col);
+    std::shuffle(listed.begin(), listed.end(), rng);
+    int64_t count = listed.size();
+    for (int64_t n = 0; n < length; ++n)
+      indices.set(r * length + n, n < count ? listed[n] : garbage[rng() % 6]);
+    if (count == 0 && rng() % 2)
+      count = -1 - int64_t(rng() % 3);
+    else if (count == length && rng() % 2)
+      count = length + 1 + int64_t(rng() % 3);
+    counts.set(r, count);
+  }
+  return {counts, indices};
+}
+} // namespace
+
+std::vector<HostTensor> Case::makeBlockMask() const {
+  if (blockMask == BlockMaskKind::None)
+    return {};
+  int64_t qbs = queryBlocks(), kbs = keyBlocks();
+  int64_t lb = blockBatch ? b : 1, lh = blockHeads ? hq : 1;
+  std::mt19937_64 rng(seed * 7919 + 6);
+  // The state of key block kb for query block qb of list (s, h), at
+  // ((s * lh + h) * qbs + qb) * kbs + kb.
+  std::vector<Block> state(lb * lh * qbs * kbs, Block::Hidden);
+  auto at = [&](int64_t s, int64_t h, int64_t qb, int64_t kb) -> Block & {
+    return state[((s * lh + h) * qbs + qb) * kbs + kb];
+  };
+  // A block that the other masks (or the documents) leave wholly visible
+  // is full; without full lists it is visited as a partial one.
+  Block whole = fullLists ? Block::Full : Block::Partial;
+  switch (blockMask) {
+  case BlockMaskKind::None:
+    break;
+  case BlockMaskKind::Random: {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int64_t s = 0; s < lb; ++s)
+      for (int64_t h = 0; h < lh; ++h) {
+        for (int64_t qb = 0; qb < qbs; ++qb)
+          for (int64_t kb = 0; kb < kbs; ++kb)
+            if (unit(rng) >= sparsity)
+              at(s, h, qb, kb) =
+                  fullLists && rng() % 2 ? Block::Full : Block::Partial;
+        if (rng() % 2) {
+          int64_t qb = rng() % qbs;
+          for (int64_t kb = 0; kb < kbs; ++kb)
+            at(s, h, qb, kb) = Block::Hidden;
+        }
+      }
+    break;
+  }
+  case BlockMaskKind::Causal: {
+    // Key j is visible to query i where i + offset - window <= j <= i +
+    // offset (no lower end without a window); a causal kind of none is
+    // taken as top_left.
+    int64_t offset = causal == Causal::BottomRight ? sk - sq : 0;
+    int64_t reach = window >= 0 ? window : std::numeric_limits<int32_t>::max();
+    for (int64_t qb = 0; qb < qbs; ++qb)
+      for (int64_t kb = 0; kb < kbs; ++kb) {
+        int64_t qlo = qb * maskBlockQ + offset,
+                qhi = std::min(sq, (qb + 1) * maskBlockQ) - 1 + offset;
+        int64_t klo = kb * maskBlockK,
+                khi = std::min(sk, (kb + 1) * maskBlockK) - 1;
+        Block block = khi <= qlo && klo >= qhi - reach   ? whole
+                      : klo <= qhi && khi >= qlo - reach ? Block::Partial
+                                                         : Block::Hidden;
+        for (int64_t s = 0; s < lb; ++s)
+          for (int64_t h = 0; h < lh; ++h)
+            at(s, h, qb, kb) = block;
+      }
+    break;
+  }
+  case BlockMaskKind::Document: {
+    // The document mask modification's ids, or ones drawn alike.
+    HostTensor qdoc, kdoc;
+    if (maskMod == MaskMod::Document) {
+      std::vector<HostTensor> mods = makeModOperands();
+      qdoc = mods[mods.size() - 2];
+      kdoc = mods.back();
+    } else {
+      std::mt19937_64 docRng(seed * 7919 + 5);
+      std::tie(qdoc, kdoc) = drawDocuments(*this, docRng);
+    }
+    auto docsOf = [](const HostTensor &ids, int64_t s, int64_t seq, int64_t lo,
+                     int64_t hi) {
+      std::set<int64_t> docs;
+      for (int64_t i = lo; i < std::min(hi, seq); ++i)
+        docs.insert(static_cast<int64_t>(ids.get(s * seq + i)));
+      return docs;
+    };
+    // Broadcast lists follow the first sequence's documents.
+    for (int64_t s = 0; s < lb; ++s)
+      for (int64_t qb = 0; qb < qbs; ++qb)
+        for (int64_t kb = 0; kb < kbs; ++kb) {
+          std::set<int64_t> qd = docsOf(qdoc, s, sq, qb * maskBlockQ,
+                                        (qb + 1) * maskBlockQ),
+                            kd = docsOf(kdoc, s, sk, kb * maskBlockK,
+                                        (kb + 1) * maskBlockK);
+          bool overlap = std::any_of(qd.begin(), qd.end(),
+                                     [&](int64_t d) { return kd.count(d); });
+          Block block = qd.size() == 1 && qd == kd ? whole
+                        : overlap                  ? Block::Partial
+                                                   : Block::Hidden;
+          for (int64_t h = 0; h < lh; ++h)
+            at(s, h, qb, kb) = block;
+        }
+    break;
+  }
+  }
+
+  std::vector<HostTensor> out;
+  auto addLists = [&](const std::vector<Block> &states, int64_t rows,
+                      int64_t cols) {
+    for (Block which : {Block::Partial, Block::Full}) {
+      if (which == Block::Full && !fullLists)
+        continue;
+      auto [counts, indices] =
+          blockLists(states, which, {lb, lh, rows}, cols, rng);
+      out.push_back(counts);
+      out.push_back(indices);
+    }
+  };
+  addLists(state, qbs, kbs);
+  if (op == "grad") {
+    // The query blocks of each key block: the exact transpose.
+    std::vector<Block> transposed(state.size());
+    for (int64_t s = 0; s < lb; ++s)
+      for (int64_t h = 0; h < lh; ++h)
+        for (int64_t qb = 0; qb < qbs; ++qb)
+          for (int64_t kb = 0; kb < kbs; ++kb)
+            transposed[((s * lh + h) * kbs + kb) * qbs + qb] = at(s, h, qb, kb);
+    addLists(transposed, kbs, qbs);
   }
   return out;
 }
@@ -870,6 +1166,8 @@ std::vector<HostTensor> Case::makeInputs() const {
     std::vector<HostTensor> fwdIn = in;
     if (mask != MaskKind::None)
       fwdIn.push_back(maskT);
+    for (HostTensor &t : makeBlockMask())
+      fwdIn.push_back(t);
     for (HostTensor &t : makeModOperands())
       fwdIn.push_back(t);
     reference::Problem p = problemOf(*this, fwdIn);
@@ -956,6 +1254,8 @@ std::vector<HostTensor> Case::makeInputs() const {
   }
   if (mask != MaskKind::None)
     in.push_back(maskT);
+  for (HostTensor &t : makeBlockMask())
+    in.push_back(t);
   for (HostTensor &t : makeModOperands())
     in.push_back(t);
   return in;

@@ -5,6 +5,7 @@
 //   op=attention b=2 hq=8 hkv=2 sq=77 sk=129 d=16 dv=8 dtype=f16
 //   causal=bottom_right window=5 mask=add mask-shape=1hqk layout=bshd lse=1
 //   kv-lens=1 page-size=16 score-mod=softcap softcap=30 mask-mod=document
+//   block-mask=random mask-block-q=32 mask-block-k=16 sparsity=0.5 full=1
 // Cases come from the command line or from a seeded random generator; each
 // becomes attn IR, inputs, and a float64 reference.
 //
@@ -21,6 +22,14 @@
 #include <vector>
 
 namespace harness {
+
+/// How a case draws its block mask (the op's `block_mask`): random key
+/// blocks per query block, FlexAttention's causal block mask (the blocks
+/// that the causal diagonal and the window cut partial, those wholly
+/// inside full, the rest hidden), or blocks of documents (full where the
+/// query and key blocks lie in one document, partial where their
+/// documents overlap, hidden where they do not).
+enum class BlockMaskKind { None, Random, Causal, Document };
 
 struct Case {
   std::string op = "attention"; // attention | split | grad
@@ -56,6 +65,19 @@ struct Case {
   /// ids drawn from the seed, or a stride pattern.
   reference::MaskMod maskMod = reference::MaskMod::None;
   int64_t prefix = 5;
+  /// A block mask of `maskBlockQ` x `maskBlockK` blocks. Random: each key
+  /// block hidden with probability `sparsity`, else listed, and in half
+  /// of the (b, h) lists one query block sees no block at all. With
+  /// `fullLists`, the op takes full lists too (random: half of the listed
+  /// blocks go there; causal, document: the blocks wholly visible), else
+  /// every visited block is partial. The lists are per query head and
+  /// per sequence, or broadcast (size 1) over either; in random order,
+  /// with 0 to 2 spare columns of garbage past every count.
+  BlockMaskKind blockMask = BlockMaskKind::None;
+  int64_t maskBlockQ = 16, maskBlockK = 16;
+  double sparsity = 0.5;
+  bool fullLists = true;
+  bool blockHeads = true, blockBatch = true;
   uint64_t seed = 1;
 
   static constexpr int64_t kBiasRadius = 8;
@@ -86,14 +108,30 @@ struct Case {
   /// inputs of a case do not change with its modifications).
   std::vector<HostTensor> makeModOperands() const;
 
+  /// The block mask's query and key blocks.
+  int64_t queryBlocks() const { return (sq + maskBlockQ - 1) / maskBlockQ; }
+  int64_t keyBlocks() const { return (sk + maskBlockK - 1) / maskBlockK; }
+  /// The block mask's operands, in their fixed order: the counts and
+  /// indices of the key blocks of each query block (i32 [B, Hq, QB] and
+  /// [B, Hq, QB, N], B and Hq 1 when broadcast), the full blocks' ones
+  /// (with `fullLists`), then for op=grad the same lists transposed (the
+  /// query blocks of each key block: q_block_mask). They are @kernel's
+  /// arguments after the mask, drawn from a stream of the seed's.
+  std::vector<HostTensor> makeBlockMask() const;
+  size_t blockMaskOperands() const;
+
   /// Parses `key=value` words; returns an error message or "".
   std::string parse(const std::string &text);
   std::string str() const;
   /// Checks the case describes valid IR; returns an error message or "".
   std::string validate() const;
 
-  /// A random valid case; `ops` restricts the op kinds.
-  static Case random(std::mt19937_64 &rng, const std::vector<std::string> &ops);
+  /// A random valid case; `ops` restricts the op kinds. With
+  /// `blockSizes`, half of the attention and grad cases that can take one
+  /// get a block mask of blocks of those sizes (query and key sizes drawn
+  /// apart).
+  static Case random(std::mt19937_64 &rng, const std::vector<std::string> &ops,
+                     const std::vector<int64_t> &blockSizes = {});
 
   /// The attn IR of this case: a func @kernel taking the inputs and
   /// returning the outputs.

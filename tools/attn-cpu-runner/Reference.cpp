@@ -66,6 +66,42 @@ bool maskModKeeps(const Problem &p, int64_t b, int64_t i, int64_t j) {
   return true;
 }
 
+/// How the block mask treats the key blocks of query block qb of (b, h).
+enum class Block : uint8_t { Hidden, Partial, Full };
+
+/// The state of every key block for query block qb of (b, h); without a
+/// block mask, one partial block of every key (the mask modification
+/// decides each).
+std::vector<Block> keyBlocks(const Problem &p, int64_t b, int64_t h,
+                             int64_t qb) {
+  if (!p.blockQ)
+    return {Block::Partial};
+  int64_t numBlocks = (p.keySeq + p.blockK - 1) / p.blockK;
+  int64_t numQueryBlocks = (p.querySeq + p.blockQ - 1) / p.blockQ;
+  std::vector<Block> state(numBlocks, Block::Hidden);
+  int64_t row =
+      ((p.listBatch == 1 ? 0 : b) * p.listHeads + (p.listHeads == 1 ? 0 : h)) *
+          numQueryBlocks +
+      qb;
+  auto mark = [&](const std::vector<int64_t> &counts,
+                  const std::vector<int64_t> &indices, int64_t length,
+                  Block as) {
+    int64_t count = std::clamp<int64_t>(counts[row], 0, length);
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t kb =
+          std::clamp<int64_t>(indices[row * length + n], 0, numBlocks - 1);
+      // A block in both lists is full (the lowerings' or; the op leaves
+      // it unspecified, so the harness never makes one).
+      if (state[kb] != Block::Full)
+        state[kb] = as;
+    }
+  };
+  mark(p.blockCounts, p.blockIndices, p.listLength, Block::Partial);
+  if (!p.fullBlockCounts.empty())
+    mark(p.fullBlockCounts, p.fullBlockIndices, p.fullListLength, Block::Full);
+  return state;
+}
+
 /// The scores of query (b, h, i) against every key: score_mod(scale * q.k)
 /// + mask, -inf where hidden. With `slope`, also the derivative of the
 /// score modification at each key's scaled score.
@@ -78,6 +114,7 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
   int64_t keys = p.keysOf(b);
   int64_t diag =
       i + (p.causal == Causal::BottomRight ? keys - p.queriesOf(b) : 0);
+  std::vector<Block> blocks = keyBlocks(p, b, h, p.blockQ ? i / p.blockQ : 0);
   std::vector<double> s(p.keySeq);
   if (slope)
     slope->assign(p.keySeq, 1.0);
@@ -97,7 +134,10 @@ std::vector<double> scoreRow(const Problem &p, const std::vector<double> &q,
       if (j > diag || (p.window >= 0 && diag - j > p.window))
         v = kNegInf;
     }
-    if (j >= keys || !maskModKeeps(p, b, i, j))
+    Block block = blocks[p.blockQ ? j / p.blockK : 0];
+    bool keep = block == Block::Full ||
+                (block == Block::Partial && maskModKeeps(p, b, i, j));
+    if (j >= keys || !keep)
       v = kNegInf;
     s[j] = v;
   }

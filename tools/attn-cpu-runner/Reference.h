@@ -61,6 +61,22 @@ struct Problem {
   /// Document ids [B, Sq] and [B, Sk].
   std::vector<int64_t> queryDocs, keyDocs;
 
+  /// A block mask (the op's `block_mask`): blocks of `blockQ` queries by
+  /// `blockK` keys (0: none). Key block kb of query block qb of (b, h) is
+  /// partial if listed among the first counts[b, h, qb] (clamped into
+  /// [0, N]) entries of indices[b, h, qb, :N] (each clamped into
+  /// [0, ceil(Sk / blockK))), full if listed likewise in the full lists,
+  /// hidden otherwise. A partial block's keys are decided by the other
+  /// masks and the mask modification, a full one's by the other masks
+  /// alone. The lists are stored as the op takes them: counts
+  /// [listBatch, listHeads, QB], indices [listBatch, listHeads, QB, N]
+  /// (N = listLength, fullListLength), listBatch and listHeads 1 when
+  /// broadcast; the full ones empty without full lists.
+  int64_t blockQ = 0, blockK = 0;
+  int64_t listBatch = 1, listHeads = 1, listLength = 0, fullListLength = 0;
+  std::vector<int64_t> blockCounts, blockIndices;
+  std::vector<int64_t> fullBlockCounts, fullBlockIndices;
+
   int64_t keysOf(int64_t b) const {
     return keyLens.empty() ? keySeq : keyLens[b];
   }

@@ -6,6 +6,7 @@
 //
 //   attn-cpu-runner --case="op=attention b=2 hq=8 hkv=2 sq=77 sk=33 ..."
 //   attn-cpu-runner --random=40 --seed=7 --ops=attention,split,grad
+//   attn-cpu-runner --random=20 --random-block-sizes=16,32
 //       Builds attn IR for each case and compares it with a float64
 //       reference written in C++ (Reference.cpp), independent of MLIR.
 //   attn-cpu-runner file.mlir --entry=f --compare-pass=attn-raise
@@ -66,6 +67,12 @@ static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random cases"),
 static cl::opt<std::string>
     opsOpt("ops", cl::desc("Op kinds of random cases: attention,split,grad"),
            cl::init("attention,split,grad"));
+static cl::list<int64_t> randomBlockSizes(
+    "random-block-sizes",
+    cl::desc("Give half of the random attention and grad cases a block mask "
+             "of blocks of these sizes (the pipeline's tiles must divide "
+             "them); none without"),
+    cl::CommaSeparated);
 static cl::opt<std::string>
     pipelineOpt("pipeline",
                 cl::desc("Pass pipeline to the LLVM dialect (textual, "
@@ -473,9 +480,16 @@ int main(int argc, char **argv) {
   std::stringstream opList(opsOpt);
   for (std::string op; std::getline(opList, op, ',');)
     ops.push_back(op);
+  std::vector<int64_t> blockSizes(randomBlockSizes.begin(),
+                                  randomBlockSizes.end());
+  for (int64_t size : blockSizes)
+    if (size < 1 || size > (int64_t(1) << 16)) {
+      llvm::errs() << "error: --random-block-sizes must be in [1, 65536]\n";
+      return 2;
+    }
   std::mt19937_64 rng(seedOpt);
   for (unsigned i = 0; i < numRandom; ++i)
-    cases.push_back(Case::random(rng, ops));
+    cases.push_back(Case::random(rng, ops, blockSizes));
   if (cases.empty()) {
     llvm::errs() << "error: nothing to run: give --case, --random or a file\n";
     return 2;

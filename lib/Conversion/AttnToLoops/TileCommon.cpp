@@ -859,7 +859,8 @@ Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,
   Value needMasks = p.mask || (p.maskMod && !maskModOn)
                         ? ix.c(1)
                         : tileNeedsIndexMasks(ix, p, rows, j0, blockKV, jEnd);
-  if (p.maskMod && maskModOn)
+  // With a mask operand every tile takes the masks anyway.
+  if (p.maskMod && maskModOn && !p.mask)
     needMasks = arith::OrIOp::create(b, loc, needMasks, maskModOn);
   if (std::optional<int64_t> folded = getConstantIntValue(needMasks))
     return masked(b, loc, *folded != 0);
