@@ -32,18 +32,12 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "GPU"))
 import bench_attention as ba  # noqa: E402
 import attn_runtime  # noqa: E402
+# The compiled flex_attention (and dynamo's recompile limits) of
+# bench_mods.py.
+from bench_mods import create_block_mask, flex  # noqa: E402
 
-torch._dynamo.config.recompile_limit = 256
-torch._dynamo.config.accumulated_recompile_limit = 4096
-
-try:
-    from torch.nn.attention.flex_attention import (BlockMask,
-                                                   create_block_mask,
-                                                   flex_attention)
-    flex = torch.compile(flex_attention, dynamic=False)
-except Exception as e:  # noqa: BLE001 - no peer then
-    flex = None
-    print("flex_attention unavailable: %s" % e)
+if flex is not None:
+    from torch.nn.attention.flex_attention import BlockMask
 
 BLOCK = 128
 
@@ -92,6 +86,7 @@ def main():
     ap.add_argument("--target-ms", type=float, default=200)
     args = ap.parse_args()
     if flex is None:
+        print("flex_attention unavailable")
         return 1
     lib = attn_runtime.load_library(args.lib)
     module = attn_runtime.Module(args.manifest, lib=lib)

@@ -816,60 +816,81 @@ std::string listAll(const std::vector<std::string> &names) {
   return list;
 }
 
-/// The end of a message of a call that found no kernel, when block masks
-/// may be why: with options->block_mask, the block sizes of the module's
-/// kernels (or that it has no kernels with a block mask); without, when
-/// kernels of `kinds` take one, that those serve only calls that pass one.
-/// "" otherwise.
+/// An option that picks kernels by a manifest key (mod=, blocks=), as the
+/// no-kernel messages name it.
+struct KernelSelector {
+  /// The option as the call set it ("" when it did not), e.g.
+  /// `options->mod = "softcap"`.
+  std::string given;
+  /// The option, what a kernel with the key has ("a modification"), the
+  /// key, the values' name ("modifications") and how a call sets it
+  /// ("name it in").
+  const char *option, *thing, *key, *plural, *setBy;
+  /// The module's values of the key, and whether a kernel of the call's
+  /// kinds has it.
+  std::vector<std::string> values;
+  bool kindsHaveIt;
+};
+
+/// The end of a message of a call that found no kernel, when `s` may be
+/// why: with the option set, the values the module has (or that it has
+/// none); without, when kernels of the call's kinds have the key, that
+/// those serve only calls that set it. "" otherwise.
+std::string describeSelector(const KernelSelector &s) {
+  std::string list = listAll(s.values);
+  if (!s.given.empty())
+    return "; " + s.given + ": " +
+           (s.values.empty()
+                ? std::string("the module has no kernels with ") + s.thing +
+                      " (manifest " + s.key + ")"
+                : std::string("the module's ") + s.plural + " (manifest " +
+                      s.key + ") " + (s.values.size() == 1 ? "is " : "are ") +
+                      list);
+  if (!s.kindsHaveIt)
+    return "";
+  return std::string("; ") + s.option + " is not set, and kernels with " +
+         s.thing + " (manifest " + s.key + ") serve only calls that " +
+         s.setBy + " " + s.option + " (the module's " + s.plural + ": " + list +
+         ")";
+}
+
+/// describeSelector for options->block_mask.
 std::string describeBlockMasks(const ManifestSection &section,
                                std::initializer_list<KernelKind> kinds,
                                const Problem &p) {
-  std::vector<std::string> sizes = section.blockMaskSizes();
+  KernelSelector s{"",
+                   "options->block_mask",
+                   "a block mask",
+                   "blocks=",
+                   "block sizes",
+                   "pass one in",
+                   section.blockMaskSizes(),
+                   false};
   if (p.blockMaskQ)
-    return "; options->block_mask has blocks of " +
-           std::to_string(p.blockMaskQ) + "x" + std::to_string(p.blockMaskK) +
-           ": " +
-           (sizes.empty()
-                ? std::string("the module has no kernels with a block mask "
-                              "(manifest blocks=)")
-                : "the module's block sizes (manifest blocks=) are " +
-                      listAll(sizes));
-  bool blocks = false;
+    s.given = "options->block_mask has blocks of " +
+              std::to_string(p.blockMaskQ) + "x" + std::to_string(p.blockMaskK);
   for (KernelKind kind : kinds)
-    blocks = blocks || section.hasBlockMasks(kind);
-  if (!blocks)
-    return "";
-  return "; options->block_mask is not set, and kernels with a block mask "
-         "(manifest blocks=) serve only calls that pass one in "
-         "options->block_mask (the module's block sizes: " +
-         listAll(sizes) + ")";
+    s.kindsHaveIt = s.kindsHaveIt || section.hasBlockMasks(kind);
+  return describeSelector(s);
 }
 
-/// The end of a message of a call that found no kernel, when modifications
-/// may be why: with options->mod, the modifications the module has (or
-/// that it has none); without, when kernels of `kinds` have one, that
-/// those serve only calls that name it. "" otherwise.
+/// describeSelector for options->mod.
 std::string describeMods(const ManifestSection &section,
                          std::initializer_list<KernelKind> kinds,
                          const Problem &p) {
-  std::vector<std::string> names = section.modNames();
-  std::string list = listAll(names);
+  KernelSelector s{"",
+                   "options->mod",
+                   "a modification",
+                   "mod=",
+                   "modifications",
+                   "name it in",
+                   section.modNames(),
+                   false};
   if (!p.mod.empty())
-    return "; options->mod = \"" + p.mod + "\": " +
-           (names.empty()
-                ? std::string("the module has no kernels with a "
-                              "modification (manifest mod=)")
-                : "the module's modifications (manifest mod=) " +
-                      std::string(names.size() == 1 ? "is " : "are ") + list);
-  bool mods = false;
+    s.given = "options->mod = \"" + p.mod + "\"";
   for (KernelKind kind : kinds)
-    mods = mods || section.hasMods(kind);
-  if (!mods)
-    return "";
-  return "; options->mod is not set, and kernels with a modification "
-         "(manifest mod=) serve only calls that name it in options->mod "
-         "(the module's modifications: " +
-         list + ")";
+    s.kindsHaveIt = s.kindsHaveIt || section.hasMods(kind);
+  return describeSelector(s);
 }
 
 /// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /

@@ -25,11 +25,9 @@ Tolerances are gpu_tests.py's.
         --lib build-rt/lib/libattn_runtime.so
 """
 
-import argparse
 import math
 import os
 import sys
-import time
 import types
 
 import torch
@@ -145,28 +143,14 @@ def masked_scores(q, k, causal, scale, visible, mod):
 def reference(q, k, v, causal, visible, mod):
     scale = 1.0 / math.sqrt(q.shape[-1])
     s, _ = masked_scores(q.double(), k.double(), causal, scale, visible, mod)
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.nan_to_num(torch.exp(s - lse[..., None]), nan=0.0)
-    hq, hkv = q.shape[1], k.shape[1]
-    o = torch.einsum("bhqk,bhkd->bhqd", p,
-                     v.double().repeat_interleave(hq // hkv, dim=1))
-    return o, lse
+    return mt.attention64(s, v, q.shape[1], k.shape[1])
 
 
 def reference_grads(q, k, v, dout, causal, visible, mod):
     scale = 1.0 / math.sqrt(q.shape[-1])
-    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
-    s, vis = masked_scores(q64, k64, causal, scale, visible, mod)
-    top = s.detach().amax(dim=-1, keepdim=True)
-    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-    e = torch.exp(s - top)
-    total = e.sum(dim=-1, keepdim=True)
-    p = e / torch.where(total > 0, total, torch.ones_like(total))
-    hq, hkv = q.shape[1], k.shape[1]
-    o = torch.einsum("bhqk,bhkd->bhqd", p,
-                     v64.repeat_interleave(hq // hkv, dim=1))
-    o.backward(dout.double())
-    return q64.grad, k64.grad, v64.grad, vis
+    return mt.grads64(
+        lambda q, k: masked_scores(q, k, causal, scale, visible, mod), q, k,
+        v, dout)
 
 
 SHAPES = [  # b, hq, hkv, sq, sk
@@ -198,9 +182,7 @@ def cases():
 def run(module, c, gen):
     b, hq, hkv, sq, sk = c["shape"]
     d, dt = c["d"], torch.bfloat16
-    q = torch.randn((b, hq, sq, d), generator=gen, device="cuda").to(dt)
-    k = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
-    v = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
+    q, k, v = mt.random_qkv(c, gen)
     qb, kb = -(-sq // BLOCK), -(-sk // BLOCK)
     if c["blocks"] == "document":
         blocks = document_blocks(sq, sk, b, hq)
@@ -252,45 +234,12 @@ def error_cases(module, gen):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--manifest", required=True)
-    ap.add_argument("--lib")
-    ap.add_argument("--seed", type=int, default=4321)
-    ap.add_argument("--filter", default="")
-    args = ap.parse_args()
-    lib = attn_runtime.load_library(args.lib)
-    module = attn_runtime.Module(args.manifest, lib=lib)
-    gen = torch.Generator(device="cuda").manual_seed(args.seed)
-    passed = failed = 0
-    t0 = time.time()
-    for c in cases():
-        name = "%s d%d %s %s %s s=%.1f%s %s" % (
-            c["kind"], c["d"], c["causal"], c["mod"] or "-", c["blocks"],
-            c["sparsity"], " bcast" if c["broadcast"] else "",
-            "x".join(map(str, c["shape"])))
-        if args.filter not in name:
-            continue
-        try:
-            r = run(module, c, gen)
-        except Exception as e:  # noqa: BLE001 - a failing case, reported
-            r = {"status": gt.FAIL, "detail": "%s: %s" % (type(e).__name__, e)}
-        ok = r["status"] == gt.PASS
-        passed += ok
-        failed += not ok
-        print("%s %-70s rel_err=%.2e %s" % (
-            "PASS" if ok else "FAIL", name, r.get("rel_err", r.get(
-                "dq_rel_err", float("nan"))), r.get("detail", "")),
-            flush=True)
-    for name, status, detail in error_cases(module, gen):
-        ok = status == gt.PASS
-        passed += ok
-        failed += not ok
-        print("%s error %-10s %s" % ("PASS" if ok else "FAIL", name, detail))
-    print("%d passed, %d failed (%.0f s)" % (passed, failed,
-                                             time.time() - t0))
-    return 1 if failed else 0
+def case_name(c):
+    return "%s d%d %s %s %s s=%.1f%s %s" % (
+        c["kind"], c["d"], c["causal"], c["mod"] or "-", c["blocks"],
+        c["sparsity"], " bcast" if c["broadcast"] else "",
+        "x".join(map(str, c["shape"])))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(mt.run_suite(4321, cases, case_name, run, error_cases))

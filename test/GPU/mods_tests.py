@@ -76,21 +76,21 @@ def scores(name, q, k, causal, scale):
     return s.masked_fill(~visible, float("-inf")), visible
 
 
-def reference(name, q, k, v, causal):
-    scale = 1.0 / math.sqrt(q.shape[-1])
-    s, visible = scores(name, q.double(), k.double(), causal, scale)
+def attention64(s, v, hq, hkv):
+    """O and LSE of the float64 scores s [B, Hq, Sq, Sk] (-inf where
+    hidden; a row with none visible: O = 0, LSE = -inf) and V."""
     lse = torch.logsumexp(s, dim=-1)
     p = torch.nan_to_num(torch.exp(s - lse[..., None]), nan=0.0)
-    hq, hkv = q.shape[1], k.shape[1]
     o = torch.einsum("bhqk,bhkd->bhqd", p,
                      v.double().repeat_interleave(hq // hkv, dim=1))
     return o, lse
 
 
-def reference_grads(name, q, k, v, dout, causal):
-    scale = 1.0 / math.sqrt(q.shape[-1])
+def grads64(scores_of, q, k, v, dout):
+    """dQ, dK, dV by float64 autograd through `scores_of(q, k)` (the
+    masked scores and their visibility), and the visibility."""
     q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
-    s, visible = scores(name, q64, k64, causal, scale)
+    s, visible = scores_of(q64, k64)
     top = s.detach().amax(dim=-1, keepdim=True)
     top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
     e = torch.exp(s - top)
@@ -100,9 +100,21 @@ def reference_grads(name, q, k, v, dout, causal):
     o = torch.einsum("bhqk,bhkd->bhqd", p,
                      v64.repeat_interleave(hq // hkv, dim=1))
     o.backward(dout.double())
-    b, sq, sk = q.shape[0], q.shape[2], k.shape[2]
-    return (q64.grad, k64.grad, v64.grad,
-            visible[None, None].expand(b, hq, sq, sk))
+    return q64.grad, k64.grad, v64.grad, visible
+
+
+def reference(name, q, k, v, causal):
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    s, _ = scores(name, q.double(), k.double(), causal, scale)
+    return attention64(s, v, q.shape[1], k.shape[1])
+
+
+def reference_grads(name, q, k, v, dout, causal):
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    *grads, visible = grads64(
+        lambda q, k: scores(name, q, k, causal, scale), q, k, v, dout)
+    b, hq, sq, sk = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    return (*grads, visible[None, None].expand(b, hq, sq, sk))
 
 
 # (modification, causal kinds its kernels have, backward too)
@@ -131,12 +143,17 @@ def cases():
                        shape=shape)
 
 
+def random_qkv(c, gen):
+    """bf16 Q [B, Hq, Sq, D], K and V [B, Hkv, Sk, D] of case `c`."""
+    b, hq, hkv, sq, sk = c["shape"]
+    return (torch.randn((b, h, s, c["d"]), generator=gen, device="cuda").to(
+        torch.bfloat16) for h, s in ((hq, sq), (hkv, sk), (hkv, sk)))
+
+
 def run(module, c, gen):
     b, hq, hkv, sq, sk = c["shape"]
     d, dt = c["d"], torch.bfloat16
-    q = torch.randn((b, hq, sq, d), generator=gen, device="cuda").to(dt)
-    k = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
-    v = torch.randn((b, hkv, sk, d), generator=gen, device="cuda").to(dt)
+    q, k, v = random_qkv(c, gen)
     causal = c["causal"]
     flag = {"none": False, "bottom_right": "bottom_right"}[causal]
     if c["kind"] == "backward":
@@ -172,11 +189,16 @@ def error_cases(module):
     return out
 
 
-def main():
+def run_suite(description_seed, cases, name_of, run, errors):
+    """The command line of a GPU test script over one manifest: runs every
+    case of `cases()` whose `name_of(case)` holds --filter through
+    `run(module, case, gen)`, then `errors(module, gen)` ((name, status,
+    detail) triples), one PASS/FAIL line each, and the counts; the exit
+    code."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--lib")
-    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--seed", type=int, default=description_seed)
     ap.add_argument("--filter", default="")
     args = ap.parse_args()
     lib = attn_runtime.load_library(args.lib)
@@ -185,8 +207,7 @@ def main():
     passed = failed = 0
     t0 = time.time()
     for c in cases():
-        name = "%s %s d%d %s %s" % (c["kind"], c["mod"], c["d"], c["causal"],
-                                    "x".join(map(str, c["shape"])))
+        name = name_of(c)
         if args.filter not in name:
             continue
         try:
@@ -197,17 +218,29 @@ def main():
         passed += ok
         failed += not ok
         print("%s %-60s rel_err=%.2e %s" % (
-            "PASS" if ok else "FAIL", name, r.get("rel_err", float("nan")),
+            "PASS" if ok else "FAIL", name,
+            r.get("rel_err", r.get("dq_rel_err", float("nan"))),
             r.get("detail", "")), flush=True)
         torch.cuda.empty_cache()
-    for mod, status, detail in error_cases(module):
+    for name, status, detail in errors(module, gen):
         ok = status == gt.PASS
         passed += ok
         failed += not ok
-        print("%s error mod=%s: %s" % ("PASS" if ok else "FAIL", mod, detail))
+        print("%s error %s: %s" % ("PASS" if ok else "FAIL", name, detail))
     print("time: %.1fs" % (time.time() - t0))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+def main():
+    return run_suite(
+        1234, cases,
+        lambda c: "%s %s d%d %s %s" % (c["kind"], c["mod"], c["d"],
+                                       c["causal"],
+                                       "x".join(map(str, c["shape"]))),
+        run, lambda module, gen: [("mod=%s" % m, status, detail)
+                                  for m, status, detail in
+                                  error_cases(module)])
 
 
 if __name__ == "__main__":

@@ -56,6 +56,12 @@ bool setUp(const std::string &text, Manifest &out) {
   return false;
 }
 
+/// Parses the manifest file `manifest` into `parsed` and the plain test
+/// module kModule (below) into `plain`; false, having said why, when
+/// either fails.
+bool setUpFileAndPlain(const std::string &manifest, Manifest &parsed,
+                       Manifest &plain);
+
 /// Plans the call of `a` (ForwardArgs, DecodeArgs... below: each names its
 /// plan type) against `m` and reports its status under `name`.
 template <typename Args>
@@ -2890,6 +2896,15 @@ std::string readText(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in),
                      std::istreambuf_iterator<char>());
 }
+bool setUpFileAndPlain(const std::string &manifest, Manifest &parsed,
+                       Manifest &plain) {
+  std::string text = readText(manifest);
+  if (text.empty()) {
+    std::printf("cannot read %s\n", manifest.c_str());
+    return false;
+  }
+  return setUp(text, parsed) && setUp(kModule, plain);
+}
 
 /// The kernel a plan chose, or its error.
 template <typename Args>
@@ -2984,12 +2999,7 @@ int runMod(const std::string &manifest) {
                 hash + "\n");
 
   Manifest parsed, plain;
-  std::string text = readText(manifest);
-  if (text.empty()) {
-    std::printf("cannot read %s\n", manifest.c_str());
-    return 1;
-  }
-  if (!setUp(text, parsed) || !setUp(kModule, plain))
+  if (!setUpFileAndPlain(manifest, parsed, plain))
     return 1;
   const ManifestSection &m = parsed.sections.front();
   std::printf("modifications: %zu\n", m.modNames().size());
@@ -3296,12 +3306,7 @@ int runBlocks(const std::string &manifest) {
                 " blocks=128x128\n");
 
   Manifest parsed, plain;
-  std::string text = readText(manifest);
-  if (text.empty()) {
-    std::printf("cannot read %s\n", manifest.c_str());
-    return 1;
-  }
-  if (!setUp(text, parsed) || !setUp(kModule, plain))
+  if (!setUpFileAndPlain(manifest, parsed, plain))
     return 1;
   const ManifestSection &m = parsed.sections.front();
 

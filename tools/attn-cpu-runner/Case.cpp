@@ -110,6 +110,11 @@ std::string Case::parse(const std::string &text) {
       out = std::strtoll(val.c_str(), &end, 10);
       return !val.empty() && *end == '\0';
     };
+    auto real = [&](double &out) {
+      char *end = nullptr;
+      out = std::strtod(val.c_str(), &end);
+      return !val.empty() && *end == '\0';
+    };
     bool ok = true;
     if (key == "op")
       op = val, ok = op == "attention" || op == "split" || op == "grad";
@@ -168,13 +173,7 @@ std::string Case::parse(const std::string &text) {
     } else if (key == "mask-block-k") {
       ok = num(maskBlockK) && maskBlockK >= 1;
     } else if (key == "sparsity") {
-      char *end = nullptr;
-      sparsity = std::strtod(val.c_str(), &end);
-      ok = !val.empty() && *end == '\0' && sparsity >= 0 && sparsity <= 1;
-    } else if (key == "full") {
-      int64_t v;
-      ok = num(v) && (v == 0 || v == 1);
-      fullLists = v;
+      ok = real(sparsity) && sparsity >= 0 && sparsity <= 1;
     } else if (key == "block-heads") {
       ok = val == "1" || val == "hq";
       blockHeads = val == "hq";
@@ -182,10 +181,7 @@ std::string Case::parse(const std::string &text) {
       ok = val == "1" || val == "b";
       blockBatch = val == "b";
     } else if (key == "softcap") {
-      char *end = nullptr;
-      softcap = std::strtod(val.c_str(), &end);
-      ok =
-          !val.empty() && *end == '\0' && softcap > 0 && std::isfinite(softcap);
+      ok = real(softcap) && softcap > 0 && std::isfinite(softcap);
     } else if (key == "prefix") {
       ok = num(prefix) && prefix >= 0;
     } else if (key == "mask-shape") {
@@ -193,13 +189,14 @@ std::string Case::parse(const std::string &text) {
       ok = !val.empty() && val.size() <= 4 &&
            val.find_first_not_of("bhqk1") == std::string::npos;
     } else if (key == "kill-rows" || key == "lse" || key == "dynamic" ||
-               key == "kv-lens" || key == "packed") {
+               key == "kv-lens" || key == "packed" || key == "full") {
       int64_t v;
       ok = num(v) && (v == 0 || v == 1);
       (key == "kill-rows" ? killRows
        : key == "lse"     ? lse
        : key == "dynamic" ? dynamic
        : key == "packed"  ? packed
+       : key == "full"    ? fullLists
                           : kvLens) = v;
     } else if (key == "page-size") {
       ok = num(pageSize) && pageSize >= 1;
@@ -208,9 +205,7 @@ std::string Case::parse(const std::string &text) {
       ok = val == "bhsd" || val == "bshd";
       bshd = val == "bshd";
     } else if (key == "scale") {
-      char *end = nullptr;
-      scale = std::strtod(val.c_str(), &end);
-      ok = !val.empty() && *end == '\0' && scale > 0;
+      ok = real(scale) && scale > 0;
     } else if (key == "seed") {
       int64_t v;
       ok = num(v);
