@@ -5,6 +5,7 @@ backward, same process, same tensors.
     python3 bench/bench_backward.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--shapes D:S:causal,...] \\
         [--with-forward] [--atomic-manifest DIR2/attn.manifest] \
+        [--baseline-manifest DIR3/attn.manifest] [--kernel-times] \
         [--json OUT/bench_backward.json]
 
 Grid (BENCHMARKS.md's forward grid): bf16, B * S = 16384 tokens, hidden
@@ -23,6 +24,9 @@ FlashAttention's papers count the backward (5 matmuls against 2).
 then its backward; a peer: its forward and autograd through it), 14 B H
 S^2 D. --atomic-manifest adds "attn-atomic": the backward kernels of the
 atomic dQ mode (attn-compile --atomic-dq), the forward from --manifest.
+--baseline-manifest adds "attn-base": another module's deterministic
+backward kernels (another schedule, an earlier compiler), same tensors.
+--kernel-times prints each attn kernel's mean time per call (torch.profiler).
 """
 
 import json
@@ -41,14 +45,14 @@ GRID = [(d, s, c) for d in (64, 128) for s in (1024, 2048, 4096, 8192, 16384)
 
 
 def attn_backward_call(module, q, k, v, dout, causal, with_forward,
-                       backward=None):
+                       backward=None, atomic_dq=False):
     """attn's backward on preallocated outputs and workspace, O and LSE
     from attn's forward (run once, or in every call with_forward);
-    `backward`: another module whose atomic dQ kernels run the backward."""
+    `backward`: another module whose kernels run the backward (its atomic
+    dQ kernels with `atomic_dq`)."""
     kind = "top_left" if causal else "none"
     o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
     grads = [torch.empty_like(t) for t in (q, k, v)]
-    atomic_dq = backward is not None
     backward = backward or module
     workspace = backward.backward_workspace(q, atomic_dq=atomic_dq)
 
@@ -77,11 +81,37 @@ def peer_backward_call(name, q, k, v, dout, causal, with_forward):
     return call
 
 
-def bench(module, timer, grid, with_forward, atomic=None):
+def kernel_times(call, iters=20):
+    """Mean device time per call of each CUDA kernel named attn_*, in ms."""
+    from torch.profiler import ProfilerActivity, profile
+    call()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            call()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.key_averages():
+        if e.key.startswith("attn_"):
+            total = getattr(e, "device_time_total", None)
+            if total is None:
+                total = e.cuda_time_total
+            times[e.key] = total / 1e3 / iters
+    return times
+
+
+def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
+          per_kernel=False):
     """`atomic`: a module of atomic dQ kernels, timed as "attn-atomic"
-    (its forward from `module`)."""
+    (its forward from `module`); `baseline`: a module whose deterministic
+    backward kernels are timed as "attn-base"."""
     rows = []
-    mine = ["attn"] + (["attn-atomic"] if atomic else [])
+    others = {}
+    if atomic:
+        others["attn-atomic"] = atomic
+    if baseline:
+        others["attn-base"] = baseline
+    mine = ["attn"] + list(others)
     for d, s, causal in grid:
         b, h = 16384 // s, 2048 // d
         q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
@@ -95,14 +125,16 @@ def bench(module, timer, grid, with_forward, atomic=None):
             try:
                 if name in mine:
                     kind = "top_left" if causal else "none"
-                    owner = atomic if name == "attn-atomic" else module
+                    owner = others.get(name, module)
+                    is_atomic = name == "attn-atomic"
                     if not owner.has_kernel("backward_q", "bf16", d, d, kind,
-                                            atomic_dq=owner is atomic):
+                                            atomic_dq=is_atomic):
                         raise RuntimeError("no backward kernels for bf16 "
                                            "d%d causal=%s" % (d, kind))
                     call = attn_backward_call(
                         module, q, k, v, dout, causal, with_forward,
-                        backward=atomic if name == "attn-atomic" else None)
+                        backward=owner if owner is not module else None,
+                        atomic_dq=is_atomic)
                 else:
                     call = peer_backward_call(name, q, k, v, dout, causal,
                                               with_forward)
@@ -114,6 +146,8 @@ def bench(module, timer, grid, with_forward, atomic=None):
                     entry["timing"] = "events"
                 entry["ms"] = ms
                 entry["tflops"] = flops / (ms * 1e-3) / 1e12
+                if per_kernel and name in mine:
+                    entry["kernels"] = kernel_times(call)
             except Exception as e:  # noqa: BLE001 - reported per implementation
                 entry["error"] = "%s: %s" % (type(e).__name__,
                                              str(e).strip().split("\n")[0][:200])
@@ -130,16 +164,17 @@ def bench(module, timer, grid, with_forward, atomic=None):
             results[name]["check_ok"] = ok
         row = dict(d=d, s=s, causal=causal, b=b, h=h, flops=flops,
                    results=results, ratio=ba.ratio(results, "tflops"))
-        if atomic:
-            row["ratio_atomic"] = ba.ratio(
-                dict(results, attn=results["attn-atomic"]), "tflops")
+        for name in others:
+            row["ratio_" + name[len("attn-"):]] = ba.ratio(
+                dict(results, attn=results[name]), "tflops")
         rows.append(row)
         cells = []
         for name in mine + ba.PEERS:
             e = results[name]
             cells.append("%8.1f" % e["tflops"] if e.get("tflops") else
                          "%8s" % "-")
-        ratios = [row["ratio"]] + ([row["ratio_atomic"]] if atomic else [])
+        ratios = [row["ratio"]] + [row["ratio_" + n[len("attn-"):]]
+                                   for n in others]
         print("D=%-4d S=%-6d %-7s %s  ratio %s  %s" % (
             d, s, "causal" if causal else "", " ".join(cells),
             "/".join("%.2f" % r if r else "-" for r in ratios),
@@ -149,6 +184,9 @@ def bench(module, timer, grid, with_forward, atomic=None):
         for name in ba.PEERS:
             if results[name].get("error"):
                 print("    %s: %s" % (name, results[name]["error"]))
+        for name in mine:
+            for kernel, ms in sorted(results[name].get("kernels", {}).items()):
+                print("    %-11s %-50s %8.3f ms" % (name, kernel, ms))
         events = [n for n in results if results[n].get("timing") == "events"]
         if events:
             print("    timed with events (not capturable): %s"
@@ -169,6 +207,11 @@ def main():
                         help="a manifest of atomic dQ backward kernels "
                              "(attn-compile --atomic-dq), timed as "
                              "attn-atomic beside the deterministic ones")
+    parser.add_argument("--baseline-manifest", default=None,
+                        help="a manifest whose deterministic backward "
+                             "kernels are timed as attn-base")
+    parser.add_argument("--kernel-times", action="store_true",
+                        help="print each attn kernel's time per call")
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -179,6 +222,8 @@ def main():
     module = attn_runtime.Module(args.manifest, lib=args.lib)
     atomic = (attn_runtime.Module(args.atomic_manifest, lib=args.lib)
               if args.atomic_manifest else None)
+    baseline = (attn_runtime.Module(args.baseline_manifest, lib=args.lib)
+                if args.baseline_manifest else None)
     grid = GRID
     if args.shapes:
         grid = [tuple(int(x) for x in s.split(":"))
@@ -188,10 +233,11 @@ def main():
           "(half causal); ratio = attn / fastest peer" % (
               "forward + backward" if args.with_forward else "backward",
               props.name, torch.__version__, 14 if args.with_forward else 10))
-    print("%-25s %8s%s %8s %8s" % ("shape", "attn",
-                                   " %8s" % "atomic" if atomic else "",
-                                   "flash", "cudnn"))
-    rows = bench(module, timer, grid, args.with_forward, atomic)
+    print("%-25s %8s%s%s %8s %8s" % (
+        "shape", "attn", " %8s" % "atomic" if atomic else "",
+        " %8s" % "base" if baseline else "", "flash", "cudnn"))
+    rows = bench(module, timer, grid, args.with_forward, atomic, baseline,
+                 args.kernel_times)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=props.name, torch=torch.__version__,

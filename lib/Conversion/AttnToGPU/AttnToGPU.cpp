@@ -42,6 +42,30 @@ namespace {
 
 constexpr StringLiteral kKernelModule = "attn_kernels";
 
+/// The tile-form nest a backward kernel runs.
+GradNest gradNestOf(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::BackwardKeyValue:
+    return GradNest::KeyValue;
+  case KernelKind::BackwardQuery:
+    return GradNest::Query;
+  default:
+    return GradNest::RowStats;
+  }
+}
+
+/// Copies the schedule `sizes` into `spec` and returns it.
+AttnTileSizes setTiling(KernelSpec &spec, const AttnTileSizes &sizes) {
+  spec.warps = sizes.warps;
+  spec.blockQ = sizes.blockQ;
+  spec.blockKV = sizes.blockKV;
+  spec.keySlices = sizes.keySlices;
+  spec.sharedBytes = sizes.workgroupBytes;
+  spec.producer = sizes.producer;
+  spec.persistent = sizes.persistent;
+  return sizes;
+}
+
 /// Fills the tiling of `spec` from attn-tile's cost model (the options, 0
 /// meaning "choose", are its requests), so that the kernel runs the
 /// schedule that `attn-tile` reports.
@@ -56,9 +80,21 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.smemBudget = kMaxSharedMemory;
   request.target = spec.target;
   if (spec.isBackward()) {
-    // One kernel serves every shape: the tiles are the warps' 16-row MMA
-    // tiles (m-tiles of them), never shrunk to a static shape's rows or
-    // keys as the CPU's are.
+    // Each kernel the schedule of its own nest (dK/dV: key rows, the dot
+    // and dQ: query rows).
+    request.gradNest = gradNestOf(spec.kind);
+    // The model's two-warpgroup schedule where it has one for the nest
+    // (sm_90a), with nothing requested; it does not depend on the shape.
+    if (!warps && !mTiles && !blockKV) {
+      FailureOr<AttnTileSizes> wide = chooseAttnTileSizes(op, request);
+      if (failed(wide))
+        return failure();
+      if (wide->warps != 4)
+        return setTiling(spec, *wide);
+    }
+    // Otherwise one kernel serves every shape: the tiles are the warps'
+    // 16-row MMA tiles (m-tiles of them), never shrunk to a static shape's
+    // rows or keys as the CPU's are.
     request.warps = warps ? warps : 4;
     request.blockQ = 16 * request.warps * (mTiles ? mTiles : 1);
     if (!request.blockKV)
@@ -73,14 +109,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
   if (failed(sizes))
     return failure();
-  spec.warps = sizes->warps;
-  spec.blockQ = sizes->blockQ;
-  spec.blockKV = sizes->blockKV;
-  spec.keySlices = sizes->keySlices;
-  spec.sharedBytes = sizes->workgroupBytes;
-  spec.producer = sizes->producer;
-  spec.persistent = sizes->persistent;
-  return sizes;
+  return setTiling(spec, *sizes);
 }
 
 /// The tensor-core mapping for `chip`: wgmma on sm_90a, whose instructions
@@ -100,6 +129,10 @@ constexpr StringLiteral kLensWithoutPages =
     "has per-sequence key counts without a block table; the GPU kernels "
     "take them with a paged cache only: pass the cache as one page per "
     "sequence (block_table[b] = [b], page_size = Sk)";
+
+LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
+                       int64_t mTiles, int64_t blockKV, bool report,
+                       bool persistent, AttnTileSizes &tiling);
 
 /// The kernel spec of an attn op, or an error on the op. With `report`,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
@@ -205,6 +238,17 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   // sm_80's mapping (mma.sync, copies from every thread), on every chip.
   if (spec.kind != KernelKind::DecodeCombine && !spec.wholeChunkRows())
     spec.target = TileTarget::Sm80;
+  if (failed(tileSpec(op, spec, warps, mTiles, blockKV, report, persistent,
+                      tiling)))
+    return failure();
+  return spec;
+}
+
+/// Gives `spec` its schedule (`tiling`) and checks it against the kernels'
+/// limits; with `report`, attn-tile's account of it as a remark on `op`.
+LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
+                       int64_t mTiles, int64_t blockKV, bool report,
+                       bool persistent, AttnTileSizes &tiling) {
   // A packed batch's grid is its sequences' query tiles (the runtime sizes
   // it from max_seqlen_q), never a persistent one.
   FailureOr<AttnTileSizes> sizes = chooseTiling(
@@ -234,21 +278,22 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     op->emitRemark() << describeAttnTiling(op, config) << "; kernel "
                      << spec.name();
   }
-  return spec;
+  return success();
 }
 
-/// The kernels of an attn op, in launch order: one, or the backward's
-/// three (one per loop nest of its tile form, the same schedule; the dot
-/// kernel, and the atomic dQ mode's dQ kernel, which converts the
-/// accumulator, have no tiles in shared memory).
-FailureOr<SmallVector<KernelSpec>> specsFor(Operation *op, TileTarget target,
-                                            int64_t warps, int64_t mTiles,
-                                            int64_t blockKV, bool report,
-                                            bool persistent, bool deterministic,
-                                            AttnTileSizes &tiling) {
+/// The kernels of an attn op, in launch order, each with its schedule in
+/// `tilings`: one, or the backward's three (one per loop nest of its tile
+/// form, each nest's schedule; the dot kernel, and the atomic dQ mode's dQ
+/// kernel, which converts the accumulator, have no tiles in shared
+/// memory).
+FailureOr<SmallVector<KernelSpec>>
+specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
+         int64_t blockKV, bool report, bool persistent, bool deterministic,
+         SmallVector<AttnTileSizes> &tilings) {
+  tilings.assign(1, AttnTileSizes());
   FailureOr<KernelSpec> spec =
       specFor(op, target, warps, mTiles, blockKV, report, persistent,
-              deterministic, tiling);
+              deterministic, tilings[0]);
   if (failed(spec))
     return failure();
   SmallVector<KernelSpec> specs = {*spec};
@@ -259,22 +304,14 @@ FailureOr<SmallVector<KernelSpec>> specsFor(Operation *op, TileTarget target,
        {KernelKind::BackwardKeyValue, KernelKind::BackwardQuery}) {
     specs.push_back(*spec);
     specs.back().kind = kind;
+    tilings.emplace_back();
+    if (failed(tileSpec(op, specs.back(), warps, mTiles, blockKV, report,
+                        persistent, tilings.back())))
+      return failure();
   }
   if (spec->atomicDq)
     specs.back().sharedBytes = 0;
   return specs;
-}
-
-/// The tile-form nest a backward kernel runs.
-GradNest gradNestOf(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::BackwardKeyValue:
-    return GradNest::KeyValue;
-  case KernelKind::BackwardQuery:
-    return GradNest::Query;
-  default:
-    return GradNest::RowStats;
-  }
 }
 
 /// Gives `rebuilt` copies of the score and mask modifications of `op`
@@ -460,9 +497,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
                             spec.producer, spec.persistent);
     if (failed(bytes))
       return failure();
-    // The schedule counts the larger of the backward's two tiled nests.
-    if (spec.isBackward() ? *bytes > spec.sharedBytes
-                          : *bytes != spec.sharedBytes)
+    if (*bytes != spec.sharedBytes)
       return op->emitOpError("GPU kernel uses ")
              << *bytes << " bytes of shared memory, the schedule says "
              << spec.sharedBytes;
@@ -549,16 +584,16 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
 
     SymbolTable symbols(kernels);
     for (Operation *op : ops) {
-      AttnTileSizes sizes;
+      SmallVector<AttnTileSizes> tilings;
       FailureOr<SmallVector<KernelSpec>> specs =
           specsFor(op, *target, warps, mTiles, blockKV, report, persistent,
-                   deterministic, sizes);
+                   deterministic, tilings);
       if (failed(specs))
         return signalPassFailure();
       SmallVector<Attribute> refs;
-      for (const KernelSpec &spec : *specs) {
+      for (auto [spec, tiling] : llvm::zip_equal(*specs, tilings)) {
         FailureOr<SymbolRefAttr> ref =
-            addKernel(b, op, spec, sizes, kernels, symbols, manifest);
+            addKernel(b, op, spec, tiling, kernels, symbols, manifest);
         if (failed(ref))
           return signalPassFailure();
         refs.push_back(*ref);

@@ -190,27 +190,36 @@ std::string KernelSpec::unsupportedReason() const {
            std::to_string(warps) +
            " warps, block-q = " + std::to_string(blockQ) +
            ", block-kv = " + std::to_string(blockKV);
-  if (isBackward() && target == TileTarget::Sm90a &&
-      (warps % 4 || blockQ != 16 * warps || blockKV != 16 * warps))
-    return "the sm_90a backward kernels run warpgroups of 4 warps with 16 "
-           "rows per warp, queries in one nest and keys in the other: "
-           "block-q = block-kv = 16 x warps (m-tiles = 1); got " +
-           std::to_string(warps) +
-           " warps, block-q = " + std::to_string(blockQ) +
-           ", block-kv = " + std::to_string(blockKV);
   if (isBackward()) {
     // Each nest's register tiles give every warp one or two 16-row MMA
-    // tiles: query rows (dot, dQ) or keys (dK/dV).
-    auto fits = [&](int64_t rows) {
-      return rows % (16 * warps) == 0 && rows / (16 * warps) <= 2;
+    // tiles of its rows (sm_90a: one): keys in the dK/dV kernel, queries
+    // in the others. The other tile's rows are a product's n (16 x warps
+    // or twice that on sm_80, any multiple of 16 up to 256 on sm_90a).
+    bool keyRows = kind == KernelKind::BackwardKeyValue;
+    int64_t rows = keyRows ? blockKV : blockQ,
+            other = keyRows ? blockQ : blockKV;
+    bool hopper = target == TileTarget::Sm90a;
+    auto fits = [&](int64_t n) {
+      return n % (16 * warps) == 0 && n / (16 * warps) <= (hopper ? 1 : 2);
     };
-    if (!fits(blockQ) || !fits(blockKV))
-      return "the backward kernels give every warp one or two 16-row tiles "
-             "of queries and of keys: block-q and block-kv must be 16 x "
-             "warps or twice that (" +
-             std::to_string(16 * warps) + " or " + std::to_string(32 * warps) +
-             "), got " + std::to_string(blockQ) + " and " +
-             std::to_string(blockKV);
+    bool otherFits =
+        hopper ? other % 16 == 0 && other >= 16 && other <= 256 : fits(other);
+    if ((hopper && warps % 4) || !fits(rows) || !otherFits) {
+      std::string one = std::to_string(16 * warps),
+                  two = std::to_string(32 * warps);
+      std::string rowSizes = hopper ? one : one + " or " + two;
+      return std::string("the ") + (hopper ? "sm_90a " : "") +
+             "backward kernels give every warp " +
+             (hopper ? "one 16-row tile (warpgroups of 4 warps)"
+                     : "one or two 16-row tiles") +
+             " of their rows, " + (keyRows ? "keys" : "queries") +
+             " in this kernel: block-" + (keyRows ? "kv" : "q") + " must be " +
+             rowSizes + " and block-" + (keyRows ? "q" : "kv") + " " +
+             (hopper ? "a multiple of 16 up to 256" : rowSizes) + "; got " +
+             std::to_string(warps) +
+             " warps, block-q = " + std::to_string(blockQ) +
+             ", block-kv = " + std::to_string(blockKV);
+    }
   }
   if (atomicDq && (!isBackward() || target != TileTarget::Sm90a))
     return "the atomic dQ mode (deterministic=false) has GPU kernels for "

@@ -298,11 +298,13 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
   blockQ = schedule.getBlockQ();
   stages = schedule.getStages();
   wgmma = hopper && keySlices == 1;
-  if (wgmma && (warps % 4 || blockQ != 16 * warps))
+  // The rows are queries, or keys in the backward's dK/dV nest.
+  int64_t blockKV = schedule.getBlockKV();
+  if (wgmma && (warps % 4 || (blockQ != 16 * warps && blockKV != 16 * warps)))
     return op.emitOpError("has a schedule of ")
-           << warps << " warps and " << blockQ << " query rows; the sm_90a "
-           << "lowering needs warpgroups of 4 warps with 16 rows each (or key "
-           << "slices, one per warp)";
+           << warps << " warps, " << blockQ << " query rows and " << blockKV
+           << " keys; the sm_90a lowering needs warpgroups of 4 warps with "
+           << "16 rows each, queries or keys (or key slices, one per warp)";
   if (tma) {
     if (stages < 2)
       return op.emitOpError("copies by TMA in a schedule of ")

@@ -163,7 +163,7 @@ LogicalResult TileLowering::lowerMatmulWgmma(TileMatmulOp op,
   // whole column blocks of it.
   if (lhsTile && (lhsTile->shape.size() != 2 || !lhsTile->swizzle ||
                   lhsTile->shape[transposeLhs ? 0 : 1] != k ||
-                  lhsTile->shape[transposeLhs ? 1 : 0] != blockQ ||
+                  lhsTile->shape[transposeLhs ? 1 : 0] != Mma::kM * warps ||
                   (transposeLhs && kWarpgroupRows * lhsTile->elementBytes() %
                                        lhsTile->swizzle)))
     return op.emitOpError("has a memory lhs that is not the CTA's ")

@@ -46,6 +46,11 @@ struct TileShape {
   /// divide them.
   int64_t maskBlockQ = 0, maskBlockK = 0;
   enum class Kind { Forward, Partial, Gradient } kind = Kind::Forward;
+  /// Gradients: the one nest scheduled (a GPU kernel's); unset, all.
+  std::optional<GradNest> gradNest;
+  /// A score modification (region 0): its derivative takes registers in
+  /// the dK/dV nest.
+  bool scoreMod = false;
 };
 } // namespace
 
@@ -66,6 +71,7 @@ static TileShape getTileShape(OpTy op) {
   s.causal = c.causal;
   s.mask = static_cast<bool>(op.getMask());
   s.paged = c.paged;
+  s.scoreMod = !op->getRegion(0).empty();
   s.rows = staticDim(c.dims.querySeq);
   s.keys = staticDim(c.dims.keySeq);
   if (BlockMask blocks = getBlockMask(op)) {
@@ -113,6 +119,18 @@ struct Bytes {
 };
 } // namespace
 
+/// The bytes of the gradient's nests that `s` schedules: the one nest, or
+/// the larger of the two with tiles.
+static Bytes largestNest(const TileShape &s, Bytes keyValue, Bytes query) {
+  if (s.gradNest)
+    return *s.gradNest == GradNest::KeyValue ? keyValue
+           : *s.gradNest == GradNest::Query  ? query
+                                             : Bytes(0);
+  if (!keyValue.v || !query.v)
+    return Bytes(std::optional<int64_t>());
+  return *keyValue.v > *query.v ? keyValue : query;
+}
+
 /// Bytes of shared memory the tiles take (nullopt past int64). Forward and
 /// split-KV: the Q tile and `stages` K and V tiles, each row padded by 16
 /// bytes (ldmatrix then reads no bank twice), or for sm_90a unpadded
@@ -122,7 +140,8 @@ struct Bytes {
 /// and dO tiles and the 16-byte records of their rows; in the
 /// non-deterministic mode a [block-kv, block-q] dS^T tile) and the dQ
 /// nest's (Q and dO tiles, `stages` K and V tiles), rows padded or swizzled
-/// as the forward's (records: padded, or unswizzled on sm_90a).
+/// as the forward's (records: padded, or unswizzled on sm_90a). With one
+/// nest scheduled, that nest's (the row statistics take none).
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
                          int64_t stages, TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
@@ -147,9 +166,7 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     if (s.dsTile)
       keyValue = keyValue + tile(blockKV, blockQ) +
                  Bytes(blockQ) * (std::min(s.headCols, kGradDqChunk) * 4 + 32);
-    if (!keyValue.v || !query.v)
-      return Bytes(std::optional<int64_t>());
-    return *keyValue.v > *query.v ? keyValue : query;
+    return largestNest(s, keyValue, query);
   }
   if (s.kind == TileShape::Kind::Gradient) {
     Bytes pad = 16 / s.elementBytes;
@@ -160,9 +177,7 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     if (s.dsTile)
       keyValue = keyValue + Bytes(blockKV) * (Bytes(blockQ) + pad) * e;
     Bytes query = (Bytes(blockQ) + Bytes(stages) * blockKV) * row * e;
-    if (!keyValue.v || !query.v)
-      return Bytes(std::optional<int64_t>());
-    return *keyValue.v > *query.v ? keyValue : query;
+    return largestNest(s, keyValue, query);
   }
   if (target == TileTarget::Sm90a) {
     auto tile = [&](Bytes rows, Bytes cols) {
@@ -217,8 +232,10 @@ int64_t attn::tileColumns(int64_t dim, TileTarget target,
 FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
-  if (shape && shape->kind == TileShape::Kind::Gradient)
+  if (shape && shape->kind == TileShape::Kind::Gradient) {
     shape->dsTile = !request.deterministic;
+    shape->gradNest = request.gradNest;
+  }
   if (shape) {
     shape->headCols =
         tileColumns(shape->headDim, request.target, shape->elementBytes);
@@ -337,6 +354,29 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // Two stages of the streamed tiles (Q and dO, or K and V): the GPU
     // kernels keep one in flight while they work on the other.
     t.stages = request.stages ? request.stages : 2;
+    // sm_90a, one nest with tiles and nothing requested, past D = 64 and
+    // up to 128: two warpgroups of 64 rows (keys of the dK/dV nest,
+    // queries of the dQ nest), so that each streamed tile feeds 128 rows,
+    // against 64-row tiles of the other kind (each warp's registers as
+    // with 4 warps, one CTA per SM). H200, bf16, D = 128, against 4 warps:
+    // the dK/dV kernel 0.78x to 0.80x the time at S = 2k and 4k, 0.92x at
+    // 16k, 0.97x causal; the dQ kernel 0.88x, 0.91x, 1.06x, 0.99x. At
+    // D = 64, where 4 warps run 3 CTAs per SM, 1.03x to 1.08x for dK/dV
+    // (docs/GPU.md). The atomic mode's dQ product has 64 query rows: one
+    // warpgroup. A score modification's derivative spilled 32 bytes in
+    // the dK/dV kernel at D = 128.
+    int64_t widest = std::max(s.headCols, s.valueCols);
+    bool keyRows = s.gradNest == GradNest::KeyValue;
+    if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats &&
+        !s.dsTile && !request.warps && !bq && !bkv && widest > 64 &&
+        widest <= 128 && !(keyRows && s.scoreMod)) {
+      int64_t block = keyRows ? s.maskBlockK : s.maskBlockQ;
+      if (!block || block % 128 == 0) {
+        t.warps = 8;
+        bq = keyRows ? 64 : 128;
+        bkv = keyRows ? 128 : 64;
+      }
+    }
     if (!bq) {
       bq = 64;
       if (s.rows)

@@ -15,7 +15,7 @@
 // CHECK: module attributes {attn.manifest = [
 // CHECK-SAME: "kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=0 params=q:memref4,k:memref4,v:memref4,o:memref4,dout:memref4,lse:memref3,dq:memref4,dk:memref4,dv:memref4,row_stats:memref4,scale_log2:f32,window:i64"
 // CHECK-SAME: "kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=59392 params=
-// CHECK-SAME: "kernel attn_bwd_q_f16_d64_dv64_top_left kind=backward_q dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=59392 params=
+// CHECK-SAME: "kernel attn_bwd_q_f16_d64_dv64_top_left kind=backward_q dtype=f16 head_dim=64 value_dim=64 causal=top_left block_q=64 block_kv=64 threads=128 smem=55296 params=
 // CHECK-LABEL: func @gradient
 // CHECK: attn.attention_grad {{.*}}attn.kernel = [@attn_kernels::@attn_bwd_dot_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_kv_f16_d64_dv64_top_left, @attn_kernels::@attn_bwd_q_f16_d64_dv64_top_left]
 // CHECK: gpu.func @attn_bwd_dot_f16_d64_dv64_top_left(
@@ -47,7 +47,7 @@
 // SM90A: nvvm.wgmma.mma_async
 // SM90A-NOT: llvm.atomicrmw
 // SM90A: gpu.return
-// NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of queries and of keys: block-q and block-kv must be 16 x warps or twice that (64 or 128), got 64 and 32
+// NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of their rows, queries in this kernel: block-q must be 64 or 128 and block-kv 64 or 128; got 4 warps, block-q = 64, block-kv = 32
 func.func @gradient(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x70x64xf16>, %v: tensor<1x2x70x64xf16>, %o: tensor<1x4x100x64xf16>, %do: tensor<1x4x100x64xf16>, %lse: tensor<1x4x100xf32>) -> (tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}
       : tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100xf32>
@@ -88,4 +88,34 @@ func.func @gradient_f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v
       : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
       -> tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>
   return %dq : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// On sm_90a past D = 64 each nest has its own schedule: two warpgroups of
+// 128 keys (dK/dV) or 128 queries (dQ) against tiles of 64 of the other;
+// the dot kernel keeps 4 warps. A static shape smaller than a tile keeps it.
+// SM90A: kernel attn_bwd_dot_bf16_d128_dv128_none kind=backward_dot {{[^"]*}} block_q=64 block_kv=64 threads=128 smem=0
+// SM90A-SAME: kernel attn_bwd_kv_bf16_d128_dv128_none kind=backward_kv {{[^"]*}} block_q=64 block_kv=128 threads=256 smem=133120
+// SM90A-SAME: kernel attn_bwd_q_bf16_d128_dv128_none kind=backward_q {{[^"]*}} block_q=128 block_kv=64 threads=256 smem=131072
+// SM90A-LABEL: func @wide
+func.func @wide(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x70x128xbf16>, %v: tensor<1x2x70x128xbf16>, %o: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>, %lse: tensor<1x2x100xf32>) -> tensor<1x2x100x128xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x2x100x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x70x128xbf16>
+  return %dq : tensor<1x2x100x128xbf16>
+}
+
+// -----
+
+// Blocks of a block mask that 128 does not divide keep one warpgroup of 64
+// rows in both nests.
+// SM90A: kernel attn_bwd_kv_bf16_d128_dv128_none_blocks64x64 kind=backward_kv {{[^"]*}} block_q=64 block_kv=64 threads=128
+// SM90A-SAME: kernel attn_bwd_q_bf16_d128_dv128_none_blocks64x64 kind=backward_q {{[^"]*}} block_q=64 block_kv=64 threads=128
+// SM90A-LABEL: func @blocks64
+func.func @blocks64(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x70x128xbf16>, %v: tensor<1x2x70x128xbf16>, %o: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>, %lse: tensor<1x2x100xf32>, %c: tensor<1x1x2xi32>, %i: tensor<1x1x2x2xi32>) -> tensor<1x2x100x128xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%c, %i : tensor<1x1x2xi32>, tensor<1x1x2x2xi32>) q_block_mask(%c, %i : tensor<1x1x2xi32>, tensor<1x1x2x2xi32>) {block_size = array<i64: 64, 64>}
+      : tensor<1x2x100x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x128xbf16>, tensor<1x2x70x128xbf16>, tensor<1x2x70x128xbf16>
+  return %dq : tensor<1x2x100x128xbf16>
 }

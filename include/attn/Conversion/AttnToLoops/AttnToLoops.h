@@ -20,6 +20,11 @@ namespace attn {
 #define GEN_PASS_DECL_ATTNTILEPASS
 #include "attn/Conversion/Passes.h.inc"
 
+/// The loop nests of attn.attention_grad's tile form, each a GPU kernel:
+/// the row statistics (LSE log2(e) and D = rowsum(dO O)), dK and dV per
+/// key/value tile, dQ per query tile.
+enum class GradNest { RowStats, KeyValue, Query };
+
 /// How one attn op is tiled: its schedule (docs/Overview.md, "The tile
 /// form"). attn-tile carries it on the loop nest it writes as an
 /// `#attn.schedule` attribute.
@@ -106,6 +111,9 @@ struct AttnTileRequest {
   /// Gradients: the deterministic mode (else the dK/dV nest also holds a
   /// dS^T tile in workgroup memory for the dQ product).
   bool deterministic = true;
+  /// Gradients: the schedule of this one nest (a GPU kernel's), which may
+  /// differ from the other nests'; unset, one schedule for all of them.
+  std::optional<GradNest> gradNest;
 };
 
 /// The one cost model: picks the schedule of an attn op, the requested
@@ -119,11 +127,6 @@ FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
 /// one chunk's f32 product is what a GPU thread holds beside dK and dV, and
 /// what the sm_90a kernels stage in shared memory for one bulk reduction.
 constexpr int64_t kGradDqChunk = 64;
-
-/// The loop nests of attn.attention_grad's tile form, each a GPU kernel:
-/// the row statistics (LSE log2(e) and D = rowsum(dO O)), dK and dV per
-/// key/value tile, dQ per query tile.
-enum class GradNest { RowStats, KeyValue, Query };
 
 /// Everything the tiled lowering of one op needs besides the op.
 struct AttnTileConfig {
