@@ -426,6 +426,17 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                     splat(b, loc, scoreType, 0.0),
                                     /*transpose_rhs=*/b.getUnitAttr())
                    .getResult();
+    // With the schedule's `overlap`, dP^T is issued before anything reads
+    // S^T: on sm_90a the masks and exponentials then run while the tensor
+    // cores compute dP^T (wgmma is asynchronous; the lowering waits where a
+    // product is first read), at the cost of registers.
+    auto scoreGradOut = [&] {
+      return TileMatmulOp::create(b, loc, scoreType, vTile, doStage,
+                                  splat(b, loc, scoreType, 0.0),
+                                  /*transpose_rhs=*/b.getUnitAttr())
+          .getResult();
+    };
+    Value dPT = config.sizes.overlap ? scoreGradOut() : Value();
     Value rawT = sT;
     sT = maskedScores(b, loc, p, rows, sT, j0, jEnd, bc, /*slices=*/1,
                       maskScale, /*keyRows=*/true, ring.maskModOn(ix, n));
@@ -446,10 +457,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                   }
                   return probability(b, loc, p, x[0], lse);
                 });
-    Value dPT = TileMatmulOp::create(b, loc, scoreType, vTile, doStage,
-                                     splat(b, loc, scoreType, 0.0),
-                                     /*transpose_rhs=*/b.getUnitAttr())
-                    .getResult();
+    if (!dPT)
+      dPT = scoreGradOut();
     auto operandType = RankedTensorType::get({bc, br}, p.elementType);
     // With a score modification the map also reads the unscaled scores.
     SmallVector<Value> dsInputs = {probsT, dPT};
@@ -588,6 +597,16 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                    splat(b, loc, scoreType, 0.0),
                                    /*transpose_rhs=*/b.getUnitAttr())
                   .getResult();
+    // With `overlap`, issued before anything reads S (as in the dK/dV
+    // nest).
+    auto scoreGradOut = [&] {
+      return TileMatmulOp::create(b, loc, scoreType, doTile,
+                                  ring.valueStage(b, loc, n),
+                                  splat(b, loc, scoreType, 0.0),
+                                  /*transpose_rhs=*/b.getUnitAttr())
+          .getResult();
+    };
+    Value dP = config.sizes.overlap ? scoreGradOut() : Value();
     Value raw = s;
     s = maskedScores(b, loc, p, rows, s, j0, jEnd, bc, /*slices=*/1, maskScale,
                      /*keyRows=*/false, ring.maskModOn(ix, n));
@@ -596,11 +615,8 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                 [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
                   return probability(b, loc, p, x[0], x[1]);
                 });
-    Value dP = TileMatmulOp::create(b, loc, scoreType, doTile,
-                                    ring.valueStage(b, loc, n),
-                                    splat(b, loc, scoreType, 0.0),
-                                    /*transpose_rhs=*/b.getUnitAttr())
-                   .getResult();
+    if (!dP)
+      dP = scoreGradOut();
     SmallVector<Value> dsInputs = {probs, dP, dRow};
     if (p.scoreMod)
       dsInputs.push_back(raw);

@@ -355,21 +355,22 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // kernels keep one in flight while they work on the other.
     t.stages = request.stages ? request.stages : 2;
     // sm_90a, one nest with tiles and nothing requested, past D = 64 and
-    // up to 128: two warpgroups of 64 rows (keys of the dK/dV nest,
-    // queries of the dQ nest), so that each streamed tile feeds 128 rows,
-    // against 64-row tiles of the other kind (each warp's registers as
-    // with 4 warps, one CTA per SM). H200, bf16, D = 128, against 4 warps:
-    // the dK/dV kernel 0.78x to 0.80x the time at S = 2k and 4k, 0.92x at
-    // 16k, 0.97x causal; the dQ kernel 0.88x, 0.91x, 1.06x, 0.99x. At
-    // D = 64, where 4 warps run 3 CTAs per SM, 1.03x to 1.08x for dK/dV
-    // (docs/GPU.md). The atomic mode's dQ product has 64 query rows: one
-    // warpgroup. A score modification's derivative spilled 32 bytes in
-    // the dK/dV kernel at D = 128.
+    // up to 128, not causal: two warpgroups of 64 rows (keys of the dK/dV
+    // nest, queries of the dQ nest), so that each streamed tile feeds 128
+    // rows, against 64-row tiles of the other kind (each warp's registers
+    // as with 4 warps, one CTA per SM). H200, bf16, D = 128, the whole
+    // backward against 4 warps: 1.02x to 1.07x at S = 2k to 16k, but
+    // causal 0.91x to 1.00x (docs/GPU.md). At D = 64, where 4 warps run 3
+    // CTAs per SM, the dK/dV kernel took 1.03x to 1.08x the time. The
+    // atomic mode's dQ product has 64 query rows: one warpgroup. A score
+    // modification's derivative spilled 32 bytes in the dK/dV kernel at
+    // D = 128.
     int64_t widest = std::max(s.headCols, s.valueCols);
     bool keyRows = s.gradNest == GradNest::KeyValue;
     if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats &&
         !s.dsTile && !request.warps && !bq && !bkv && widest > 64 &&
-        widest <= 128 && !(keyRows && s.scoreMod)) {
+        widest <= 128 && s.causal == CausalKind::None &&
+        !(keyRows && s.scoreMod)) {
       int64_t block = keyRows ? s.maskBlockK : s.maskBlockQ;
       if (!block || block % 128 == 0) {
         t.warps = 8;
@@ -377,6 +378,14 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
         bkv = keyRows ? 128 : 64;
       }
     }
+    // sm_90a up to D = 64 without a mask operand: each nest issues its dP
+    // product before the maps that read S, which then run while it does.
+    // H200, bf16, D = 64, S = 2k to 16k: 0.89x to 0.98x the time of the
+    // dK/dV kernel, 0.92x to 0.99x of the dQ kernel; at D = 128 (two
+    // warpgroups, 255 registers in the dK/dV kernel) 0.97x to 1.05x,
+    // mostly slower, and with a mask operand the dK/dV kernel spilled 36 bytes
+    // (docs/GPU.md).
+    t.overlap = hopper && !s.mask && std::max(s.headCols, s.valueCols) <= 64;
     if (!bq) {
       bq = 64;
       if (s.rows)

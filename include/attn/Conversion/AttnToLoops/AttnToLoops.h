@@ -50,6 +50,8 @@ struct AttnTileSizes {
   /// tile n - 1 sits next to S = Q K^T of tile n and the softmax of tile n
   /// can run while it does (FlashAttention-3's intra-warpgroup overlap);
   /// the ring then prefetches stages - 2 tiles ahead (stages >= 3).
+  /// Gradients: each nest issues its dP product before the maps that read
+  /// S, so that they run while it does.
   bool overlap = false;
   /// sm_90a, with a producer: a persistent grid. One CTA per SM walks the
   /// loop nest's tiles (grid-stride), and the producer loads the next
