@@ -191,7 +191,9 @@ private:
   // TMA copies (sm_90a kernels that take tensor maps; TileTma.cpp). Each
   // group of copies (an scf.if with loads, as cp.async's commit groups)
   // completes on one of `stages` mbarriers, slot g % stages for group g;
-  // the loads outside any scf.if (Q) on one more.
+  // the loads outside any scf.if (Q) on one more. In a warp-specialised
+  // kernel the loads of each ring lag (kRingLagAttr) have a set of
+  // barriers of their own.
   bool tma = false;
   Role role = Role::All;
   /// Byte offset of the mbarriers, after the tiles: set once they are laid
@@ -206,9 +208,17 @@ private:
   /// and whether they are waited for.
   bool cpAsyncPending = false;
   /// Groups issued before the pipelined loop; its iteration index while it
-  /// is lowered; the barrier of the group being lowered.
+  /// is lowered; the index of the group being lowered (null outside one),
+  /// the bytes its loads of each lag bring and the full barrier of each
+  /// lag once armed.
   int64_t prologueGroups = 0;
-  Value loopIter, groupBarrier;
+  Value loopIter, groupIndex;
+  SmallVector<int64_t> groupBytes;
+  SmallVector<Value> groupFull;
+  /// The barrier sets: 1 + the largest lag of a ring's loads in a
+  /// warp-specialised kernel (the others wait for every load of a group
+  /// at once), else 1.
+  int64_t loadLags = 1;
   /// Persistent kernels, per role: the phases of the barriers before this
   /// tile, as one i32 (bit s: how many times stage s was filled, mod 2;
   /// bit kQPhaseBit: the tiles so far, mod 2: Q's phase), and the same
@@ -218,12 +228,12 @@ private:
   Value ringPhases, nextRingPhases;
   /// Persistent kernels: the last op of the tile's body that reads a tile
   /// loaded outside any scf.if (Q), after which the consumers free Q; the
-  /// last that reads a ring, after which they free the stages of the
-  /// pipelined loop's last `ringLag` iterations (`ringTrips` of them).
+  /// last that reads a ring, after which they free the stages that the
+  /// pipelined loop (`ringTrips` iterations) left to later reads: those of
+  /// its last `lag` iterations, for each lag of its loads.
   Operation *lastTopLevelRead = nullptr, *lastRingRead = nullptr;
   bool topLevelEmptyWaited = false;
   Value ringTrips;
-  int64_t ringLag = 0;
 
   Type ptr3() { return LLVM::LLVMPointerType::get(b.getContext(), 3); }
   /// The dynamic shared memory (made at the kernel's entry on first use).
@@ -331,11 +341,24 @@ private:
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
   /// Slots: `stages` full barriers, Q's, then with a producer `stages`
-  /// empty ones and, persistent, Q's empty one.
+  /// empty ones, persistent, Q's empty one, and for each lag past 0
+  /// `stages` full and `stages` empty ones.
   int64_t barrierCount() const {
-    return specialized ? 2 * stages + 1 + (persistent ? 1 : 0) : stages + 1;
+    if (!specialized)
+      return stages + 1;
+    return laggedBase() + (loadLags - 1) * 2 * stages;
   }
   int64_t topLevelEmptySlot() const { return 2 * stages + 1; }
+  int64_t laggedBase() const { return 2 * stages + 1 + (persistent ? 1 : 0); }
+  /// The full and the empty barrier of lag `lag`'s loads in stage `stage`.
+  Value fullSlot(int64_t lag, Value stage);
+  Value emptySlot(int64_t lag, Value stage);
+  /// The lag of `load`'s tile in its ring (kRingLagAttr; 0 where the
+  /// kernel has one barrier set).
+  int64_t lagOf(TileLoadOp load) const;
+  /// Counts the barrier sets of the loads in `body`: an error on a lag
+  /// that is negative or not below the stages.
+  LogicalResult countLoadLags(Block &body);
   static constexpr int64_t kQPhaseBit = 16;
   /// The parity of the fill of group `g` (i32) of this tile in its stage.
   Value fillParity(Value g);
@@ -345,16 +368,17 @@ private:
   LogicalResult lowerPersistent(scf::ForallOp op, Block &body);
   /// One arrival per consumer warpgroup on barrier `slot`.
   void arriveFromWarpgroups(Value slot);
-  /// Persistent kernels, after the pipelined loop `op` (lowered as `loop`):
-  /// records its trips and lag and the barriers' phases after the tile.
-  void endRing(scf::ForOp op, scf::ForOp loop);
+  /// Persistent kernels, after the pipelined loop (lowered as `loop`):
+  /// records its trips and the barriers' phases after the tile.
+  void endRing(scf::ForOp loop);
   void releaseLaggedStages();
   /// The iterations of a lowered loop (i32 bounds).
   Value tripCount(scf::ForOp loop);
   /// The producer's and the consumers' lowering of the body of `op`.
   LogicalResult lowerRoles(scf::ForallOp op);
-  /// The consumers are done with the stage of group `iter`.
-  void releaseStage(Value iter);
+  /// The consumers are done with the stage of lag `lag`'s loads of group
+  /// `iter`.
+  void releaseStage(Value iter, int64_t lag = 0);
   /// A barrier of the threads that run this role (the consumers' own once
   /// the roles split).
   void ctaBarrier();
@@ -367,12 +391,16 @@ private:
   void awaitTopLevelLoads();
   /// Initialises the mbarriers (thread 0) and publishes them to the CTA.
   void initBarriers();
-  /// Inside the then-block of `op`, an scf.if with loads: arms the group's
-  /// barrier with the bytes its copies bring.
-  void openGroup(scf::IfOp op);
-  /// Waits for group `iter` of the pipelined loop (or, with a null `iter`,
-  /// for the loads outside any scf.if).
-  void waitForGroup(Value iter);
+  /// Inside the then-block of `op`, an scf.if with loads: starts its group
+  /// (the barrier of each lag is armed with the bytes of its copies at the
+  /// first of them: armGroup). An error if the group lacks a lag's loads.
+  LogicalResult openGroup(scf::IfOp op);
+  /// The full barrier of lag `lag` in the group being lowered, armed (by
+  /// the producer after it waited for the stage to be free).
+  Value armGroup(int64_t lag);
+  /// Waits for lag `lag`'s loads of group `iter` of the pipelined loop
+  /// (or, with a null `iter`, for the loads outside any scf.if).
+  void waitForGroup(Value iter, int64_t lag = 0);
   LogicalResult lowerLoadTma(TileLoadOp op, const Global &g,
                              const SharedTile &t);
 };

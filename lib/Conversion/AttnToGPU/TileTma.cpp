@@ -16,14 +16,21 @@
 //   whose rows run over the query heads of a group) is copied there by
 //   cp.async instead, into the same swizzled layout, and waited for at the
 //   same point;
-// - warp-specialised kernels (all of them so far) lower the loop nest
-//   twice, after the barriers are made: for one thread of a producer
-//   warpgroup (with setmaxnreg giving its registers away), which issues
-//   the copies and, before it refills a stage, waits on that stage's
-//   "empty" mbarrier; and for the consumer warps, which skip the copies,
-//   wait for each group as above without a CTA barrier and, at the end of
-//   an iteration, arrive on the empty barrier of the stage they read (one
-//   arrival per warpgroup);
+// - warp-specialised kernels lower the loop nest twice, after the
+//   barriers are made: for one thread of a producer warpgroup (with
+//   setmaxnreg giving its registers away), which issues the copies and,
+//   before it refills a stage, waits on that stage's "empty" mbarrier; and
+//   for the consumer warps, which skip the copies, wait for each group as
+//   above without a CTA barrier and, at the end of an iteration, arrive on
+//   the empty barrier of the stage they read (one arrival per warpgroup);
+// - there, the loads of a ring that the loop reads `lag` iterations late
+//   (kRingLagAttr: a rotated loop's V tiles) have full and empty barriers
+//   of their own: iteration j waits for lag l's copies of group
+//   max(j - l, 0) and then frees those of group j - l, the copies of the
+//   last l groups are waited for after the loop, and the producer waits
+//   for each lag's stage to be free just before it copies into it. So a K
+//   tile is not held up by the V tile beside it, and a V stage is freed
+//   once its P V is done;
 // - persistent kernels (all warp-specialised ones) run each role's lowering
 //   in a grid-stride loop over the scf.forall's tiles. Each tile's group g
 //   fills stage g % stages again (the stage the tile form's ring index
@@ -73,14 +80,49 @@ Value TileLowering::barrierAt(Value slot) {
   return sharedAt(e.add(barrierOffset, e.mul(slot, e.c32(kBarrierBytes))));
 }
 
-/// The bytes the copies of the loads in `region` bring.
-static int64_t loadBytes(Region &region) {
-  int64_t bytes = 0;
-  region.walk([&](TileLoadOp load) {
-    auto type = cast<MemRefType>(load.getTile().getType());
-    bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+Value TileLowering::fullSlot(int64_t lag, Value stage) {
+  if (!lag)
+    return stage;
+  return e.add(e.c32(laggedBase() + (lag - 1) * 2 * stages), stage);
+}
+
+Value TileLowering::emptySlot(int64_t lag, Value stage) {
+  if (!lag)
+    return e.add(e.c32(stages + 1), stage);
+  return e.add(e.c32(laggedBase() + (lag - 1) * 2 * stages + stages), stage);
+}
+
+int64_t TileLowering::lagOf(TileLoadOp load) const {
+  if (loadLags == 1)
+    return 0;
+  auto attr = load->getAttrOfType<IntegerAttr>(kRingLagAttr);
+  return attr ? attr.getInt() : 0;
+}
+
+LogicalResult TileLowering::countLoadLags(Block &body) {
+  loadLags = 1;
+  WalkResult walk = body.walk([&](TileLoadOp load) {
+    auto attr = load->getAttrOfType<IntegerAttr>(kRingLagAttr);
+    if (!attr)
+      return WalkResult::advance();
+    int64_t lag = attr.getInt();
+    if (lag < 0 || lag >= stages || !load->getParentOfType<scf::IfOp>()) {
+      load.emitOpError("is read ")
+          << lag << " iterations after its own, with " << stages
+          << " stages; a ring's tile is read from 0 to stages - 1 "
+          << "iterations later, and only a ring's (in an scf.if) can be";
+      return WalkResult::interrupt();
+    }
+    loadLags = std::max(loadLags, lag + 1);
+    return WalkResult::advance();
   });
-  return bytes;
+  if (walk.wasInterrupted())
+    return failure();
+  // Only warp-specialised consumers wait for each lag on its own; the
+  // others wait for a whole group at the start of its iteration.
+  if (!specialized)
+    loadLags = 1;
+  return success();
 }
 
 /// Runs the ops `body` builds in thread 0 only (in a role of one thread,
@@ -104,12 +146,14 @@ void TileLowering::initBarriers() {
   inThreadZero(e, tid, role, [&] {
     for (int64_t i = 0; i < barrierCount(); ++i) {
       // Full: one arrival per group, one per load outside any scf.if.
-      // Empty (warp-specialised): one per consumer warpgroup.
       // Empty (the rings' and, persistent, Q's): one per consumer
-      // warpgroup.
+      // warpgroup. Then each lag past 0: `stages` full, `stages` empty.
+      int64_t lagged = i - laggedBase();
       int64_t count = i < stages    ? 1
                       : i == stages ? std::max<int64_t>(topLevelLoads, 1)
-                                    : warps * 32 / kWarpgroupThreads;
+                      : lagged >= 0 && lagged % (2 * stages) < stages
+                          ? 1
+                          : warps * 32 / kWarpgroupThreads;
       NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)), e.c32(count),
                                    /*predicate=*/Value());
     }
@@ -150,11 +194,8 @@ Value TileLowering::qParity() {
   return e.band(e.shr(ringPhases, e.c32(kQPhaseBit)), e.c32(1));
 }
 
-void TileLowering::endRing(scf::ForOp op, scf::ForOp loop) {
+void TileLowering::endRing(scf::ForOp loop) {
   ringTrips = tripCount(loop);
-  ringLag = 0;
-  if (auto attr = op->getAttrOfType<IntegerAttr>(kRingLagAttr))
-    ringLag = attr.getInt();
   // The tile's `trips` groups filled stage s ceil((trips - s) / stages)
   // times; an odd count flips the stage's phase bit. Q's flips once.
   Value flips = e.c32(int64_t(1) << kQPhaseBit);
@@ -167,12 +208,13 @@ void TileLowering::endRing(scf::ForOp op, scf::ForOp loop) {
 }
 
 void TileLowering::releaseLaggedStages() {
-  for (int64_t i = 1; i <= ringLag; ++i) {
-    OpBuilder::InsertionGuard guard(b);
-    auto ran = scf::IfOp::create(b, e.loc, e.ge(ringTrips, e.c32(i)), false);
-    b.setInsertionPointToStart(ran.thenBlock());
-    releaseStage(e.sub(ringTrips, e.c32(i)));
-  }
+  for (int64_t lag = 1; lag < loadLags; ++lag)
+    for (int64_t i = 1; i <= lag; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      auto ran = scf::IfOp::create(b, e.loc, e.ge(ringTrips, e.c32(i)), false);
+      b.setInsertionPointToStart(ran.thenBlock());
+      releaseStage(e.sub(ringTrips, e.c32(i)), lag);
+    }
 }
 
 /// The op of `body` (at its top level) that last reads one of `tiles` or a
@@ -311,8 +353,8 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   return success();
 }
 
-void TileLowering::releaseStage(Value iter) {
-  arriveFromWarpgroups(e.add(e.c32(stages + 1), e.urem(iter, e.c32(stages))));
+void TileLowering::releaseStage(Value iter, int64_t lag) {
+  arriveFromWarpgroups(emptySlot(lag, e.urem(iter, e.c32(stages))));
 }
 
 void TileLowering::arriveFromWarpgroups(Value slot) {
@@ -326,34 +368,54 @@ void TileLowering::arriveFromWarpgroups(Value slot) {
                                  /*count=*/Value());
 }
 
-void TileLowering::openGroup(scf::IfOp op) {
+LogicalResult TileLowering::openGroup(scf::IfOp op) {
   // Group g of the loop's iteration j is g = j + the groups issued before
   // it; outside a loop, the next prologue group.
-  Value g = loopIter ? e.add(loopIter, e.c32(prologueGroups))
-                     : e.c32(prologueGroups++);
-  Value slot = e.urem(g, e.c32(stages));
-  groupBarrier = barrierAt(slot);
+  groupIndex = loopIter ? e.add(loopIter, e.c32(prologueGroups))
+                        : e.c32(prologueGroups++);
+  groupBytes.assign(loadLags, 0);
+  groupFull.assign(loadLags, Value());
+  op.getThenRegion().walk([&](TileLoadOp load) {
+    auto type = cast<MemRefType>(load.getTile().getType());
+    groupBytes[lagOf(load)] +=
+        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  });
+  // Every group arms every lag's barrier: the consumers wait on each.
+  for (auto [lag, bytes] : llvm::enumerate(groupBytes))
+    if (!bytes)
+      return op.emitOpError("copies no tile read ")
+             << lag << " iterations late, which other groups of copies "
+             << "of the kernel do; each group loads a tile of every ring";
+  return success();
+}
+
+Value TileLowering::armGroup(int64_t lag) {
+  if (groupFull[lag])
+    return groupFull[lag];
   if (specialized) {
     // The consumers have released the stage's previous fill (the phase
     // before this fill's of its empty barrier; before the stage's first
     // fill, the phase before the first, which counts as complete).
-    Value parity = e.bxor(fillParity(g), e.c32(1));
+    Value parity = e.bxor(fillParity(groupIndex), e.c32(1));
     NVVM::MBarrierTryWaitParityOp::create(
-        b, e.loc, barrierAt(e.add(e.c32(stages + 1), slot)), parity,
+        b, e.loc,
+        barrierAt(emptySlot(lag, e.urem(groupIndex, e.c32(stages)))), parity,
         e.c32(kWaitTicks));
   }
-  int64_t bytes = loadBytes(op.getThenRegion());
+  Value barrier = barrierAt(fullSlot(lag, e.urem(groupIndex, e.c32(stages))));
+  groupFull[lag] = barrier;
   inThreadZero(e, tid, role, [&] {
     NVVM::MBarrierArriveExpectTxOp::create(
-        b, e.loc, /*res=*/Type(), groupBarrier, e.c32(bytes),
+        b, e.loc, /*res=*/Type(), barrier, e.c32(groupBytes[lag]),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
   });
+  return barrier;
 }
 
-void TileLowering::waitForGroup(Value iter) {
+void TileLowering::waitForGroup(Value iter, int64_t lag) {
   Value barrier, parity;
   if (iter) {
-    barrier = barrierAt(e.urem(iter, e.c32(stages)));
+    barrier = barrierAt(fullSlot(lag, e.urem(iter, e.c32(stages))));
     parity = fillParity(iter);
   } else {
     // Phase t % 2 for a persistent kernel's t-th tile.
@@ -442,7 +504,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
   FailureOr<SmallVector<Value>> first = rowIndices(op.getIndices(), e.c32(0));
   if (failed(first))
     return failure();
-  Value barrier = groupBarrier;
+  Value barrier = groupIndex ? armGroup(lagOf(op)) : Value();
   if (!barrier) {
     // A persistent producer first waits until the consumers are done with
     // the last tile's (the phase before the first counts as complete).

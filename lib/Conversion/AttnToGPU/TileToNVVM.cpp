@@ -309,6 +309,8 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
     if (stages < 2)
       return op.emitOpError("copies by TMA in a schedule of ")
              << stages << " stage; it needs at least 2";
+    if (failed(countLoadLags(*op.getBody())))
+      return failure();
     initBarriers();
   }
   if (keySlices > 1 && (keySlices != warps || keySlices == blockQ))
@@ -369,7 +371,7 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     loopIter = outerIter;
     b.setInsertionPointAfter(loop);
     if (persistent)
-      endRing(op, loop);
+      endRing(loop);
     return body;
   }
 
@@ -481,7 +483,12 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     if (pipelined && tma) {
       loopIter = e.div(e.sub(loop.getInductionVar(), loop.getLowerBound()),
                        loop.getStep());
-      waitForGroup(loopIter);
+      // A lag's tiles are read `lag` iterations late (tile 0's also
+      // before).
+      for (int64_t lag = 0; lag < loadLags; ++lag)
+        waitForGroup(lag ? e.max(e.sub(loopIter, e.c32(lag)), e.c32(0))
+                         : loopIter,
+                     lag);
       // Warp-specialised consumers release the stage instead (below).
       if (!specialized)
         ctaBarrier();
@@ -492,29 +499,34 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     if (failed(lowerBlock(*op.getBody(), &yielded, partial)))
       return failure();
     if (pipelined && specialized) {
-      // A loop that still reads the previous tile's stage (a rotated one)
-      // releases that one.
-      int64_t lag = 0;
-      if (auto attr = op->getAttrOfType<IntegerAttr>(kRingLagAttr))
-        lag = attr.getInt();
-      if (lag < 0 || lag >= stages)
-        return op.emitOpError("reads ring stages ")
-               << lag << " tiles behind, with " << stages << " stages";
-      if (lag == 0) {
-        releaseStage(loopIter);
-      } else {
+      // Each lag frees the stage it read last: a lagged one, that of the
+      // tile `lag` iterations back.
+      releaseStage(loopIter);
+      for (int64_t lag = 1; lag < loadLags; ++lag) {
         OpBuilder::InsertionGuard guard(b);
         auto behind =
             scf::IfOp::create(b, e.loc, e.ge(loopIter, e.c32(lag)), false);
         b.setInsertionPointToStart(behind.thenBlock());
-        releaseStage(e.sub(loopIter, e.c32(lag)));
+        releaseStage(e.sub(loopIter, e.c32(lag)), lag);
       }
     }
     scf::YieldOp::create(b, e.loc, yielded);
   }
   loopIter = outerIter;
+  if (pipelined && specialized) {
+    // The lagged tiles of the last iterations, which the ops after the
+    // loop read.
+    Value trips = tripCount(loop);
+    for (int64_t lag = 1; lag < loadLags; ++lag)
+      for (int64_t i = 1; i <= lag; ++i) {
+        OpBuilder::InsertionGuard guard(b);
+        auto ran = scf::IfOp::create(b, e.loc, e.ge(trips, e.c32(i)), false);
+        b.setInsertionPointToStart(ran.thenBlock());
+        waitForGroup(e.sub(trips, e.c32(i)), lag);
+      }
+  }
   if (pipelined && persistent)
-    endRing(op, loop);
+    endRing(loop);
   // A loop without a copy ring (the combine's over splits) waits on memory
   // once per iteration: unrolled, ptxas issues the loads of several
   // iterations together. The results are then those of the remainder loop.
@@ -562,7 +574,7 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     types.clear();
     sizes.clear();
   }
-  if (tma && loads && (hasElse || groupBarrier))
+  if (tma && loads && (hasElse || groupIndex))
     return op.emitOpError("copies by TMA in a nested or two-sided scf.if; "
                           "each group of copies is the then-block of one");
   auto ifOp = scf::IfOp::create(b, e.loc, types, cond, hasElse);
@@ -574,14 +586,14 @@ LogicalResult TileLowering::lowerIf(scf::IfOp op) {
     if (!block.empty())
       block.getTerminator()->erase();
     b.setInsertionPointToEnd(&block);
-    if (tma && loads && role != Role::Consumer)
-      openGroup(op);
+    if (tma && loads && role != Role::Consumer && failed(openGroup(op)))
+      return failure();
     SmallVector<Value> yielded;
     if (failed(lowerBlock(from.front(), &yielded)))
       return failure();
     scf::YieldOp::create(b, e.loc, yielded);
   }
-  groupBarrier = Value();
+  groupIndex = Value();
   // One cp.async group per scf.if with loads, taken or not, so that the
   // groups count key/value tiles.
   if (loads && !tma) {

@@ -613,10 +613,11 @@ static void buildRowRegion(OpBuilder &b, Location loc, Region &region,
   TileYieldOp::create(b, loc, indices(b, loc, block->getArgument(0)));
 }
 
-void tile::tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
-                    Value rows, RowIndices indices) {
+TileLoadOp tile::tileLoad(OpBuilder &b, Location loc, Value source,
+                          Value tile, Value rows, RowIndices indices) {
   auto op = TileLoadOp::create(b, loc, source, tile, rows);
   buildRowRegion(b, loc, op.getIndices(), indices);
+  return op;
 }
 
 void tile::tileStore(OpBuilder &b, Location loc, Value tile, Value dest,
@@ -824,7 +825,10 @@ void tile::KeyValueRing::load(OpBuilder &b, Location loc, Value n) const {
     return p.keyIndices(b, loc, rows.batch, kvHead, ix.add(j0, r));
   };
   tileLoad(b, loc, p.key, ringStage(b, loc, keys, stage), cols, keyRow);
-  tileLoad(b, loc, p.value, ringStage(b, loc, values, stage), cols, keyRow);
+  TileLoadOp value =
+      tileLoad(b, loc, p.value, ringStage(b, loc, values, stage), cols, keyRow);
+  if (valueLag)
+    value->setAttr(kRingLagAttr, b.getI64IntegerAttr(valueLag));
 }
 
 Value tile::maskedScores(OpBuilder &b, Location loc, const Problem &p,

@@ -132,8 +132,8 @@ using RowIndices =
 
 /// A tile.load of the rows `[0, rows)` of `tile` from `source`, row r from
 /// `indices(r)`.
-void tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
-              Value rows, RowIndices indices);
+TileLoadOp tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
+                    Value rows, RowIndices indices);
 
 /// A tile.store of the rows `[0, rows)` of `tile` into `dest`.
 void tileStore(OpBuilder &b, Location loc, Value tile, Value dest, Value rows,
@@ -355,6 +355,9 @@ struct KeyValueRing {
   /// Key/value tiles the loop visits.
   Value numTiles;
   int64_t blockKV = 0, stages = 0;
+  /// The iterations after its own in which a loop reads a value tile
+  /// (kRingLagAttr on its loads): 1 in a rotated loop.
+  int64_t valueLag = 0;
 
   /// Allocates the rings (after the tiles allocated before it: the order
   /// in which a GPU kernel lays out its shared memory).

@@ -94,8 +94,12 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
 
   // The loads of tile n + stages - 1 overlap the work on tile n. A rotated
   // loop (the schedule's `overlap`) still reads tile n - 1's V in
-  // iteration n: it prefetches one tile less far ahead.
+  // iteration n (its V loads say so: the GPU kernels wait for a V tile an
+  // iteration later than for its K tile, and free each when it was last
+  // read): it prefetches one tile less far ahead.
   bool rotated = t.overlap;
+  if (rotated)
+    ring.valueLag = 1;
   int64_t ahead = rotated ? stages - 2 : stages - 1;
   for (int64_t n = 0; n < ahead; ++n)
     ring.load(b, loc, ix.c(n));
@@ -124,10 +128,6 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
   if (rotated)
     init.push_back(splat(b, loc, pType, 0.0));
   auto loop = scf::ForOp::create(b, loc, ix.c(0), ring.numTiles, ix.c(1), init);
-  // A rotated loop still reads, in iteration n, the ring stage of tile
-  // n - 1: the GPU lowering releases a stage one iteration later.
-  if (rotated)
-    loop->setAttr(kRingLagAttr, b.getI64IntegerAttr(1));
   // acc += P V of tile `n` (stage n mod stages).
   auto productPV = [&](OpBuilder &b, Location loc, Value pOperand, Value n,
                        Value acc) -> Value {

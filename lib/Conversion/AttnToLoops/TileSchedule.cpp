@@ -183,11 +183,13 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     auto tile = [&](Bytes rows, Bytes cols) {
       return (rows * cols * e).alignTo(1024);
     };
-    // The mbarriers of the TMA copies follow: per stage a full one (and an
-    // empty one with a producer warpgroup), and one for Q (and, in a
-    // persistent kernel, one that frees Q for the next tile). A paged
-    // cache's rows are copied by cp.async: no mbarriers.
-    Bytes barriers = Bytes(producer ? 2 : 1) * stages + (persistent ? 2 : 1);
+    // The mbarriers of the TMA copies follow: per stage a full one (and
+    // with a producer warpgroup an empty one, and the same two again for
+    // the V tiles, which its rotated loop reads an iteration later than
+    // the K tiles), and one for Q (and, in a persistent kernel, one that
+    // frees Q for the next tile). A paged cache's rows are copied by
+    // cp.async: no mbarriers.
+    Bytes barriers = Bytes(producer ? 4 : 1) * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
     return s.paged ? tiles : tiles + (Bytes(8) * barriers).alignTo(16);
@@ -288,11 +290,10 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       if (!bq)
         bq = 16 * t.warps;
       // Keys per tile: 128 up to D = 128, else 64; but with a producer
-      // where three stages of 64 keys do not fit (so the loop cannot be
-      // rotated), the widest multiple of 16 up to 128 whose two stages fit
-      // next to Q: fewer, longer iterations (H200, bf16, D = 256: 80 keys
-      // against 64 measured 1.02x to 1.06x, S = 2k to 16k, causal and
-      // not).
+      // where three stages of 64 keys do not fit, the widest multiple of
+      // 16 up to 128 whose two stages fit next to Q: fewer, longer
+      // iterations (H200, bf16, D = 256: 80 keys against 64 measured 1.02x
+      // to 1.06x, S = 2k to 16k, causal and not).
       auto fits = [&](int64_t keys, int64_t stages) {
         return !sharedBytes(s, bq, keys, stages, request.target, t.producer,
                             t.persistent)
@@ -313,9 +314,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
                                    .exceeds(request.smemBudget))
           --t.stages;
       }
-      // With a producer and 3 stages or more, the loop is rotated so that a
-      // warpgroup's softmax overlaps its own P V.
-      t.overlap = t.producer && t.stages >= 3;
+      // With a producer the loop is rotated so that a warpgroup's softmax
+      // overlaps its own P V. Its K and V tiles complete and are freed on
+      // barriers of their own (the V loads' kRingLagAttr), so that two
+      // stages keep a tile of each in flight.
+      t.overlap = t.producer && t.stages >= 2;
       break;
     }
     // Causal past D = 64, and any past D = 128 (where two MMA tiles' O

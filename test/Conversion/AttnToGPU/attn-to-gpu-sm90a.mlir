@@ -107,19 +107,27 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // Past D = 64 (and without a mask operand) the kernel is warp-specialised:
 // a producer warpgroup after the 8 consumer warps (384 threads, a register
 // cap at entry: minctasm 1), 2 stages of 80-key tiles (the widest whose
-// two stages fit next to Q, as 3 stages of 64 do not), and per stage a full
-// and an empty barrier (one arrival per consumer warpgroup). The producer
-// gives registers away and one of its threads (tid 256) issues every copy:
-// Q (4 column blocks of 128 bytes), the prologue group and, in a loop
-// that carries nothing, each group after waiting for its stage's empty
-// barrier. The consumers take the registers, wait for Q and each group,
-// and at the end of an iteration the first thread of each warpgroup
-// releases the stage.
-// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229424 tma=q:128x64:128,k:80x64:128,v:80x64:128
+// two stages fit next to Q, as 3 stages of 64 do not), and the rotated
+// loop: iteration j issues S of tile j and P V of tile j - 1. Per stage a
+// full and an empty barrier (one arrival per consumer warpgroup) for the K
+// tiles, and the same for the V tiles (the V loads' attn.ring_lag = 1).
+// The producer gives registers away and one of its threads (tid 256)
+// issues every copy: Q (4 column blocks of 128 bytes) and, in a loop that
+// carries nothing, each K tile and then each V tile after waiting for its
+// stage's empty barrier. The consumers take the registers, wait for Q,
+// then in iteration j for K tile j and V tile max(j - 1, 0); P V is in
+// flight while the softmax waits for S alone; at the end of the iteration
+// the first thread of each warpgroup frees K tile j's stage and, from
+// j = 1, V tile j - 1's. After the loop they wait for the last V tile, for
+// the last P V.
+// CHECK: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229456 tma=q:128x64:128,k:80x64:128,v:80x64:128
 // CHECK-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
 // CHECK: scf.if %[[PRODUCER]] {
@@ -129,21 +137,36 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c81920_i32
-// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: scf.for
+// CHECK: scf.for %[[J:[a-z0-9]+]] =
+// CHECK: %[[ITER:.*]] = arith.divsi
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[BACK:.*]] = arith.subi %[[ITER]], %c1_i32
+// CHECK: arith.maxsi %[[BACK]], %c0_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NOT: gpu.barrier
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: %[[WG:.*]] = arith.remui %{{.*}}, %c128_i32
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[WG]], %c0_i32
 // CHECK: scf.if %[[FIRST]] {
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: %[[LAGGED:.*]] = arith.cmpi sge, %[[ITER]], %c1_i32
+// CHECK: scf.if %[[LAGGED]] {
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: scf.yield
+// CHECK: scf.if
+// CHECK: arith.subi %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: gpu.return
 
@@ -156,12 +179,14 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // prologue group and, in its loop, each group after waiting for its
 // stage's empty barrier. The consumers walk the same tiles: they wait for
 // Q and each group, release each stage at the end of an iteration, and Q
-// after the loop (its last read).
-// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229424 grid=persistent tma=q:128x64:128,k:80x64:128,v:80x64:128
+// and the last V tile's stage after the loop (their last reads).
+// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229456 grid=persistent tma=q:128x64:128,k:80x64:128,v:80x64:128
 // PERSIST-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // PERSIST-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// PERSIST-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// PERSIST-COUNT-2: nvvm.mbarrier.init %{{.*}}, %c2_i32
 // PERSIST: gpu.barrier
 // PERSIST: %[[PRODUCER:.*]] = arith.cmpi sge, %{{.*}}, %c256_i32
 // PERSIST: scf.if %[[PRODUCER]] {
@@ -178,8 +203,11 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // PERSIST-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PERSIST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // PERSIST: nvvm.mbarrier.try_wait.parity
-// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c81920_i32
-// PERSIST-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
+// PERSIST-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
+// PERSIST-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PERSIST: %[[NEXT:.*]] = arith.xori %[[STATE]], %{{.*}} : i32
 // PERSIST: scf.yield %[[NEXT]] : i32
 // PERSIST: } else {

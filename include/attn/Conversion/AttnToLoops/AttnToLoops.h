@@ -74,8 +74,11 @@ struct AttnTileSizes {
 /// also whole 32-byte swizzle chunks of 2-byte elements on sm_90a.
 constexpr int64_t kTileColumnStep = 16;
 
-/// On a key/value loop of the tile form: iteration n still reads the ring
-/// stage of tile n - lag (a rotated loop: 1).
+/// On a tile.load of a ring in the tile form: the tile it loads for
+/// iteration n of the loop that streams the ring is read in iteration
+/// n + lag, and tile 0's in the first lag iterations too (a rotated loop's
+/// values: 1). Absent: 0, read in iteration n. The GPU lowering waits for
+/// and frees each lag's copies on barriers of their own.
 constexpr llvm::StringLiteral kRingLagAttr = "attn.ring_lag";
 
 /// The tensor-core mapping a schedule is for: sm_80's warps of mma.sync
