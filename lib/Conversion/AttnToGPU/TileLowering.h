@@ -192,8 +192,8 @@ private:
   // group of copies (an scf.if with loads, as cp.async's commit groups)
   // completes on one of `stages` mbarriers, slot g % stages for group g;
   // the loads outside any scf.if (Q) on one more. In a warp-specialised
-  // kernel the loads of each ring lag (kRingLagAttr) have a set of
-  // barriers of their own.
+  // kernel whose stages leave no iteration of slack otherwise, the loads
+  // of each ring lag (kRingLagAttr) have a set of barriers of their own.
   bool tma = false;
   Role role = Role::All;
   /// Byte offset of the mbarriers, after the tiles: set once they are laid
@@ -209,16 +209,18 @@ private:
   bool cpAsyncPending = false;
   /// Groups issued before the pipelined loop; its iteration index while it
   /// is lowered; the index of the group being lowered (null outside one),
-  /// the bytes its loads of each lag bring and the full barrier of each
-  /// lag once armed.
+  /// the bytes its loads of each barrier set bring and the full barrier of
+  /// each set once armed.
   int64_t prologueGroups = 0;
   Value loopIter, groupIndex;
   SmallVector<int64_t> groupBytes;
   SmallVector<Value> groupFull;
-  /// The barrier sets: 1 + the largest lag of a ring's loads in a
-  /// warp-specialised kernel (the others wait for every load of a group
-  /// at once), else 1.
-  int64_t loadLags = 1;
+  /// The largest lag of a ring's loads (kRingLagAttr), and the barrier
+  /// sets: one per lag (set l for the loads of lag l) where a single set
+  /// would leave a group no iteration between its copies and its first
+  /// read (warp-specialised, stages <= lag + 1), else one for every load
+  /// of a group, freed `ringLag` iterations late.
+  int64_t ringLag = 0, loadSets = 1;
   /// Persistent kernels, per role: the phases of the barriers before this
   /// tile, as one i32 (bit s: how many times stage s was filled, mod 2;
   /// bit kQPhaseBit: the tiles so far, mod 2: Q's phase), and the same
@@ -230,7 +232,7 @@ private:
   /// loaded outside any scf.if (Q), after which the consumers free Q; the
   /// last that reads a ring, after which they free the stages that the
   /// pipelined loop (`ringTrips` iterations) left to later reads: those of
-  /// its last `lag` iterations, for each lag of its loads.
+  /// its last `lag` iterations, for each barrier set.
   Operation *lastTopLevelRead = nullptr, *lastRingRead = nullptr;
   bool topLevelEmptyWaited = false;
   Value ringTrips;
@@ -341,23 +343,30 @@ private:
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
   /// Slots: `stages` full barriers, Q's, then with a producer `stages`
-  /// empty ones, persistent, Q's empty one, and for each lag past 0
-  /// `stages` full and `stages` empty ones.
+  /// empty ones, persistent, Q's empty one, and for each barrier set past
+  /// the first `stages` full and `stages` empty ones.
   int64_t barrierCount() const {
     if (!specialized)
       return stages + 1;
-    return laggedBase() + (loadLags - 1) * 2 * stages;
+    return laterSetsBase() + (loadSets - 1) * 2 * stages;
   }
   int64_t topLevelEmptySlot() const { return 2 * stages + 1; }
-  int64_t laggedBase() const { return 2 * stages + 1 + (persistent ? 1 : 0); }
-  /// The full and the empty barrier of lag `lag`'s loads in stage `stage`.
-  Value fullSlot(int64_t lag, Value stage);
-  Value emptySlot(int64_t lag, Value stage);
-  /// The lag of `load`'s tile in its ring (kRingLagAttr; 0 where the
-  /// kernel has one barrier set).
-  int64_t lagOf(TileLoadOp load) const;
-  /// Counts the barrier sets of the loads in `body`: an error on a lag
-  /// that is negative or not below the stages.
+  int64_t laterSetsBase() const {
+    return 2 * stages + 1 + (persistent ? 1 : 0);
+  }
+  /// The full and the empty barrier of set `set` in stage `stage`.
+  Value fullSlot(int64_t set, Value stage);
+  Value emptySlot(int64_t set, Value stage);
+  /// The barrier set of `load`.
+  int64_t setOf(TileLoadOp load) const;
+  /// The iterations after a group's own in which the consumers wait for
+  /// set `set`'s copies, and in which they free them.
+  int64_t waitLag(int64_t set) const { return loadSets > 1 ? set : 0; }
+  int64_t releaseLag(int64_t set) const {
+    return loadSets > 1 ? set : ringLag;
+  }
+  /// Reads the lags of the loads in `body` (ringLag, loadSets): an error
+  /// on a lag that is negative or not below the stages.
   LogicalResult countLoadLags(Block &body);
   static constexpr int64_t kQPhaseBit = 16;
   /// The parity of the fill of group `g` (i32) of this tile in its stage.
@@ -376,9 +385,9 @@ private:
   Value tripCount(scf::ForOp loop);
   /// The producer's and the consumers' lowering of the body of `op`.
   LogicalResult lowerRoles(scf::ForallOp op);
-  /// The consumers are done with the stage of lag `lag`'s loads of group
+  /// The consumers are done with the stage of set `set`'s loads of group
   /// `iter`.
-  void releaseStage(Value iter, int64_t lag = 0);
+  void releaseStage(Value iter, int64_t set = 0);
   /// A barrier of the threads that run this role (the consumers' own once
   /// the roles split).
   void ctaBarrier();
@@ -392,15 +401,15 @@ private:
   /// Initialises the mbarriers (thread 0) and publishes them to the CTA.
   void initBarriers();
   /// Inside the then-block of `op`, an scf.if with loads: starts its group
-  /// (the barrier of each lag is armed with the bytes of its copies at the
-  /// first of them: armGroup). An error if the group lacks a lag's loads.
+  /// (the barrier of each set is armed with the bytes of its copies at the
+  /// first of them: armGroup). An error if the group lacks a set's loads.
   LogicalResult openGroup(scf::IfOp op);
-  /// The full barrier of lag `lag` in the group being lowered, armed (by
+  /// The full barrier of set `set` in the group being lowered, armed (by
   /// the producer after it waited for the stage to be free).
-  Value armGroup(int64_t lag);
-  /// Waits for lag `lag`'s loads of group `iter` of the pipelined loop
+  Value armGroup(int64_t set);
+  /// Waits for set `set`'s loads of group `iter` of the pipelined loop
   /// (or, with a null `iter`, for the loads outside any scf.if).
-  void waitForGroup(Value iter, int64_t lag = 0);
+  void waitForGroup(Value iter, int64_t set = 0);
   LogicalResult lowerLoadTma(TileLoadOp op, const Global &g,
                              const SharedTile &t);
 };

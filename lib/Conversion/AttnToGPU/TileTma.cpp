@@ -23,14 +23,19 @@
 //   for the consumer warps, which skip the copies, wait for each group as
 //   above without a CTA barrier and, at the end of an iteration, arrive on
 //   the empty barrier of the stage they read (one arrival per warpgroup);
-// - there, the loads of a ring that the loop reads `lag` iterations late
-//   (kRingLagAttr: a rotated loop's V tiles) have full and empty barriers
-//   of their own: iteration j waits for lag l's copies of group
-//   max(j - l, 0) and then frees those of group j - l, the copies of the
+// - a ring whose tiles the loop reads L iterations late (kRingLagAttr on
+//   their loads: a rotated loop's V tiles, L = 1) keeps its stage until
+//   the end of iteration j + L. With a single barrier set the consumers
+//   then free group j's stage L iterations late, so the producer fills it
+//   stages - L - 1 iterations before its first read: none with 2 stages
+//   and L = 1. There, the loads of each lag l have full and empty barriers
+//   of their own (a barrier set): iteration j waits for set l's copies of
+//   group max(j - l, 0) and frees those of group j - l, the copies of the
 //   last l groups are waited for after the loop, and the producer waits
-//   for each lag's stage to be free just before it copies into it. So a K
-//   tile is not held up by the V tile beside it, and a V stage is freed
-//   once its P V is done;
+//   for each set's stage to be free just before it copies into it; so a
+//   K tile is not held up by the V tile beside it. With more stages one
+//   set costs fewer instructions per iteration (H200, D = 128, 3 stages:
+//   0.96x to 1.00x the time with one set, docs/GPU.md);
 // - persistent kernels (all warp-specialised ones) run each role's lowering
 //   in a grid-stride loop over the scf.forall's tiles. Each tile's group g
 //   fills stage g % stages again (the stage the tile form's ring index
@@ -80,27 +85,28 @@ Value TileLowering::barrierAt(Value slot) {
   return sharedAt(e.add(barrierOffset, e.mul(slot, e.c32(kBarrierBytes))));
 }
 
-Value TileLowering::fullSlot(int64_t lag, Value stage) {
-  if (!lag)
+Value TileLowering::fullSlot(int64_t set, Value stage) {
+  if (!set)
     return stage;
-  return e.add(e.c32(laggedBase() + (lag - 1) * 2 * stages), stage);
+  return e.add(e.c32(laterSetsBase() + (set - 1) * 2 * stages), stage);
 }
 
-Value TileLowering::emptySlot(int64_t lag, Value stage) {
-  if (!lag)
+Value TileLowering::emptySlot(int64_t set, Value stage) {
+  if (!set)
     return e.add(e.c32(stages + 1), stage);
-  return e.add(e.c32(laggedBase() + (lag - 1) * 2 * stages + stages), stage);
+  return e.add(e.c32(laterSetsBase() + (set - 1) * 2 * stages + stages),
+               stage);
 }
 
-int64_t TileLowering::lagOf(TileLoadOp load) const {
-  if (loadLags == 1)
+int64_t TileLowering::setOf(TileLoadOp load) const {
+  if (loadSets == 1)
     return 0;
   auto attr = load->getAttrOfType<IntegerAttr>(kRingLagAttr);
   return attr ? attr.getInt() : 0;
 }
 
 LogicalResult TileLowering::countLoadLags(Block &body) {
-  loadLags = 1;
+  ringLag = 0;
   WalkResult walk = body.walk([&](TileLoadOp load) {
     auto attr = load->getAttrOfType<IntegerAttr>(kRingLagAttr);
     if (!attr)
@@ -113,15 +119,15 @@ LogicalResult TileLowering::countLoadLags(Block &body) {
           << "iterations later, and only a ring's (in an scf.if) can be";
       return WalkResult::interrupt();
     }
-    loadLags = std::max(loadLags, lag + 1);
+    ringLag = std::max(ringLag, lag);
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
-  // Only warp-specialised consumers wait for each lag on its own; the
-  // others wait for a whole group at the start of its iteration.
-  if (!specialized)
-    loadLags = 1;
+  // Only warp-specialised consumers wait for and free a set on its own
+  // (the file comment); the others wait for a whole group at the start of
+  // its iteration, and a CTA barrier frees the stage the prefetch reuses.
+  loadSets = specialized && ringLag && stages <= ringLag + 1 ? ringLag + 1 : 1;
   return success();
 }
 
@@ -147,11 +153,12 @@ void TileLowering::initBarriers() {
     for (int64_t i = 0; i < barrierCount(); ++i) {
       // Full: one arrival per group, one per load outside any scf.if.
       // Empty (the rings' and, persistent, Q's): one per consumer
-      // warpgroup. Then each lag past 0: `stages` full, `stages` empty.
-      int64_t lagged = i - laggedBase();
+      // warpgroup. Then each set past the first: `stages` full, `stages`
+      // empty.
+      int64_t later = i - laterSetsBase();
       int64_t count = i < stages    ? 1
                       : i == stages ? std::max<int64_t>(topLevelLoads, 1)
-                      : lagged >= 0 && lagged % (2 * stages) < stages
+                      : later >= 0 && later % (2 * stages) < stages
                           ? 1
                           : warps * 32 / kWarpgroupThreads;
       NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)), e.c32(count),
@@ -208,12 +215,12 @@ void TileLowering::endRing(scf::ForOp loop) {
 }
 
 void TileLowering::releaseLaggedStages() {
-  for (int64_t lag = 1; lag < loadLags; ++lag)
-    for (int64_t i = 1; i <= lag; ++i) {
+  for (int64_t set = 0; set < loadSets; ++set)
+    for (int64_t i = 1; i <= releaseLag(set); ++i) {
       OpBuilder::InsertionGuard guard(b);
       auto ran = scf::IfOp::create(b, e.loc, e.ge(ringTrips, e.c32(i)), false);
       b.setInsertionPointToStart(ran.thenBlock());
-      releaseStage(e.sub(ringTrips, e.c32(i)), lag);
+      releaseStage(e.sub(ringTrips, e.c32(i)), set);
     }
 }
 
@@ -353,8 +360,8 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   return success();
 }
 
-void TileLowering::releaseStage(Value iter, int64_t lag) {
-  arriveFromWarpgroups(emptySlot(lag, e.urem(iter, e.c32(stages))));
+void TileLowering::releaseStage(Value iter, int64_t set) {
+  arriveFromWarpgroups(emptySlot(set, e.urem(iter, e.c32(stages))));
 }
 
 void TileLowering::arriveFromWarpgroups(Value slot) {
@@ -373,25 +380,29 @@ LogicalResult TileLowering::openGroup(scf::IfOp op) {
   // it; outside a loop, the next prologue group.
   groupIndex = loopIter ? e.add(loopIter, e.c32(prologueGroups))
                         : e.c32(prologueGroups++);
-  groupBytes.assign(loadLags, 0);
-  groupFull.assign(loadLags, Value());
+  groupBytes.assign(loadSets, 0);
+  groupFull.assign(loadSets, Value());
   op.getThenRegion().walk([&](TileLoadOp load) {
     auto type = cast<MemRefType>(load.getTile().getType());
-    groupBytes[lagOf(load)] +=
+    groupBytes[setOf(load)] +=
         type.getNumElements() * type.getElementTypeBitWidth() / 8;
   });
-  // Every group arms every lag's barrier: the consumers wait on each.
-  for (auto [lag, bytes] : llvm::enumerate(groupBytes))
+  // Every group arms every set's barrier: the consumers wait on each.
+  for (auto [set, bytes] : llvm::enumerate(groupBytes))
     if (!bytes)
       return op.emitOpError("copies no tile read ")
-             << lag << " iterations late, which other groups of copies "
+             << set << " iterations late, which other groups of copies "
              << "of the kernel do; each group loads a tile of every ring";
+  // One set is armed before the copies; several each just before its own
+  // (the producer waits for each stage to be free there).
+  if (loadSets == 1)
+    armGroup(0);
   return success();
 }
 
-Value TileLowering::armGroup(int64_t lag) {
-  if (groupFull[lag])
-    return groupFull[lag];
+Value TileLowering::armGroup(int64_t set) {
+  if (groupFull[set])
+    return groupFull[set];
   if (specialized) {
     // The consumers have released the stage's previous fill (the phase
     // before this fill's of its empty barrier; before the stage's first
@@ -399,23 +410,23 @@ Value TileLowering::armGroup(int64_t lag) {
     Value parity = e.bxor(fillParity(groupIndex), e.c32(1));
     NVVM::MBarrierTryWaitParityOp::create(
         b, e.loc,
-        barrierAt(emptySlot(lag, e.urem(groupIndex, e.c32(stages)))), parity,
+        barrierAt(emptySlot(set, e.urem(groupIndex, e.c32(stages)))), parity,
         e.c32(kWaitTicks));
   }
-  Value barrier = barrierAt(fullSlot(lag, e.urem(groupIndex, e.c32(stages))));
-  groupFull[lag] = barrier;
+  Value barrier = barrierAt(fullSlot(set, e.urem(groupIndex, e.c32(stages))));
+  groupFull[set] = barrier;
   inThreadZero(e, tid, role, [&] {
     NVVM::MBarrierArriveExpectTxOp::create(
-        b, e.loc, /*res=*/Type(), barrier, e.c32(groupBytes[lag]),
+        b, e.loc, /*res=*/Type(), barrier, e.c32(groupBytes[set]),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
   });
   return barrier;
 }
 
-void TileLowering::waitForGroup(Value iter, int64_t lag) {
+void TileLowering::waitForGroup(Value iter, int64_t set) {
   Value barrier, parity;
   if (iter) {
-    barrier = barrierAt(fullSlot(lag, e.urem(iter, e.c32(stages))));
+    barrier = barrierAt(fullSlot(set, e.urem(iter, e.c32(stages))));
     parity = fillParity(iter);
   } else {
     // Phase t % 2 for a persistent kernel's t-th tile.
@@ -504,7 +515,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
   FailureOr<SmallVector<Value>> first = rowIndices(op.getIndices(), e.c32(0));
   if (failed(first))
     return failure();
-  Value barrier = groupIndex ? armGroup(lagOf(op)) : Value();
+  Value barrier = groupIndex ? armGroup(setOf(op)) : Value();
   if (!barrier) {
     // A persistent producer first waits until the consumers are done with
     // the last tile's (the phase before the first counts as complete).

@@ -483,12 +483,14 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     if (pipelined && tma) {
       loopIter = e.div(e.sub(loop.getInductionVar(), loop.getLowerBound()),
                        loop.getStep());
-      // A lag's tiles are read `lag` iterations late (tile 0's also
-      // before).
-      for (int64_t lag = 0; lag < loadLags; ++lag)
+      // A set waited for `lag` iterations late holds tiles read then (and
+      // tile 0's before).
+      for (int64_t set = 0; set < loadSets; ++set) {
+        int64_t lag = waitLag(set);
         waitForGroup(lag ? e.max(e.sub(loopIter, e.c32(lag)), e.c32(0))
                          : loopIter,
-                     lag);
+                     set);
+      }
       // Warp-specialised consumers release the stage instead (below).
       if (!specialized)
         ctaBarrier();
@@ -499,15 +501,19 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     if (failed(lowerBlock(*op.getBody(), &yielded, partial)))
       return failure();
     if (pipelined && specialized) {
-      // Each lag frees the stage it read last: a lagged one, that of the
-      // tile `lag` iterations back.
-      releaseStage(loopIter);
-      for (int64_t lag = 1; lag < loadLags; ++lag) {
+      // Each set frees the stage it read last: that of the tile `lag`
+      // iterations back.
+      for (int64_t set = 0; set < loadSets; ++set) {
+        int64_t lag = releaseLag(set);
+        if (!lag) {
+          releaseStage(loopIter, set);
+          continue;
+        }
         OpBuilder::InsertionGuard guard(b);
         auto behind =
             scf::IfOp::create(b, e.loc, e.ge(loopIter, e.c32(lag)), false);
         b.setInsertionPointToStart(behind.thenBlock());
-        releaseStage(e.sub(loopIter, e.c32(lag)), lag);
+        releaseStage(e.sub(loopIter, e.c32(lag)), set);
       }
     }
     scf::YieldOp::create(b, e.loc, yielded);
@@ -517,12 +523,12 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     // The lagged tiles of the last iterations, which the ops after the
     // loop read.
     Value trips = tripCount(loop);
-    for (int64_t lag = 1; lag < loadLags; ++lag)
-      for (int64_t i = 1; i <= lag; ++i) {
+    for (int64_t set = 0; set < loadSets; ++set)
+      for (int64_t i = 1; i <= waitLag(set); ++i) {
         OpBuilder::InsertionGuard guard(b);
         auto ran = scf::IfOp::create(b, e.loc, e.ge(trips, e.c32(i)), false);
         b.setInsertionPointToStart(ran.thenBlock());
-        waitForGroup(e.sub(trips, e.c32(i)), lag);
+        waitForGroup(e.sub(trips, e.c32(i)), set);
       }
   }
   if (pipelined && persistent)

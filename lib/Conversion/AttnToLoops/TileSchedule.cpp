@@ -184,12 +184,13 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       return (rows * cols * e).alignTo(1024);
     };
     // The mbarriers of the TMA copies follow: per stage a full one (and
-    // with a producer warpgroup an empty one, and the same two again for
-    // the V tiles, which its rotated loop reads an iteration later than
-    // the K tiles), and one for Q (and, in a persistent kernel, one that
-    // frees Q for the next tile). A paged cache's rows are copied by
-    // cp.async: no mbarriers.
-    Bytes barriers = Bytes(producer ? 4 : 1) * stages + (persistent ? 2 : 1);
+    // with a producer warpgroup an empty one, and with 2 stages the same
+    // two again for the V tiles, which its rotated loop reads an iteration
+    // after the K tiles: TileTma.cpp), and one for Q (and, in a persistent
+    // kernel, one that frees Q for the next tile). A paged cache's rows
+    // are copied by cp.async: no mbarriers.
+    Bytes perStage = !producer ? 1 : stages == 2 ? 4 : 2;
+    Bytes barriers = perStage * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
     return s.paged ? tiles : tiles + (Bytes(8) * barriers).alignTo(16);
@@ -315,9 +316,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
           --t.stages;
       }
       // With a producer the loop is rotated so that a warpgroup's softmax
-      // overlaps its own P V. Its K and V tiles complete and are freed on
-      // barriers of their own (the V loads' kRingLagAttr), so that two
-      // stages keep a tile of each in flight.
+      // overlaps its own P V. With 2 stages its K and V tiles complete and
+      // are freed on barriers of their own (the V loads' kRingLagAttr,
+      // TileTma.cpp), so that a tile of each is in flight.
       t.overlap = t.producer && t.stages >= 2;
       break;
     }
