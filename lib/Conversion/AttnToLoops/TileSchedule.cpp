@@ -184,12 +184,14 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
       return (rows * cols * e).alignTo(1024);
     };
     // The mbarriers of the TMA copies follow: per stage a full one (and
-    // with a producer warpgroup an empty one, and with 2 stages the same
-    // two again for the V tiles, which its rotated loop reads an iteration
-    // after the K tiles: TileTma.cpp), and one for Q (and, in a persistent
-    // kernel, one that frees Q for the next tile). A paged cache's rows
-    // are copied by cp.async: no mbarriers.
-    Bytes perStage = !producer ? 1 : stages == 2 ? 4 : 2;
+    // with a producer warpgroup an empty one, and with 2 stages, not
+    // persistent, the same two again for the V tiles, which its rotated
+    // loop reads an iteration after the K tiles: TileTma.cpp), and one for
+    // Q (and, in a persistent kernel, one that frees Q for the next tile).
+    // A paged cache's rows are copied by cp.async: no mbarriers.
+    Bytes perStage = !producer                      ? 1
+                     : stages == 2 && !persistent ? 4
+                                                  : 2;
     Bytes barriers = perStage * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
@@ -318,8 +320,11 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // With a producer the loop is rotated so that a warpgroup's softmax
       // overlaps its own P V. With 2 stages its K and V tiles complete and
       // are freed on barriers of their own (the V loads' kRingLagAttr,
-      // TileTma.cpp), so that a tile of each is in flight.
-      t.overlap = t.producer && t.stages >= 2;
+      // TileTma.cpp), so that a tile of each is in flight (H200, bf16,
+      // D = 256, 2k to 16k: 0.99x to 1.05x the time unrotated, docs/GPU.md);
+      // but not in a persistent kernel, whose consumers have 232 registers
+      // (rotated, D = 256 spilled 68 to 140 bytes there).
+      t.overlap = t.producer && (t.stages >= 3 || !t.persistent);
       break;
     }
     // Causal past D = 64, and any past D = 128 (where two MMA tiles' O
