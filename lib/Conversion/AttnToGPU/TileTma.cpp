@@ -34,8 +34,8 @@
 //   last l groups are waited for after the loop, and the producer waits
 //   for each set's stage to be free just before it copies into it; so a
 //   K tile is not held up by the V tile beside it. With more stages one
-//   set costs fewer instructions per iteration (H200, D = 128, 3 stages:
-//   0.96x to 1.00x the time with one set, docs/GPU.md);
+//   set keeps the kernels as they were, with fewer instructions per
+//   iteration (two sets measured no faster at D = 128: docs/GPU.md);
 // - persistent kernels (all warp-specialised ones) run each role's lowering
 //   in a grid-stride loop over the scf.forall's tiles. Each tile's group g
 //   fills stage g % stages again (the stage the tile form's ring index

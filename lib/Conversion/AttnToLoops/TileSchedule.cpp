@@ -321,7 +321,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // overlaps its own P V. With 2 stages its K and V tiles complete and
       // are freed on barriers of their own (the V loads' kRingLagAttr,
       // TileTma.cpp), so that a tile of each is in flight (H200, bf16,
-      // D = 256, 2k to 16k: 0.99x to 1.05x the time unrotated, docs/GPU.md);
+      // D = 256: 1.01x to 1.05x the speed unrotated from S = 4k, 0.99x to
+      // 1.03x at 2k, 0.96x to 0.99x at 512 and 1k; docs/GPU.md);
       // but not in a persistent kernel, whose consumers have 232 registers
       // (rotated, D = 256 spilled 68 to 140 bytes there).
       t.overlap = t.producer && (t.stages >= 3 || !t.persistent);
