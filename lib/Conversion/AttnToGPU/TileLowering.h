@@ -362,9 +362,7 @@ private:
   /// The iterations after a group's own in which the consumers wait for
   /// set `set`'s copies, and in which they free them.
   int64_t waitLag(int64_t set) const { return loadSets > 1 ? set : 0; }
-  int64_t releaseLag(int64_t set) const {
-    return loadSets > 1 ? set : ringLag;
-  }
+  int64_t releaseLag(int64_t set) const { return loadSets > 1 ? set : ringLag; }
   /// Reads the lags of the loads in `body` (ringLag, loadSets): an error
   /// on a lag that is negative or not below the stages.
   LogicalResult countLoadLags(Block &body);

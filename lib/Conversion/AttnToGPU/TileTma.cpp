@@ -94,8 +94,7 @@ Value TileLowering::fullSlot(int64_t set, Value stage) {
 Value TileLowering::emptySlot(int64_t set, Value stage) {
   if (!set)
     return e.add(e.c32(stages + 1), stage);
-  return e.add(e.c32(laterSetsBase() + (set - 1) * 2 * stages + stages),
-               stage);
+  return e.add(e.c32(laterSetsBase() + (set - 1) * 2 * stages + stages), stage);
 }
 
 int64_t TileLowering::setOf(TileLoadOp load) const {
@@ -409,9 +408,8 @@ Value TileLowering::armGroup(int64_t set) {
     // fill, the phase before the first, which counts as complete).
     Value parity = e.bxor(fillParity(groupIndex), e.c32(1));
     NVVM::MBarrierTryWaitParityOp::create(
-        b, e.loc,
-        barrierAt(emptySlot(set, e.urem(groupIndex, e.c32(stages)))), parity,
-        e.c32(kWaitTicks));
+        b, e.loc, barrierAt(emptySlot(set, e.urem(groupIndex, e.c32(stages)))),
+        parity, e.c32(kWaitTicks));
   }
   Value barrier = barrierAt(fullSlot(set, e.urem(groupIndex, e.c32(stages))));
   groupFull[set] = barrier;

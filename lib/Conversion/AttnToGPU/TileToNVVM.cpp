@@ -487,9 +487,8 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       // tile 0's before).
       for (int64_t set = 0; set < loadSets; ++set) {
         int64_t lag = waitLag(set);
-        waitForGroup(lag ? e.max(e.sub(loopIter, e.c32(lag)), e.c32(0))
-                         : loopIter,
-                     set);
+        waitForGroup(
+            lag ? e.max(e.sub(loopIter, e.c32(lag)), e.c32(0)) : loopIter, set);
       }
       // Warp-specialised consumers release the stage instead (below).
       if (!specialized)

@@ -613,8 +613,8 @@ static void buildRowRegion(OpBuilder &b, Location loc, Region &region,
   TileYieldOp::create(b, loc, indices(b, loc, block->getArgument(0)));
 }
 
-TileLoadOp tile::tileLoad(OpBuilder &b, Location loc, Value source,
-                          Value tile, Value rows, RowIndices indices) {
+TileLoadOp tile::tileLoad(OpBuilder &b, Location loc, Value source, Value tile,
+                          Value rows, RowIndices indices) {
   auto op = TileLoadOp::create(b, loc, source, tile, rows);
   buildRowRegion(b, loc, op.getIndices(), indices);
   return op;

@@ -189,9 +189,7 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     // loop reads an iteration after the K tiles: TileTma.cpp), and one for
     // Q (and, in a persistent kernel, one that frees Q for the next tile).
     // A paged cache's rows are copied by cp.async: no mbarriers.
-    Bytes perStage = !producer                      ? 1
-                     : stages == 2 && !persistent ? 4
-                                                  : 2;
+    Bytes perStage = !producer ? 1 : stages == 2 && !persistent ? 4 : 2;
     Bytes barriers = perStage * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
