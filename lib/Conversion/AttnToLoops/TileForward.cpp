@@ -94,9 +94,9 @@ static SoftmaxState buildQueryTile(OpBuilder &b, Location loc,
 
   // The loads of tile n + stages - 1 overlap the work on tile n. A rotated
   // loop (the schedule's `overlap`) still reads tile n - 1's V in
-  // iteration n (its V loads say so: the GPU kernels wait for a V tile an
-  // iteration later than for its K tile, and free each when it was last
-  // read): it prefetches one tile less far ahead.
+  // iteration n (its V loads say so: a GPU kernel frees a V tile's stage
+  // after that read and, with 2 stages, waits for a V tile an iteration
+  // later than for its K tile): it prefetches one tile less far ahead.
   bool rotated = t.overlap;
   if (rotated)
     ring.valueLag = 1;
