@@ -379,6 +379,10 @@ private:
   /// records its trips and the barriers' phases after the tile.
   void endRing(scf::ForOp loop);
   void releaseLaggedStages();
+  /// For each barrier set, `body` on each of the last `lag(set)` groups of
+  /// a loop of `trips` iterations that exists (an scf.if each).
+  void forLastGroups(Value trips, function_ref<int64_t(int64_t)> lag,
+                     function_ref<void(Value group, int64_t set)> body);
   /// The iterations of a lowered loop (i32 bounds).
   Value tripCount(scf::ForOp loop);
   /// The producer's and the consumers' lowering of the body of `op`.

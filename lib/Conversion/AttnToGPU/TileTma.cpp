@@ -213,14 +213,22 @@ void TileLowering::endRing(scf::ForOp loop) {
   nextRingPhases = e.bxor(ringPhases, flips);
 }
 
-void TileLowering::releaseLaggedStages() {
+void TileLowering::forLastGroups(
+    Value trips, function_ref<int64_t(int64_t)> lag,
+    function_ref<void(Value group, int64_t set)> body) {
   for (int64_t set = 0; set < loadSets; ++set)
-    for (int64_t i = 1; i <= releaseLag(set); ++i) {
+    for (int64_t i = 1; i <= lag(set); ++i) {
       OpBuilder::InsertionGuard guard(b);
-      auto ran = scf::IfOp::create(b, e.loc, e.ge(ringTrips, e.c32(i)), false);
+      auto ran = scf::IfOp::create(b, e.loc, e.ge(trips, e.c32(i)), false);
       b.setInsertionPointToStart(ran.thenBlock());
-      releaseStage(e.sub(ringTrips, e.c32(i)), set);
+      body(e.sub(trips, e.c32(i)), set);
     }
+}
+
+void TileLowering::releaseLaggedStages() {
+  forLastGroups(
+      ringTrips, [&](int64_t set) { return releaseLag(set); },
+      [&](Value group, int64_t set) { releaseStage(group, set); });
 }
 
 /// The op of `body` (at its top level) that last reads one of `tiles` or a

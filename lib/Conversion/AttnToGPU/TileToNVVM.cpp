@@ -521,14 +521,9 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
   if (pipelined && specialized) {
     // The lagged tiles of the last iterations, which the ops after the
     // loop read.
-    Value trips = tripCount(loop);
-    for (int64_t set = 0; set < loadSets; ++set)
-      for (int64_t i = 1; i <= waitLag(set); ++i) {
-        OpBuilder::InsertionGuard guard(b);
-        auto ran = scf::IfOp::create(b, e.loc, e.ge(trips, e.c32(i)), false);
-        b.setInsertionPointToStart(ran.thenBlock());
-        waitForGroup(e.sub(trips, e.c32(i)), set);
-      }
+    forLastGroups(
+        tripCount(loop), [&](int64_t set) { return waitLag(set); },
+        [&](Value group, int64_t set) { waitForGroup(group, set); });
   }
   if (pipelined && persistent)
     endRing(loop);
