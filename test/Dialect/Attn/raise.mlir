@@ -1231,34 +1231,6 @@ func.func @nonzero_accumulator(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v
 
 // -----
 
-// Left alone: a negative scale.
-// CHECK-LABEL: func.func @negative_scale
-// CHECK:         linalg.batch_matmul
-// CHECK:         linalg.softmax
-// CHECK:         linalg.batch_matmul
-// CHECK-NOT:     attn.attention
-// CHECK:         return
-func.func @negative_scale(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>) -> tensor<4x6x12xf32> {
-  %zero = arith.constant 0.0 : f32
-  %c = arith.constant dense<-0.5> : tensor<4x6x10xf32>
-  %es = tensor.empty() : tensor<4x6x10xf32>
-  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
-  %s = linalg.batch_matmul indexing_maps = [
-      affine_map<(b, m, n, k) -> (b, m, k)>,
-      affine_map<(b, m, n, k) -> (b, n, k)>,
-      affine_map<(b, m, n, k) -> (b, m, n)>]
-      ins(%q, %k : tensor<4x6x8xf32>, tensor<4x10x8xf32>) outs(%fs : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
-  %x = arith.mulf %s, %c : tensor<4x6x10xf32>
-  %p = linalg.softmax dimension(2) ins(%x : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
-  %eo = tensor.empty() : tensor<4x6x12xf32>
-  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
-  // expected-remark @below {{attn-raise: not fused: the scores are multiplied by a non-constant or non-positive value}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
-  return %o : tensor<4x6x12xf32>
-}
-
-// -----
-
 // Left alone: the probabilities are also the values (O = P P).
 // CHECK-LABEL: func.func @probs_used_as_values
 // CHECK:         linalg.softmax

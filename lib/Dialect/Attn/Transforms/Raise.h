@@ -151,6 +151,7 @@ enum class ExprKind {
   Exp,
   Exp2,
   Log,
+  Tanh,
   Neg,
   AddF,
   SubF,
@@ -321,6 +322,20 @@ struct ScoreForm {
   /// The softmax's input x (softmax(x) = exp(x - max) / sum): the scaled,
   /// masked scores.
   const Expr *input = nullptr;
+  /// A score modification (attn.attention's `score_mod`): elementwise
+  /// computation on the scores that is neither a scale nor a mask, as
+  /// written (the scores leaf standing for attn's scaled score), and
+  /// `alpha` at the point where it was met (the factors applied to it).
+  const Expr *scoreMod = nullptr;
+  double modAlpha = 1.0;
+  /// The node of `scoreMod` that is the scores times a constant, where
+  /// the scores appear only there: that constant joins attn's scale and
+  /// the node stands for the scaled score. Null: the scores leaf does.
+  const Expr *modScaled = nullptr;
+  double modScale = 1.0;
+  /// Index predicates that are neither a causal limit nor a window edge,
+  /// each true where a key is visible (attn.attention's `mask_mod`).
+  SmallVector<const Expr *, 2> keeps;
 };
 
 class SoftmaxMatcher {
@@ -349,6 +364,11 @@ public:
 
 private:
   LogicalResult matchMaskTerm(const Expr *m, ScoreForm &form, bool scaled);
+  /// Takes `y`, computation on the scores that no other form matches, as a
+  /// score modification when it is elementwise over indices and constants;
+  /// if not, fails with `otherwise` (or, if empty, what stops it).
+  LogicalResult matchScoreMod(const Expr *y, ScoreForm &form,
+                              StringRef otherwise);
   LogicalResult matchHide(const Expr *cond, bool hideWhenTrue,
                           const Expr *maskedValue, ScoreForm &form);
   FailureOr<Linear> linearize(const Expr *e);
@@ -395,6 +415,12 @@ struct Chain {
   const Expr *mask = nullptr;
   bool invertBoolMask = false;
   double scale = 1.0;
+  /// The score modification times `modFactor` (`modScaled`, or else the
+  /// scores leaf, standing for the scaled score) and the mask predicates
+  /// of the regions.
+  const Expr *scoreMod = nullptr, *modScaled = nullptr;
+  double modFactor = 1.0;
+  SmallVector<const Expr *, 2> keeps;
   CausalKind causal = CausalKind::None;
   std::optional<int64_t> window;
   /// A value of the chain that others use and that is the log-sum-exp of

@@ -609,7 +609,18 @@ ChainAnalysis::runWith(SmallVectorImpl<SmallVector<int64_t>> &factors) {
   chain.key = kf.leaf;
   chain.value = vf.leaf;
 
-  chain.scale = form.alpha * *expFactor * qf.scale * kf.scale;
+  // With a score modification, the softmax's factors apply to what it
+  // yields: they join the region, and only a constant on the scores
+  // themselves joins the scale.
+  if (form.scoreMod) {
+    chain.scoreMod = form.scoreMod;
+    chain.modScaled = form.modScaled;
+    chain.modFactor = form.modAlpha * *expFactor;
+    chain.scale = form.modScale * qf.scale * kf.scale;
+  } else {
+    chain.scale = form.alpha * *expFactor * qf.scale * kf.scale;
+  }
+  chain.keeps = form.keeps;
   float scale32 = static_cast<float>(chain.scale);
   if (!std::isfinite(scale32) || scale32 <= 0.0f)
     return fail("the folded scale is not a finite positive f32");

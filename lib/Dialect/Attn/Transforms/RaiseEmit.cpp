@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -346,6 +347,196 @@ static bool storedInOrder(const View &view, ArrayRef<int> order) {
   return filtered == dims;
 }
 
+namespace {
+/// Emits the expressions of a chain's modifications as the scalar ops of a
+/// `score_mod` or `mask_mod` region: the logical dims' indices from the
+/// region's (b, h, i, j), the scaled score from s. regionProblem() has
+/// checked that they hold nothing else (no tensors, no reductions).
+class RegionEmitter {
+public:
+  RegionEmitter(OpBuilder &b, Location loc, const Space &space, Block &block,
+                const Expr *scaled)
+      : b(b), loc(loc), space(space), block(block), scaled(scaled) {}
+
+  Value emit(const Expr *e) {
+    auto it = memo.find(e);
+    if (it != memo.end())
+      return it->second;
+    Value v = emitUncached(e);
+    memo[e] = v;
+    return v;
+  }
+
+private:
+  /// Integer `v` as integer or index type `t`.
+  Value castInt(Value v, Type t) {
+    Type from = v.getType();
+    if (from == t)
+      return v;
+    if (isa<IndexType>(from) || isa<IndexType>(t))
+      return arith::IndexCastOp::create(b, loc, t, v);
+    if (from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth())
+      return arith::ExtSIOp::create(b, loc, t, v);
+    return arith::TruncIOp::create(b, loc, t, v);
+  }
+  /// The index of logical dim `d`: i, j, or a batch dim from b and h (the
+  /// heads merge the batch dims after the first row-major; with one batch
+  /// dim it is the head).
+  Value index(unsigned d) {
+    if (d == space.query)
+      return block.getArgument(2);
+    if (d == space.key)
+      return block.getArgument(3);
+    ArrayRef<unsigned> batch = space.batch;
+    if (batch.size() >= 2 && d == batch.front())
+      return block.getArgument(0);
+    ArrayRef<unsigned> heads = batch.size() <= 1 ? batch : batch.drop_front();
+    int64_t inner = 1;
+    for (unsigned h : llvm::reverse(heads)) {
+      if (h == d)
+        break;
+      inner *= space.size(h);
+    }
+    Value h = block.getArgument(1);
+    if (inner != 1)
+      h = arith::DivUIOp::create(b, loc, h,
+                                 arith::ConstantIndexOp::create(b, loc, inner));
+    if (heads.front() != d)
+      h = arith::RemUIOp::create(
+          b, loc, h, arith::ConstantIndexOp::create(b, loc, space.size(d)));
+    return h;
+  }
+
+  Value emitUncached(const Expr *e) {
+    if (e == scaled || e->kind == ExprKind::Scores)
+      return block.getArgument(4);
+    Type t = e->type;
+    auto arg = [&](unsigned n) { return emit(e->args[n]); };
+    auto intArg = [&](unsigned n, Type to) { return castInt(arg(n), to); };
+    switch (e->kind) {
+    case ExprKind::ConstF:
+      return arith::ConstantOp::create(b, loc, FloatAttr::get(t, e->f));
+    case ExprKind::ConstI:
+      return arith::ConstantOp::create(
+          b, loc,
+          isa<IndexType>(t) ? b.getIndexAttr(e->i)
+                            : cast<TypedAttr>(b.getIntegerAttr(t, e->i)));
+    case ExprKind::Index:
+      return castInt(index(e->dim), t);
+    case ExprKind::ExtF:
+    case ExprKind::TruncF:
+      return arg(0); // f32 to f32: regionProblem() allows no other float.
+    case ExprKind::Exp:
+      return math::ExpOp::create(b, loc, arg(0));
+    case ExprKind::Exp2:
+      return math::Exp2Op::create(b, loc, arg(0));
+    case ExprKind::Log:
+      return math::LogOp::create(b, loc, arg(0));
+    case ExprKind::Tanh:
+      return math::TanhOp::create(b, loc, arg(0));
+    case ExprKind::Neg:
+      return arith::NegFOp::create(b, loc, arg(0));
+    case ExprKind::AddF:
+      return arith::AddFOp::create(b, loc, arg(0), arg(1));
+    case ExprKind::SubF:
+      return arith::SubFOp::create(b, loc, arg(0), arg(1));
+    case ExprKind::MulF:
+      return arith::MulFOp::create(b, loc, arg(0), arg(1));
+    case ExprKind::DivF:
+      return arith::DivFOp::create(b, loc, arg(0), arg(1));
+    case ExprKind::MaxF:
+      if (e->i == 1)
+        return arith::MaxNumFOp::create(b, loc, arg(0), arg(1));
+      return arith::MaximumFOp::create(b, loc, arg(0), arg(1));
+    case ExprKind::AddI:
+      return arith::AddIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::SubI:
+      return arith::SubIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::MulI:
+      return arith::MulIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::AndI:
+      return arith::AndIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::OrI:
+      return arith::OrIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::XOrI:
+      return arith::XOrIOp::create(b, loc, intArg(0, t), intArg(1, t));
+    case ExprKind::IToF: {
+      Value x = arg(0);
+      if (isa<IndexType>(x.getType()))
+        x = castInt(x, b.getI64Type());
+      if (x.getType().isInteger(1))
+        return arith::UIToFPOp::create(b, loc, t, x);
+      return arith::SIToFPOp::create(b, loc, t, x);
+    }
+    case ExprKind::CmpI: {
+      Value x = arg(0);
+      return arith::CmpIOp::create(b, loc,
+                                   static_cast<arith::CmpIPredicate>(e->i), x,
+                                   intArg(1, x.getType()));
+    }
+    case ExprKind::CmpF:
+      return arith::CmpFOp::create(
+          b, loc, static_cast<arith::CmpFPredicate>(e->i), arg(0), arg(1));
+    case ExprKind::Select: {
+      Value x = arg(1), y = arg(2);
+      if (!isa<FloatType>(t)) {
+        x = castInt(x, t);
+        y = castInt(y, t);
+      }
+      return arith::SelectOp::create(b, loc, arg(0), x, y);
+    }
+    default:
+      llvm_unreachable("regionProblem() admits no other expression");
+    }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const Space &space;
+  Block &block;
+  const Expr *scaled;
+  DenseMap<const Expr *, Value> memo;
+};
+} // namespace
+
+/// Fills `op`'s score_mod and mask_mod regions from `chain`.
+static void emitRegions(OpBuilder &b, Location loc, AttentionOp op,
+                        const Chain &chain) {
+  OpBuilder::InsertionGuard guard(b);
+  Type index = b.getIndexType();
+  SmallVector<Type> args(4, index);
+  auto startRegion = [&](Region &region, bool score) -> Block & {
+    SmallVector<Type> types = args;
+    if (score)
+      types.push_back(b.getF32Type());
+    Block *block = b.createBlock(&region, {}, types,
+                                 SmallVector<Location>(types.size(), loc));
+    b.setInsertionPointToStart(block);
+    return *block;
+  };
+  if (chain.scoreMod) {
+    Block &block = startRegion(op.getScoreMod(), /*score=*/true);
+    RegionEmitter emitter(b, loc, chain.space, block, chain.modScaled);
+    Value y = emitter.emit(chain.scoreMod);
+    if (chain.modFactor != 1.0)
+      y = arith::MulFOp::create(
+          b, loc, y,
+          arith::ConstantOp::create(
+              b, loc, b.getF32FloatAttr(static_cast<float>(chain.modFactor))));
+    YieldOp::create(b, loc, y);
+  }
+  if (!chain.keeps.empty()) {
+    Block &block = startRegion(op.getMaskMod(), /*score=*/false);
+    RegionEmitter emitter(b, loc, chain.space, block, nullptr);
+    Value keep;
+    for (const Expr *k : chain.keeps) {
+      Value v = emitter.emit(k);
+      keep = keep ? arith::AndIOp::create(b, loc, keep, v).getResult() : v;
+    }
+    YieldOp::create(b, loc, keep);
+  }
+}
+
 /// Emits attn.attention for `chain` and returns the value that replaces the
 /// chain's target; with a null builder only checks that it can.
 FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
@@ -486,6 +677,7 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
         b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
         chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
         layout, /*mod_name=*/StringAttr(), /*block_size=*/DenseI64ArrayAttr());
+    emitRegions(*b, loc, op, chain);
     o.value = op.getOutput();
     lse.value = op.getLse();
   }

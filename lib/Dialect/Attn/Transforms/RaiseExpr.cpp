@@ -870,6 +870,8 @@ ExprBuilder::applyOp(Operation *op, ArrayRef<const Expr *> args, Type t) {
                                              : node(ExprKind::Neg, t, args);
   if (isa<math::ExpOp>(op))
     return node(ExprKind::Exp, t, args);
+  if (isa<math::TanhOp>(op))
+    return node(ExprKind::Tanh, t, args);
   if (isa<math::Exp2Op>(op))
     return node(ExprKind::Exp2, t, args);
   if (isa<math::SqrtOp>(op) && args[0]->kind == ExprKind::ConstF)
@@ -1030,6 +1032,8 @@ FailureOr<const Expr *> ExprBuilder::buildTosa(Operation *op,
   }
   if (auto log = dyn_cast<tosa::LogOp>(op))
     return elementwise(ExprKind::Log, {log.getInput1()});
+  if (auto tanh = dyn_cast<tosa::TanhOp>(op))
+    return elementwise(ExprKind::Tanh, {tanh.getInput()});
   if (auto rsqrt = dyn_cast<tosa::RsqrtOp>(op)) {
     FailureOr<const Expr *> x = operand(rsqrt.getInput1());
     if (failed(x))

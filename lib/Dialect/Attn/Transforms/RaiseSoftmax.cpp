@@ -211,6 +211,92 @@ const Expr *SoftmaxMatcher::originLeaf(const Expr *e) {
   return &pool.back();
 }
 
+/// Why `e` cannot be computed by a modification region from the indices
+/// and the scores alone: empty if it can. Each shared node is visited
+/// once.
+static std::string regionProblem(const Expr *e, const Space &space) {
+  llvm::SmallPtrSet<const Expr *, 16> seen;
+  SmallVector<const Expr *> worklist = {e};
+  while (!worklist.empty()) {
+    const Expr *x = worklist.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    switch (x->kind) {
+    case ExprKind::Tensor:
+      return "a score or mask modification reads a tensor";
+    case ExprKind::Acc:
+    case ExprKind::RowMax:
+    case ExprKind::RowSum:
+    case ExprKind::Softmax:
+      return "a score modification reduces over the keys";
+    case ExprKind::Index: {
+      Role role = space.dims[x->dim].role;
+      if (role == Role::HeadDim || role == Role::ValueDim)
+        return "a score modification depends on the head dimension";
+      break;
+    }
+    case ExprKind::Scores:
+      if (!x->type.isF32())
+        return "the first contraction does not accumulate in f32";
+      break;
+    default:
+      if (auto ft = dyn_cast<FloatType>(x->type); ft && !ft.isF32())
+        return "a score or mask modification computes in " + typeName(x->type) +
+               ", not f32";
+      break;
+    }
+    llvm::append_range(worklist, x->args);
+  }
+  return "";
+}
+
+LogicalResult SoftmaxMatcher::matchScoreMod(const Expr *y, ScoreForm &form,
+                                            StringRef otherwise) {
+  std::string problem = regionProblem(y, space);
+  if (problem.empty() && !y->type.isF32())
+    problem = "the scores are modified in " + typeName(y->type) + ", not f32";
+  if (!problem.empty())
+    return fail(otherwise.empty() ? StringRef(problem) : otherwise);
+  // The scores leaves (one view: the builder caches by value and view) and
+  // the nodes that use them.
+  const Expr *leaf = nullptr;
+  SmallVector<const Expr *> users;
+  llvm::SmallPtrSet<const Expr *, 16> seen;
+  SmallVector<const Expr *> worklist = {y};
+  while (!worklist.empty()) {
+    const Expr *x = worklist.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    for (const Expr *a : x->args) {
+      if (a->kind != ExprKind::Scores)
+        continue;
+      if (leaf && !exprEqual(leaf, a))
+        return fail("a score modification reads the scores at two views");
+      leaf = a;
+      users.push_back(x);
+    }
+    llvm::append_range(worklist, x->args);
+  }
+  if (!leaf)
+    return fail("unsupported computation on the scores");
+  // A constant factor on the scores where they are used only once joins
+  // attn's scale.
+  form.modScaled = nullptr;
+  form.modScale = 1.0;
+  if (users.size() == 1) {
+    double c = 1.0;
+    if (peelScale(users.front(), c) == leaf && c != 1.0) {
+      form.modScaled = users.front();
+      form.modScale = c;
+    }
+  }
+  form.scores = leaf;
+  form.scoreMod = y;
+  form.modAlpha = form.alpha;
+  form.alpha = 1.0;
+  return success();
+}
+
 LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
                                           bool scaled) {
   switch (y->kind) {
@@ -224,19 +310,29 @@ LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
     double s = 1.0;
     const Expr *inner = peelScale(y, s);
     if (inner == y)
-      return fail("the scores are multiplied by a non-constant or "
-                  "non-positive value");
+      return matchScoreMod(y, form,
+                           "the scores are multiplied by a non-constant or "
+                           "non-positive value");
     form.alpha *= s;
     return matchScores(inner, form, /*scaled=*/true);
   }
   case ExprKind::AddF: {
     bool lhs = containsScores(y->args[0]), rhs = containsScores(y->args[1]);
     if (lhs == rhs)
-      return fail("unsupported sum in the scores");
+      return matchScoreMod(y, form, "unsupported sum in the scores");
     const Expr *s = lhs ? y->args[0] : y->args[1];
     const Expr *m = lhs ? y->args[1] : y->args[0];
-    if (failed(matchMaskTerm(m, form, scaled)))
-      return failure();
+    // A term that is no mask (a bias computed from indices: ALiBi) makes
+    // the sum a score modification.
+    ScoreForm before = form;
+    std::string reasonBefore = reason;
+    if (failed(matchMaskTerm(m, form, scaled))) {
+      if (!regionProblem(m, space).empty())
+        return failure();
+      form = before;
+      reason = reasonBefore;
+      return matchScoreMod(y, form, "");
+    }
     return matchScores(s, form, scaled);
   }
   case ExprKind::Select: {
@@ -251,8 +347,9 @@ LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
         return failure();
       return matchScores(a, form, scaled);
     }
-    return fail("the scores are selected against a value other than -inf "
-                "or the lowest finite value");
+    return matchScoreMod(y, form,
+                         "the scores are selected against a value other "
+                         "than -inf or the lowest finite value");
   }
   case ExprKind::TruncF:
     // The scores rounded to the type of a narrow softmax.
@@ -274,7 +371,7 @@ LogicalResult SoftmaxMatcher::matchScores(const Expr *y, ScoreForm &form,
   if (!containsScores(y))
     return fail("the softmax input does not depend on the first "
                 "contraction");
-  return fail("unsupported computation on the scores");
+  return matchScoreMod(y, form, "");
 }
 
 LogicalResult SoftmaxMatcher::matchMaskTerm(const Expr *m, ScoreForm &form,
@@ -341,6 +438,25 @@ LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
     FailureOr<Linear> l = predicate(cond);
     if (succeeded(l)) {
       lin = *l;
+    } else if (!containsScores(cond) && cond->type.isInteger(1) &&
+               regionProblem(cond, space).empty()) {
+      // Another predicate of the indices (prefix-LM, a pattern): a mask
+      // modification, nothing materialised.
+      reason = before;
+      if (maskedValue->f != -kInf)
+        return fail("the index mask selects the lowest finite value, not "
+                    "-inf: fully masked rows would differ");
+      if (hideWhenTrue) {
+        Expr t{ExprKind::ConstI, cond->type};
+        t.i = 1;
+        pool.push_back(std::move(t));
+        Expr keep{ExprKind::XOrI, cond->type};
+        keep.args = {cond, &pool.back()};
+        pool.push_back(std::move(keep));
+        cond = &pool.back();
+      }
+      form.keeps.push_back(cond);
+      return success();
     } else if (const Expr *origin = originLeaf(cond)) {
       // Not an index comparison (a cast of a float mask, a comparison of
       // tensors): the boolean tensor the chain computes it into.
