@@ -191,6 +191,9 @@ struct Expr {
   mutable View originView;
 };
 
+/// Calls `visit` on `e` and the nodes below it, each shared node once,
+/// until it returns false; returns false if it did.
+bool walkExpr(const Expr *e, function_ref<bool(const Expr *)> visit);
 /// Whether `e` has a node of `kind`, visiting each shared node once.
 bool containsKind(const Expr *e, ExprKind kind);
 /// Structural equality.

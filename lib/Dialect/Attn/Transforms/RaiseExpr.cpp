@@ -1136,19 +1136,22 @@ bool exprEqual(const Expr *a, const Expr *b) {
   return exprEqual(a, b, equal);
 }
 
-/// Whether `e` has a node of `kind`, visiting each shared node once.
-bool containsKind(const Expr *e, ExprKind kind) {
-  llvm::SmallPtrSet<const Expr *, 16> seen;
+bool walkExpr(const Expr *e, function_ref<bool(const Expr *)> visit) {
+  llvm::SmallPtrSet<const Expr *, 16> seen = {e};
   SmallVector<const Expr *> worklist = {e};
   while (!worklist.empty()) {
     const Expr *x = worklist.pop_back_val();
-    if (x->kind == kind)
-      return true;
+    if (!visit(x))
+      return false;
     for (const Expr *a : x->args)
       if (seen.insert(a).second)
         worklist.push_back(a);
   }
-  return false;
+  return true;
+}
+
+bool containsKind(const Expr *e, ExprKind kind) {
+  return !walkExpr(e, [&](const Expr *x) { return x->kind != kind; });
 }
 
 } // namespace mlir::attn::raise

@@ -215,39 +215,37 @@ const Expr *SoftmaxMatcher::originLeaf(const Expr *e) {
 /// and the scores alone: empty if it can. Each shared node is visited
 /// once.
 static std::string regionProblem(const Expr *e, const Space &space) {
-  llvm::SmallPtrSet<const Expr *, 16> seen;
-  SmallVector<const Expr *> worklist = {e};
-  while (!worklist.empty()) {
-    const Expr *x = worklist.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
+  std::string problem;
+  walkExpr(e, [&](const Expr *x) {
     switch (x->kind) {
     case ExprKind::Tensor:
-      return "a score or mask modification reads a tensor";
+      problem = "a score or mask modification reads a tensor";
+      break;
     case ExprKind::Acc:
     case ExprKind::RowMax:
     case ExprKind::RowSum:
     case ExprKind::Softmax:
-      return "a score modification reduces over the keys";
+      problem = "a score modification reduces over the keys";
+      break;
     case ExprKind::Index: {
       Role role = space.dims[x->dim].role;
       if (role == Role::HeadDim || role == Role::ValueDim)
-        return "a score modification depends on the head dimension";
+        problem = "a score modification depends on the head dimension";
       break;
     }
     case ExprKind::Scores:
       if (!x->type.isF32())
-        return "the first contraction does not accumulate in f32";
+        problem = "the first contraction does not accumulate in f32";
       break;
     default:
       if (auto ft = dyn_cast<FloatType>(x->type); ft && !ft.isF32())
-        return "a score or mask modification computes in " + typeName(x->type) +
-               ", not f32";
+        problem = "a score or mask modification computes in " +
+                  typeName(x->type) + ", not f32";
       break;
     }
-    llvm::append_range(worklist, x->args);
-  }
-  return "";
+    return problem.empty();
+  });
+  return problem;
 }
 
 LogicalResult SoftmaxMatcher::matchScoreMod(const Expr *y, ScoreForm &form,
@@ -261,22 +259,19 @@ LogicalResult SoftmaxMatcher::matchScoreMod(const Expr *y, ScoreForm &form,
   // the nodes that use them.
   const Expr *leaf = nullptr;
   SmallVector<const Expr *> users;
-  llvm::SmallPtrSet<const Expr *, 16> seen;
-  SmallVector<const Expr *> worklist = {y};
-  while (!worklist.empty()) {
-    const Expr *x = worklist.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
+  bool oneView = walkExpr(y, [&](const Expr *x) {
     for (const Expr *a : x->args) {
       if (a->kind != ExprKind::Scores)
         continue;
       if (leaf && !exprEqual(leaf, a))
-        return fail("a score modification reads the scores at two views");
+        return false;
       leaf = a;
       users.push_back(x);
     }
-    llvm::append_range(worklist, x->args);
-  }
+    return true;
+  });
+  if (!oneView)
+    return fail("a score modification reads the scores at two views");
   if (!leaf)
     return fail("unsupported computation on the scores");
   // A constant factor on the scores where they are used only once joins
