@@ -213,11 +213,26 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
             .Case<AttentionOp, AttentionPartialOp, AttentionGradOp>(
                 [](auto op) { return op.getModOperands(); })
             .Default([](Operation *) { return ValueRange(); });
-    if (!modOperands.empty())
-      return op->emitOpError("has mod_operands; the GPU kernels do not take "
-                             "the tensors a score or mask modification "
-                             "reads yet (modifications computed from the "
-                             "indices and the score only)");
+    if (static_cast<int64_t>(modOperands.size()) > kMaxModOperands)
+      return op->emitOpError("has ")
+             << modOperands.size() << " mod_operands; the GPU kernels take "
+             << "at most " << kMaxModOperands;
+    for (auto [i, operand] : llvm::enumerate(modOperands)) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      Type elt = type.getElementType();
+      if (!(elt.isF32() || elt.isF16() || elt.isBF16() ||
+            elt.isSignlessInteger(1) || elt.isSignlessInteger(32) ||
+            elt.isSignlessInteger(64)))
+        return op->emitOpError("has mod operand ")
+               << i << " of element type " << elt
+               << "; the GPU kernels read f32, f16, bf16, i1, i32 or i64";
+      if (type.getRank() > kMaxModOperandRank)
+        return op->emitOpError("has mod operand ")
+               << i << " of rank " << type.getRank()
+               << "; the GPU kernels read tensors of rank 0 to "
+               << kMaxModOperandRank;
+      spec.modOperands.push_back({elt, type.getRank()});
+    }
   }
   if (mask) {
     Type maskElt = getElementTypeOrSelf(mask.getType());
@@ -354,6 +369,12 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   Value mask = spec.mask != MaskOperand::None ? tensor("mask") : Value();
+  // The tensors the modifications read: the last parameters.
+  SmallVector<KernelParam> kernelParams = spec.params();
+  SmallVector<Value> modOperands;
+  for (const KernelParam &p :
+       ArrayRef(kernelParams).take_back(spec.modOperands.size()))
+    modOperands.push_back(tensor(p.name));
   // A block mask's lists: the kernel always takes the full ones (counts of
   // zero where the op has none).
   auto blockLists = [&](StringRef prefix) -> SmallVector<Value> {
@@ -374,9 +395,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionGradOp::create(
         b, loc, resultType("dq"), resultType("dk"), resultType("dv"),
         tensor("q"), tensor("k"), tensor("v"), tensor("o"), tensor("dout"),
-        tensor("lse"), mask, blockLists("kv"), blockLists("q"),
-        /*mod_operands=*/ValueRange(), FloatAttr(), causal, IntegerAttr(),
-        layout, /*mod_name=*/StringAttr(), blockSize);
+        tensor("lse"), mask, blockLists("kv"), blockLists("q"), modOperands,
+        FloatAttr(), causal, IntegerAttr(), layout, /*mod_name=*/StringAttr(),
+        blockSize);
     copyModRegions(op, rebuilt);
     return {rebuilt,
             {params.lookup("dq"), params.lookup("dk"), params.lookup("dv")}};
@@ -389,8 +410,8 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     Operation *rebuilt = AttentionOp::create(
         b, loc, resultType("o"), resultType("lse"), tensor("q"), tensor("k"),
         tensor("v"), queryOffsets, keyOffsets, kvLens, blockTable, mask,
-        blockLists("kv"), /*mod_operands=*/ValueRange(), FloatAttr(), causal,
-        IntegerAttr(), layout, /*mod_name=*/StringAttr(), blockSize);
+        blockLists("kv"), modOperands, FloatAttr(), causal, IntegerAttr(),
+        layout, /*mod_name=*/StringAttr(), blockSize);
     copyModRegions(op, rebuilt);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
@@ -405,9 +426,9 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
   };
   Operation *rebuilt = AttentionPartialOp::create(
       b, loc, withSplits("partial_o"), withSplits("partial_lse"), tensor("q"),
-      tensor("k"), tensor("v"), kvLens, blockTable, mask,
-      /*mod_operands=*/ValueRange(), b.getI64IntegerAttr(splits), FloatAttr(),
-      causal, IntegerAttr(), layout, /*mod_name=*/StringAttr());
+      tensor("k"), tensor("v"), kvLens, blockTable, mask, modOperands,
+      b.getI64IntegerAttr(splits), FloatAttr(), causal, IntegerAttr(), layout,
+      /*mod_name=*/StringAttr());
   copyModRegions(op, rebuilt);
   return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
 }

@@ -25,8 +25,21 @@ static std::string typeName(Type t) {
     return "bf16";
   if (t.isF32())
     return "f32";
+  // The other element types of the tensors a modification reads.
+  if (t.isInteger(1))
+    return "bool";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(64))
+    return "i64";
   return "?";
 }
+
+/// The memref parameter names of the tensors a modification reads.
+static constexpr StringLiteral kModParamNames[] = {
+    "mod0", "mod1", "mod2",  "mod3",  "mod4",  "mod5",  "mod6",  "mod7",
+    "mod8", "mod9", "mod10", "mod11", "mod12", "mod13", "mod14", "mod15"};
+static_assert(std::size(kModParamNames) == kMaxModOperands);
 
 namespace {
 /// One thing a kernel is specialised for: its manifest key and value, and
@@ -73,6 +86,13 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
   if (!spec.modName.empty()) {
     out.push_back({"mod", spec.modName, "_mod_" + spec.modName});
     out.push_back({"mod_hash", spec.modHash, ""});
+  }
+  if (!spec.modOperands.empty()) {
+    std::string list;
+    for (auto [type, rank] : spec.modOperands)
+      list += (list.empty() ? "" : ",") + typeName(type) + ":" +
+              std::to_string(rank);
+    out.push_back({"mod_operands", list, ""});
   }
   return out;
 }
@@ -122,6 +142,9 @@ SmallVector<KernelParam> KernelSpec::params() const {
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
+  // The tensors the modifications read come last.
+  for (auto [i, operand] : llvm::enumerate(modOperands))
+    params.push_back({kModParamNames[i], "memref", operand.second});
   return params;
 }
 
@@ -249,7 +272,8 @@ namespace {
 Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
                 int64_t lastDim) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
-  shape.back() = lastDim;
+  if (rank)
+    shape.back() = lastDim;
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
   return MemRefType::get(
       shape, elementType,
@@ -258,11 +282,14 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 
 /// The element type of memref parameter `name`: the statistics (LSE, the
 /// backward's row statistics), the dQ accumulator and the split-KV partial
-/// results are f32, a
-/// boolean mask is i1 (a byte per element in memory), the key counts and
-/// the block table of a paged cache and a block mask's lists i32, the rest
-/// has the operands' type.
+/// results are f32, a boolean mask is i1 (a byte per element in memory),
+/// the key counts and the block table of a paged cache and a block mask's
+/// lists i32, a tensor a modification reads its own type, the rest the
+/// operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
+  for (auto [i, operand] : llvm::enumerate(spec.modOperands))
+    if (name == kModParamNames[i])
+      return operand.first;
   if (llvm::is_contained(
           {"lse", "row_stats", "dq_accum", "partial_o", "partial_lse"}, name))
     return b.getF32Type();

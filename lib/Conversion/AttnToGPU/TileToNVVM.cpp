@@ -763,10 +763,11 @@ LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
   if (!g)
     return op->emitOpError("loads from a buffer that is neither a kernel "
                            "parameter nor a shared-memory tile");
-  Value col = idx.pop_back_val();
-  // A broadcast mask passes stride 0: scale the column by its stride.
-  Value off = globalOffset(*g, idx, e.c32(0));
-  off = e.add(off, e.mul(e.toI64(col), g->strides.back()));
+  // Every index scaled by its stride, the innermost one too: a broadcast
+  // mask passes stride 0 there, and so may a tensor a modification reads.
+  Value off = e.toI64(e.c32(0));
+  for (auto [index, stride] : llvm::zip_equal(idx, g->strides))
+    off = e.add(off, e.mul(e.toI64(index), stride));
   Value ptr = e.gep(g->ptr, g->elementType, off);
   if (t.isInteger(1)) {
     // Boolean memrefs hold a byte per element.
@@ -964,7 +965,7 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
                          ? b.getI8Type()
                          : type.getElementType();
     g->ptr = e.globalBase(arg, g->elementType);
-    int64_t row = type.getShape().back();
+    int64_t row = type.getRank() ? type.getShape().back() : 1;
     g->chunkRows = !ShapedType::isDynamic(row) &&
                    row * g->elementType.getIntOrFloatBitWidth() / 8 % 16 == 0;
     e.metadata(arg, g->sizes, g->strides);

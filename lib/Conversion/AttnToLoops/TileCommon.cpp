@@ -516,10 +516,21 @@ static SmallVector<Value> modArgs(IndexMath &ix, const Problem &p,
   return {rows.batch, h, i, ix.min(j, ix.sub(p.keySeq, ix.c(1)))};
 }
 
-/// Element `indices` of mod operand `operand` (a ModOperandReader).
+/// Element `indices` of mod operand `operand` (a ModOperandReader), each
+/// index clamped into its dim: an index out of range (the region's own
+/// arithmetic, or a padding row or key past Sq or Sk) reads the edge
+/// element rather than outside the tensor. A mod operand has no empty dim
+/// (the runtime checks it).
 static Value readModOperand(const Problem &p, OpBuilder &b, Location loc,
                             unsigned operand, ValueRange indices) {
-  return memref::LoadOp::create(b, loc, p.modOperands[operand], indices);
+  IndexMath ix{b, loc};
+  Value buffer = p.modOperands[operand];
+  SmallVector<Value> clamped;
+  for (auto [dim, index] : llvm::enumerate(indices)) {
+    Value last = ix.sub(memref::DimOp::create(b, loc, buffer, dim), ix.c(1));
+    clamped.push_back(ix.max(ix.min(index, last), ix.c(0)));
+  }
+  return memref::LoadOp::create(b, loc, buffer, clamped);
 }
 
 /// score_mod at the unscaled `score`, unscaled again.

@@ -9,6 +9,9 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=head_bias_causal | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=gqa_head_bias | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=negative_scale | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=tanh_of_tensor | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=slopes_tensor | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=document_ids | FileCheck %s --check-prefix=NUM
 // NUM: PASS
 
 // Soft-capping as Gemma 2 writes it (scores * scaling, / cap, tanh, * cap)
@@ -258,12 +261,18 @@ func.func @negative_scale(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: ten
 
 // -----
 
-// Left alone: a score modification that reads a tensor (a bias looked up
-// per head) is not moved into a region (mod_operands are not raised yet);
-// the additive form of the same bias is the mask operand instead.
+// A modification that reads tensors reads them from the op's mod_operands
+// with tensor.extract at the chain's indices: a tensor over the queries and
+// the keys under a tanh (no mask form for it) ...
 // CHECK-LABEL: func.func @tanh_of_tensor
-// CHECK:         linalg.softmax
-// CHECK-NOT:     attn.attention
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} mod_operands(%[[T:.+]] : tensor<4x6x10xf32>) {scale = 1.000000e+00 : f32}
+// CHECK-SAME:      score_mod {
+// CHECK-NEXT:    ^bb0(%{{.+}}: index, %[[H:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index, %[[S:.+]]: f32, %[[TA:.+]]: tensor<4x6x10xf32>):
+// CHECK-NEXT:      %[[X:.+]] = tensor.extract %[[TA]][%[[H]], %[[I]], %[[J]]] : tensor<4x6x10xf32>
+// CHECK-NEXT:      %[[Y:.+]] = arith.mulf %[[S]], %[[X]] : f32
+// CHECK-NEXT:      %[[Z:.+]] = math.tanh %[[Y]] : f32
+// CHECK-NEXT:      attn.yield %[[Z]] : f32
+// CHECK-NOT:     linalg.softmax
 func.func @tanh_of_tensor(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>, %t: tensor<4x6x10xf32>) -> tensor<4x6x12xf32> {
   %zero = arith.constant 0.0 : f32
   %es = tensor.empty() : tensor<4x6x10xf32>
@@ -278,7 +287,110 @@ func.func @tanh_of_tensor(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: ten
   %p = linalg.softmax dimension(2) ins(%x : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
   %eo = tensor.empty() : tensor<4x6x12xf32>
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
-  // expected-remark @below {{attn-raise: not fused: a score or mask modification reads a tensor}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
+}
+
+// -----
+
+// ... per-head ALiBi slopes from a tensor (bf16 [H], read at the head and
+// widened in the region), with bottom-right causality from indices ...
+// CHECK-LABEL: func.func @slopes_tensor
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} mod_operands(%{{.+}} : tensor<3xbf16>) {causal = #attn.causal<bottom_right>, scale = 2.500000e-01 : f32}
+// CHECK-SAME:      score_mod {
+// CHECK-NEXT:    ^bb0(%{{.+}}: index, %[[H:.+]]: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: f32, %[[SL:.+]]: tensor<3xbf16>):
+// CHECK:           %[[M:.+]] = tensor.extract %[[SL]][%[[H]]] : tensor<3xbf16>
+// CHECK-NEXT:      arith.extf %[[M]] : bf16 to f32
+// CHECK:           attn.yield %{{.+}} : f32
+// CHECK-NOT:     linalg.softmax
+func.func @slopes_tensor(%q: tensor<2x3x5x16xf32>, %k: tensor<2x3x7x16xf32>, %v: tensor<2x3x7x12xf32>, %slopes: tensor<3xbf16>) -> tensor<2x3x5x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %two = arith.constant 2 : index
+  %es = tensor.empty() : tensor<2x3x5x7xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x5x7xf32>) -> tensor<2x3x5x7xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x5x16xf32>, tensor<2x3x7x16xf32>) outs(%fs : tensor<2x3x5x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %ab : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5x7xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (h)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %slopes : tensor<2x3x5x7xf32>, tensor<3xbf16>) outs(%es : tensor<2x3x5x7xf32>) {
+  ^bb0(%a: f32, %m: bf16, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %mf = arith.extf %m : bf16 to f32
+    %ii = arith.addi %i, %two : index
+    %d = arith.subi %j, %ii : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %bias = arith.mulf %mf, %df : f32
+    %sc = arith.mulf %a, %c : f32
+    %biased = arith.addf %sc, %bias : f32
+    %future = arith.cmpi sgt, %j, %ii : index
+    %r = arith.select %future, %ninf, %biased : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5x7xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<2x3x5x7xf32>) outs(%es : tensor<2x3x5x7xf32>) -> tensor<2x3x5x7xf32>
+  %eo = tensor.empty() : tensor<2x3x5x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x5x12xf32>) -> tensor<2x3x5x12xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, e, j) -> (b, h, i, j)>, affine_map<(b, h, i, e, j) -> (b, h, j, e)>, affine_map<(b, h, i, e, j) -> (b, h, i, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x3x5x7xf32>, tensor<2x3x7x12xf32>) outs(%fo : tensor<2x3x5x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %ab : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x5x12xf32>
+  return %o : tensor<2x3x5x12xf32>
+}
+
+// -----
+
+// ... and a document mask from per-token document ids (i32 [B, S]), read at
+// (b, i) and (b, j): one mod operand, a mask modification; nothing Sq x Sk
+// is materialised.
+// CHECK-LABEL: func.func @document_ids
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} mod_operands(%{{.+}} : tensor<2x8xi32>) {scale = 2.500000e-01 : f32}
+// CHECK-SAME:      mask_mod {
+// CHECK-NEXT:    ^bb0(%[[B:.+]]: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index, %[[D:.+]]: tensor<2x8xi32>):
+// CHECK-DAG:       %[[DI:.+]] = tensor.extract %[[D]][%[[B]], %[[I]]] : tensor<2x8xi32>
+// CHECK-DAG:       %[[DJ:.+]] = tensor.extract %[[D]][%[[B]], %[[J]]] : tensor<2x8xi32>
+// CHECK:           arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK:           attn.yield %{{.+}} : i1
+// CHECK-NOT:     linalg.softmax
+func.func @document_ids(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v: tensor<2x3x8x12xf32>, %doc: tensor<2x8xi32>) -> tensor<2x3x8x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %es = tensor.empty() : tensor<2x3x8x8xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>) outs(%fs : tensor<2x3x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %ab : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x8x8xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, i)>, affine_map<(b, h, i, j) -> (b, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %doc, %doc : tensor<2x3x8x8xf32>, tensor<2x8xi32>, tensor<2x8xi32>) outs(%es : tensor<2x3x8x8xf32>) {
+  ^bb0(%a: f32, %di: i32, %dj: i32, %o: f32):
+    %sc = arith.mulf %a, %c : f32
+    %same = arith.cmpi eq, %di, %dj : i32
+    %r = arith.select %same, %sc, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<2x3x8x8xf32>) outs(%es : tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  %eo = tensor.empty() : tensor<2x3x8x12xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x3x8x12xf32>) -> tensor<2x3x8x12xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, e, j) -> (b, h, i, j)>, affine_map<(b, h, i, e, j) -> (b, h, j, e)>, affine_map<(b, h, i, e, j) -> (b, h, i, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x3x8x8xf32>, tensor<2x3x8x12xf32>) outs(%fo : tensor<2x3x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %ab : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x8x12xf32>
+  return %o : tensor<2x3x8x12xf32>
 }

@@ -12,6 +12,8 @@
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=f16_named_elementwise | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bf16_named_f32_result --rtol=0.03125 --atol=0.03125 | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=additive_mask | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=mask_before_scale | FileCheck %s --check-prefix=NUM
+// RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=masked_value_not_inf | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=causal_index_bottom_right | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=causal_iota_mask_top_left | FileCheck %s --check-prefix=NUM
 // RUN: attn-cpu-runner %s --compare-pass=attn-raise --entry=bool_mask_keep | FileCheck %s --check-prefix=NUM
@@ -1035,12 +1037,15 @@ func.func @split_across_blocks(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v
 
 // -----
 
-// Left alone: the mask is added before the scale, (S + M) * c.
+// A mask added before the scale, (S + M) * c, is no mask operand (that is
+// added to the scaled scores): a score modification reading M.
 // CHECK-LABEL: func.func @mask_before_scale
-// CHECK:         linalg.batch_matmul
-// CHECK:         linalg.softmax
-// CHECK:         linalg.batch_matmul
-// CHECK-NOT:     attn.attention
+// CHECK:         attn.attention {{.+}} mod_operands(%{{.+}} : tensor<4x6x10xf32>) {scale = 1.000000e+00 : f32}
+// CHECK-SAME:      score_mod {
+// CHECK:           tensor.extract
+// CHECK:           arith.addf
+// CHECK:           arith.mulf
+// CHECK-NOT:     linalg.softmax
 // CHECK:         return
 func.func @mask_before_scale(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>, %m: tensor<4x6x10xf32>) -> tensor<4x6x12xf32> {
   %zero = arith.constant 0.0 : f32
@@ -1062,7 +1067,6 @@ func.func @mask_before_scale(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: 
   %p = linalg.softmax dimension(2) ins(%x : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
   %eo = tensor.empty() : tensor<4x6x12xf32>
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
-  // expected-remark @below {{attn-raise: not fused: the mask is added before the scale}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
 }
@@ -1173,12 +1177,15 @@ func.func @bottom_right_rows_fully_masked(%q: tensor<4x10x8xf32>, %k: tensor<4x6
 
 // -----
 
-// Left alone: masked_fill with -1e9 instead of -inf.
+// masked_fill with -1e9 instead of -inf is no mask (a row with every key
+// masked averages them all): a score modification that selects -1e9 where
+// the boolean tensor says so, which keeps that meaning.
 // CHECK-LABEL: func.func @masked_value_not_inf
-// CHECK:         linalg.batch_matmul
-// CHECK:         linalg.softmax
-// CHECK:         linalg.batch_matmul
-// CHECK-NOT:     attn.attention
+// CHECK:         attn.attention {{.+}} mod_operands(%{{.+}} : tensor<4x6x10xi1>) {scale = 1.000000e+00 : f32}
+// CHECK-SAME:      score_mod {
+// CHECK:           %[[HIDE:.+]] = tensor.extract
+// CHECK-NEXT:      arith.select %[[HIDE]], %{{.+}}, %{{.+}} : f32
+// CHECK-NOT:     linalg.softmax
 // CHECK:         return
 func.func @masked_value_not_inf(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %v: tensor<4x10x12xf32>, %m: tensor<4x6x10xi1>) -> tensor<4x6x12xf32> {
   %zero = arith.constant 0.0 : f32
@@ -1199,7 +1206,6 @@ func.func @masked_value_not_inf(%q: tensor<4x6x8xf32>, %k: tensor<4x10x8xf32>, %
   %p = linalg.softmax dimension(2) ins(%x : tensor<4x6x10xf32>) outs(%es : tensor<4x6x10xf32>) -> tensor<4x6x10xf32>
   %eo = tensor.empty() : tensor<4x6x12xf32>
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
-  // expected-remark @below {{attn-raise: not fused: the scores are selected against a value other than -inf or the lowest finite value}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x6x10xf32>, tensor<4x10x12xf32>) outs(%fo : tensor<4x6x12xf32>) -> tensor<4x6x12xf32>
   return %o : tensor<4x6x12xf32>
 }

@@ -42,6 +42,10 @@ inline int64_t swizzleBytes(int64_t rowBytes) {
 /// passed by value (attn-grid-constants).
 constexpr llvm::StringLiteral kGridConstantsAttr = "attn.grid_constants";
 
+/// The most tensors a kernel's modifications may read (`mod_operands`), and
+/// their largest rank: the runtime's attn_tensor has 4 dims.
+constexpr int64_t kMaxModOperands = 16, kMaxModOperandRank = 4;
+
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
 enum class MaskOperand { None, Additive, Boolean };
@@ -99,6 +103,11 @@ struct KernelSpec {
   /// The op's score and mask modifications (manifest `mod=` and
   /// `mod_hash=`, getModName and getModHash); empty without.
   std::string modName, modHash;
+  /// The element type and rank of each tensor the modifications read (the
+  /// op's `mod_operands`; manifest `mod_operands=`): the kernel takes one
+  /// memref parameter per tensor, `mod0`, `mod1`..., after every parameter
+  /// attn_kernel_abi.def gives it.
+  SmallVector<std::pair<Type, int64_t>> modOperands;
   /// sm_90a: a producer warpgroup issues the copies (the schedule's).
   bool producer = false;
   /// A persistent grid (the schedule's): the runtime launches one CTA per

@@ -382,6 +382,15 @@ private:
   const Expr *matchLogSumExp(const Expr *t);
   /// The tensor an expression free of the scores was built from, as a leaf.
   const Expr *originLeaf(const Expr *e);
+  /// Whether `e` reads a tensor at a view over both the queries and the
+  /// keys (a mask or bias tensor, rather than a table of a few dims).
+  bool readsScoresSizedTensor(const Expr *e) {
+    return !walkExpr(e, [&](const Expr *x) {
+      return x->kind != ExprKind::Tensor ||
+             !viewMentions(x->view, space.query) ||
+             !viewMentions(x->view, space.key);
+    });
+  }
   bool containsScores(const Expr *e) {
     return containsKind(e, ExprKind::Scores);
   }

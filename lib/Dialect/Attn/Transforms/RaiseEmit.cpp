@@ -348,15 +348,36 @@ static bool storedInOrder(const View &view, ArrayRef<int> order) {
 }
 
 namespace {
+/// The tensors the modifications of `chain` read (their tensor leaves), in
+/// order of first use, each once: the op's mod_operands.
+static SmallVector<Value> modOperands(const Chain &chain) {
+  llvm::SetVector<Value> operands;
+  auto collect = [&](const Expr *e) {
+    walkExpr(e, [&](const Expr *x) {
+      if (x->kind == ExprKind::Tensor)
+        operands.insert(x->value);
+      return true;
+    });
+  };
+  if (chain.scoreMod)
+    collect(chain.scoreMod);
+  for (const Expr *k : chain.keeps)
+    collect(k);
+  return operands.takeVector();
+}
+
 /// Emits the expressions of a chain's modifications as the scalar ops of a
 /// `score_mod` or `mask_mod` region: the logical dims' indices from the
-/// region's (b, h, i, j), the scaled score from s. regionProblem() has
-/// checked that they hold nothing else (no tensors, no reductions).
+/// region's (b, h, i, j), the scaled score from s, a tensor leaf by
+/// tensor.extract from the block argument of its mod operand (`operands`,
+/// after the scalar arguments). regionProblem() has checked that they hold
+/// nothing else (no reductions, no tensor read along a head dim).
 class RegionEmitter {
 public:
   RegionEmitter(OpBuilder &b, Location loc, const Space &space, Block &block,
-                const Expr *scaled)
-      : b(b), loc(loc), space(space), block(block), scaled(scaled) {}
+                const Expr *scaled, ArrayRef<Value> operands)
+      : b(b), loc(loc), space(space), block(block), scaled(scaled),
+        operands(operands) {}
 
   Value emit(const Expr *e) {
     auto it = memo.find(e);
@@ -423,7 +444,30 @@ private:
                             : cast<TypedAttr>(b.getIntegerAttr(t, e->i)));
     case ExprKind::Index:
       return castInt(index(e->dim), t);
+    case ExprKind::Tensor: {
+      // Each dim's coordinate, a sum of logical indices times strides.
+      SmallVector<Value> indices;
+      for (const Coord &c : e->view) {
+        Value at;
+        for (const Term &term : c) {
+          Value x = index(term.dim);
+          if (term.stride != 1)
+            x = arith::MulIOp::create(
+                b, loc, x, arith::ConstantIndexOp::create(b, loc, term.stride));
+          at = at ? arith::AddIOp::create(b, loc, at, x).getResult() : x;
+        }
+        indices.push_back(at ? at : arith::ConstantIndexOp::create(b, loc, 0));
+      }
+      unsigned first = block.getNumArguments() - operands.size();
+      Value tensor = block.getArgument(
+          first + (llvm::find(operands, e->value) - operands.begin()));
+      return tensor::ExtractOp::create(b, loc, tensor, indices);
+    }
     case ExprKind::ExtF:
+      // From a tensor's narrower floats; f32 to f32 otherwise.
+      if (arg(0).getType() != t)
+        return arith::ExtFOp::create(b, loc, t, arg(0));
+      return arg(0);
     case ExprKind::TruncF:
       return arg(0); // f32 to f32: regionProblem() allows no other float.
     case ExprKind::Exp:
@@ -495,6 +539,7 @@ private:
   const Space &space;
   Block &block;
   const Expr *scaled;
+  ArrayRef<Value> operands;
   DenseMap<const Expr *, Value> memo;
 };
 } // namespace
@@ -505,10 +550,12 @@ static void emitRegions(OpBuilder &b, Location loc, AttentionOp op,
   OpBuilder::InsertionGuard guard(b);
   Type index = b.getIndexType();
   SmallVector<Type> args(4, index);
+  SmallVector<Value> operands(op.getModOperands());
   auto startRegion = [&](Region &region, bool score) -> Block & {
     SmallVector<Type> types = args;
     if (score)
       types.push_back(b.getF32Type());
+    llvm::append_range(types, ValueRange(operands).getTypes());
     Block *block = b.createBlock(&region, {}, types,
                                  SmallVector<Location>(types.size(), loc));
     b.setInsertionPointToStart(block);
@@ -516,7 +563,8 @@ static void emitRegions(OpBuilder &b, Location loc, AttentionOp op,
   };
   if (chain.scoreMod) {
     Block &block = startRegion(op.getScoreMod(), /*score=*/true);
-    RegionEmitter emitter(b, loc, chain.space, block, chain.modScaled);
+    RegionEmitter emitter(b, loc, chain.space, block, chain.modScaled,
+                          operands);
     Value y = emitter.emit(chain.scoreMod);
     if (chain.modFactor != 1.0)
       y = arith::MulFOp::create(
@@ -527,7 +575,7 @@ static void emitRegions(OpBuilder &b, Location loc, AttentionOp op,
   }
   if (!chain.keeps.empty()) {
     Block &block = startRegion(op.getMaskMod(), /*score=*/false);
-    RegionEmitter emitter(b, loc, chain.space, block, nullptr);
+    RegionEmitter emitter(b, loc, chain.space, block, nullptr, operands);
     Value keep;
     for (const Expr *k : chain.keeps) {
       Value v = emitter.emit(k);
@@ -673,7 +721,7 @@ FailureOr<Replacement> mlir::attn::raise::emitAttention(OpBuilder *b,
         *b, loc, oType, chain.lse ? Type(lse.type) : Type(), q->value, k->value,
         v->value, /*query_offsets=*/Value(), /*key_offsets=*/Value(),
         /*kv_lens=*/Value(), /*block_table=*/Value(), mask,
-        /*block_mask=*/ValueRange(), /*mod_operands=*/ValueRange(),
+        /*block_mask=*/ValueRange(), modOperands(chain),
         b->getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
         chain.window ? b->getI64IntegerAttr(*chain.window) : IntegerAttr(),
         layout, /*mod_name=*/StringAttr(), /*block_size=*/DenseI64ArrayAttr());

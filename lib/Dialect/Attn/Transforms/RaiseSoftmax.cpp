@@ -219,7 +219,13 @@ static std::string regionProblem(const Expr *e, const Space &space) {
   walkExpr(e, [&](const Expr *x) {
     switch (x->kind) {
     case ExprKind::Tensor:
-      problem = "a score or mask modification reads a tensor";
+      // Read by tensor.extract from the op's mod_operands.
+      for (const Coord &c : x->view)
+        for (const Term &t : c)
+          if (space.dims[t.dim].role == Role::HeadDim ||
+              space.dims[t.dim].role == Role::ValueDim)
+            problem = "a score or mask modification reads a tensor along the "
+                      "head dimension";
       break;
     case ExprKind::Acc:
     case ExprKind::RowMax:
@@ -431,12 +437,21 @@ LogicalResult SoftmaxMatcher::matchHide(const Expr *cond, bool hideWhenTrue,
   if (cond->kind != ExprKind::Tensor) {
     std::string before = reason;
     FailureOr<Linear> l = predicate(cond);
+    // A predicate of a tensor over both the queries and the keys (a float
+    // mask cast to i1) that the chain computes into a boolean tensor: that
+    // tensor, the mask operand.
+    const Expr *maskTensor =
+        readsScoresSizedTensor(cond) ? originLeaf(cond) : nullptr;
     if (succeeded(l)) {
       lin = *l;
+    } else if (maskTensor) {
+      reason = before;
+      cond = maskTensor;
     } else if (!containsScores(cond) && cond->type.isInteger(1) &&
                regionProblem(cond, space).empty()) {
-      // Another predicate of the indices (prefix-LM, a pattern): a mask
-      // modification, nothing materialised.
+      // Another predicate of the indices and of tensors (prefix-LM, a
+      // pattern, document ids): a mask modification, nothing
+      // materialised.
       reason = before;
       if (maskedValue->f != -kInf)
         return fail("the index mask selects the lowest finite value, not "
