@@ -22,6 +22,8 @@ a call fails.
     dq, dk, dv = module.backward(q, k, v, o, do, lse,     # atomic dQ mode
                                  atomic_dq=True)
     o = module.forward(q, k, v, mod="softcap")            # kernels of mod=
+    o = module.forward(q, k, v, mod="docmask",            # the tensors it
+                       mod_operands=[doc_ids])            # reads
     o = module.forward(q, k, v, block_mask=bm)            # kernels of blocks=
 
 The library is found through `lib=`, $ATTN_RUNTIME_LIB, build-rt/lib or
@@ -48,8 +50,9 @@ STATUS_NAMES = {
     8: "ATTN_ERROR_CUDA",
 }
 _DTYPE_CODES = {"f32": 0, "f16": 1, "bf16": 2}
-ATTN_BOOL = 3  # boolean masks: 1 byte, nonzero = keep
-ATTN_I32 = 4  # offsets, kv_lens and block_table
+ATTN_BOOL = 3  # boolean masks (and mod operands): 1 byte, nonzero = keep
+ATTN_I32 = 4  # offsets, kv_lens, block_table and mod operands
+ATTN_I64 = 5  # mod operands only
 _CAUSAL_CODES = {"none": 0, "top_left": 1, "bottom_right": 2}
 
 
@@ -101,14 +104,16 @@ class _Options(ctypes.Structure):
         ("atomic_dq", ctypes.c_int32),  # attn_backward: dq=atomic kernels
         ("mod", ctypes.c_char_p),  # NULL or b"": no modification
         ("block_mask", ctypes.POINTER(_BlockMask)),  # NULL: none
+        ("mod_operands", _TENSOR_P),  # NULL: none; else num_mod_operands
+        ("num_mod_operands", ctypes.c_int64),  # 0 to 16
     ]
 
 
 _OPTIONS_P = ctypes.POINTER(_Options)
 
 # Manifest keys whose values stay strings even when they are all digits: a
-# modification's name and its hash.
-_STRING_KEYS = ("mod", "mod_hash")
+# modification's name and its hash, and the tensors it reads ("i64:1,f32:2").
+_STRING_KEYS = ("mod", "mod_hash", "mod_operands")
 
 
 def _set_mod(options, mod):
@@ -123,6 +128,72 @@ def _set_mod(options, mod):
         raise TypeError("mod must be a str (the manifest's mod= name) or "
                         "None, not %s" % type(mod).__name__)
     options.mod = mod.encode("utf-8")
+
+
+def _mod_operand_codes():
+    """The attn_dtype of each torch dtype a mod operand may have."""
+    import torch
+    return {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2,
+            torch.bool: ATTN_BOOL, torch.int32: ATTN_I32,
+            torch.int64: ATTN_I64}
+
+
+def _describe_mod_operands(mod_operands, device):
+    """The attn_tensor array of the tensors a modification reads (options
+    .mod_operands): a sequence of torch tensors on `device` of rank 0 to 4,
+    each described as it is (any strides; a dim of size 1 goes to the
+    kernels with stride 0 whatever its stride). None for no tensors. What
+    the kernels expect (the count, each dtype and rank) is the runtime's to
+    check, against the manifest's mod_operands."""
+    import torch
+    if mod_operands is None:
+        return None
+    if isinstance(mod_operands, torch.Tensor) or \
+            not isinstance(mod_operands, (list, tuple)):
+        raise TypeError("mod_operands must be a list or tuple of torch "
+                        "tensors (the tensors the modification reads, in "
+                        "the order of the manifest's mod_operands=), not %s"
+                        % type(mod_operands).__name__)
+    if not mod_operands:
+        return None
+    codes = _mod_operand_codes()
+    array = (_Tensor * len(mod_operands))()
+    for i, t in enumerate(mod_operands):
+        name = "mod_operands[%d]" % i
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("%s must be a torch tensor, not %s"
+                            % (name, type(t).__name__))
+        if t.device != device:
+            raise ValueError("%s is on %s, the module on %s"
+                             % (name, t.device, device))
+        if t.dim() > 4:
+            raise ValueError("%s has shape %s: a mod operand has at most 4 "
+                             "dims" % (name, tuple(t.shape)))
+        if t.dtype not in codes:
+            raise TypeError("%s has dtype %s; a mod operand is float32, "
+                            "float16, bfloat16, bool, int32 or int64"
+                            % (name, t.dtype))
+        d = array[i]
+        d.data = t.data_ptr() or None
+        d.dtype = codes[t.dtype]
+        d.rank = t.dim()
+        for j in range(t.dim()):
+            d.shape[j] = t.shape[j]
+            d.strides[j] = t.stride(j)
+    return array
+
+
+def _set_mod_operands(options, mod_operands, device):
+    """Sets options.mod_operands and num_mod_operands from `mod_operands`
+    (_describe_mod_operands). The options keep the array (ctypes keeps what
+    a pointer field was set from), so it lives through the call."""
+    array = _describe_mod_operands(mod_operands, device)
+    if array is None:
+        options.mod_operands = None
+        options.num_mod_operands = 0
+        return
+    options.mod_operands = array
+    options.num_mod_operands = len(array)
 
 
 def _default_library_paths():
@@ -200,7 +271,8 @@ def manifest_sections(path):
     """The manifest's sections, in order, as dicts {'target', 'ptx',
     'kernels'}: one per chip, each kernel record a dict ({'name', 'kind',
     'dtype', 'head_dim', ...}, numbers as ints; 'mod' and 'mod_hash', a
-    modification's name and hash, always strings). The runtime's parser is
+    modification's name and hash, and 'mod_operands', the tensors it reads
+    as written, 'i64:1,f32:2', always strings). The runtime's parser is
     the strict one; this only lets callers ask what a manifest has."""
     sections = []
     with open(path) as f:
@@ -575,11 +647,13 @@ class Module:
         return None
 
     def _prepare(self, q, k, v, causal, window, scale, layout, mask=None,
-                 mod=None, block_mask=None, backward=False):
+                 mod=None, block_mask=None, backward=False,
+                 mod_operands=None):
         """The descriptors of q, k, v and the options (with the mask's and
         the block mask's descriptors, the latter with the q_* lists for the
-        `backward`, and the modification's name, which the options keep
-        alive through their pointers)."""
+        `backward`, the modification's name and the descriptors of the
+        tensors it reads, which the options keep alive through their
+        pointers)."""
         if layout not in ("bhsd", "bshd"):
             raise ValueError("layout must be 'bhsd' or 'bshd', not %r"
                              % (layout,))
@@ -599,6 +673,7 @@ class Module:
             options.block_mask = ctypes.pointer(
                 _describe_block_mask(block_mask, self.device, backward))
         _set_mod(options, mod)
+        _set_mod_operands(options, mod_operands, self.device)
         return descs, options
 
     def _outputs(self, q, v, layout, out, lse, return_lse):
@@ -617,7 +692,7 @@ class Module:
 
     def forward(self, q, k, v, *, causal=False, window=None, scale=None,
                 layout="bhsd", return_lse=False, out=None, lse=None,
-                mask=None, mod=None, block_mask=None):
+                mask=None, mod=None, block_mask=None, mod_operands=None):
         """O = softmax(scale Q K^T + mask) V on the current stream.
 
         q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (or
@@ -634,7 +709,14 @@ class Module:
         score/mask modification compiled into the module's kernels
         (manifest mod=, options.mod): the call takes only that
         modification's kernels, and without it only kernels without one
-        (the other calls take mod= the same way). block_mask: None, or a
+        (the other calls take mod= the same way). mod_operands: None, or
+        the tensors the modification reads (options.mod_operands; a list of
+        at most 16 torch tensors on q's device, float32, float16, bfloat16,
+        bool, int32 or int64, 0 to 4 dims, any strides, never copied), in
+        the order and with the dtypes and ranks of the kernels' manifest
+        mod_operands= (the runtime checks them; the kernels clamp every
+        index into each tensor); the other calls that take mod= take it
+        too. block_mask: None, or a
         block mask (options.block_mask, FlexAttention's BlockMask): an
         object with block_q, block_k (the kernels' manifest blocks=BQxBK)
         and kv_counts, kv_indices, full_kv_counts, full_kv_indices,
@@ -647,7 +729,8 @@ class Module:
         given)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mask, mod, block_mask)
+                                              layout, mask, mod, block_mask,
+                                              mod_operands=mod_operands)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_forward(
@@ -659,11 +742,13 @@ class Module:
         return (out, lse) if lse is not None else out
 
     def decode_splits(self, q, k, v, num_splits=None, *, causal=False,
-                      window=None, scale=None, layout="bhsd", mod=None):
+                      window=None, scale=None, layout="bhsd", mod=None,
+                      mod_operands=None):
         """The split count decode() uses: num_splits None/<= 0 picks it from
         the shape and SM count; more than the key tiles is clamped."""
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mod=mod)
+                                              layout, mod=mod,
+                                              mod_operands=mod_operands)
         return self._splits(qd, kd, vd, options, int(num_splits or 0))
 
     def _splits(self, qd, kd, vd, options, requested):
@@ -675,12 +760,14 @@ class Module:
         return n.value
 
     def decode_workspace(self, q, k, v, num_splits=None, *, causal=False,
-                         window=None, scale=None, layout="bhsd", mod=None):
+                         window=None, scale=None, layout="bhsd", mod=None,
+                         mod_operands=None):
         """A workspace for decode() with these arguments (a uint8 tensor on
         the current stream), to allocate once and pass as `workspace=`."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mod=mod)
+                                              layout, mod=mod,
+                                              mod_operands=mod_operands)
         n = self._splits(qd, kd, vd, options, int(num_splits or 0))
         size = self._lib.attn_decode_workspace_size(ctypes.byref(qd),
                                                     ctypes.byref(vd), n)
@@ -690,21 +777,23 @@ class Module:
 
     def decode(self, q, k, v, *, num_splits=None, causal=False, window=None,
                scale=None, layout="bhsd", return_lse=False, out=None,
-               lse=None, workspace=None, mod=None):
+               lse=None, workspace=None, mod=None, mod_operands=None):
         """Split-KV decode (Flash-Decoding) of q [B, Hq, Sq, D] (Sq small;
         the (Hq / Hkv) * Sq rows of a KV head go in tiles of the kernel's
         rows) against a KV cache; the
         options are forward()'s. The workspace is allocated with torch on
         the current stream unless given (a uint8 CUDA tensor)."""
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
-                                              layout, mod=mod)
+                                              layout, mod=mod,
+                                              mod_operands=mod_operands)
         out, lse, od, ld = self._outputs(q, v, layout, out, lse, return_lse)
         requested = int(num_splits or 0)
         if workspace is None:
             workspace = self.decode_workspace(q, k, v, num_splits,
                                               causal=causal, window=window,
                                               scale=scale, layout=layout,
-                                              mod=mod)
+                                              mod=mod,
+                                              mod_operands=mod_operands)
         return self._launch_decode(self._lib.attn_decode, (qd, kd, vd), q,
                                    out, lse, od, ld, options, requested,
                                    workspace)
@@ -727,7 +816,8 @@ class Module:
         return (out, lse) if lse is not None else out
 
     def _prepare_paged(self, q, k_cache, v_cache, block_table, kv_lens,
-                       causal, window, scale, layout, kv_layout, mod=None):
+                       causal, window, scale, layout, kv_layout, mod=None,
+                       mod_operands=None):
         """The descriptors of q, the page pools, the block table and the
         lengths, and the options, for decode_paged and its helpers."""
         kv_layout = layout if kv_layout is None else kv_layout
@@ -754,19 +844,20 @@ class Module:
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
         _set_mod(options, mod)
+        _set_mod_operands(options, mod_operands, self.device)
         return descs, options
 
     def decode_paged_splits(self, q, k_cache, v_cache, block_table, kv_lens,
                             num_splits=0, *, causal=False, window=None,
                             scale=None, layout="bhsd", kv_layout=None,
-                            mod=None):
+                            mod=None, mod_operands=None):
         """The split count decode_paged() uses: attn_decode's heuristic for
         Sk = max_pages * page_size, the capacity (the lengths stay on the
         device); num_splits <= 0 picks it, more than the key tiles is
         clamped."""
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout, mod)
+            layout, kv_layout, mod, mod_operands)
         return self._paged_splits(descs, options, int(num_splits or 0))
 
     def _paged_splits(self, descs, options, requested):
@@ -779,7 +870,7 @@ class Module:
     def decode_paged_workspace(self, q, k_cache, v_cache, block_table,
                                kv_lens, num_splits=0, *, causal=False,
                                window=None, scale=None, layout="bhsd",
-                               kv_layout=None, mod=None):
+                               kv_layout=None, mod=None, mod_operands=None):
         """A workspace for decode_paged() with these arguments (a uint8
         tensor on the current stream), to allocate once, outside a CUDA
         graph's capture, and pass as `workspace=`. Its size depends only on
@@ -787,7 +878,7 @@ class Module:
         import torch
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout, mod)
+            layout, kv_layout, mod, mod_operands)
         n = self._paged_splits(descs, options, int(num_splits or 0))
         size = self._lib.attn_decode_workspace_size(
             ctypes.byref(descs[0]), ctypes.byref(descs[2]), n)
@@ -798,7 +889,8 @@ class Module:
     def decode_paged(self, q, k_cache, v_cache, block_table, kv_lens, *,
                      num_splits=0, causal=False, window=None, scale=None,
                      layout="bhsd", kv_layout=None, return_lse=False,
-                     out=None, lse=None, workspace=None, mod=None):
+                     out=None, lse=None, workspace=None, mod=None,
+                     mod_operands=None):
         """Split-KV decode over a paged KV cache (vLLM's PagedAttention),
         on the current stream.
 
@@ -814,7 +906,8 @@ class Module:
         are in [0, P); lengths are clamped to [0, max_pages * page_size] on
         the device, and a sequence of length 0 gives O = 0, LSE = -inf.
         causal='bottom_right' aligns each sequence's Sq queries at its own
-        end. The options are decode()'s (no mask; mod= as forward()'s).
+        end. The options are decode()'s (no mask; mod= and mod_operands= as
+        forward()'s).
 
         The host never reads block_table or kv_lens, so a call captured in
         a CUDA graph serves every step: update the tensors in place and
@@ -823,7 +916,7 @@ class Module:
         [B, Hq, Sq] f32 when return_lse (or when `lse` is given)."""
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
-            layout, kv_layout, mod)
+            layout, kv_layout, mod, mod_operands)
         out, lse, od, ld = self._outputs(q, v_cache, layout, out, lse,
                                          return_lse)
         requested = int(num_splits or 0)
@@ -831,7 +924,7 @@ class Module:
             workspace = self.decode_paged_workspace(
                 q, k_cache, v_cache, block_table, kv_lens, requested,
                 causal=causal, window=window, scale=scale, layout=layout,
-                kv_layout=kv_layout, mod=mod)
+                kv_layout=kv_layout, mod=mod, mod_operands=mod_operands)
         return self._launch_decode(self._lib.attn_decode_paged, descs, q,
                                    out, lse, od, ld, options, requested,
                                    workspace)
@@ -840,7 +933,7 @@ class Module:
                        kv_lens=None, block_table=None, max_seqlen_q=0,
                        causal=False, window=None, scale=None, layout="bshd",
                        kv_layout=None, return_lse=False, out=None, lse=None,
-                       mod=None):
+                       mod=None, mod_operands=None):
         """forward() over a packed (variable-length) batch of B sequences,
         in one launch on the current stream: varlen prefill with packed
         keys, or chunked prefill against a paged KV cache.
@@ -859,8 +952,8 @@ class Module:
             'bhsd': [P, Hkv, page_size, D]; None: `layout`).
         Nothing is copied. causal and window apply per sequence
         ('bottom_right': the queries sit at the end of their sequence's
-        keys, as chunked prefill needs); scale and mod as forward(); no
-        mask.
+        keys, as chunked prefill needs); scale, mod and mod_operands as
+        forward(); no mask.
 
         The caller guarantees the offsets start at 0, never decrease and
         end at T (key_offsets at Tk), the table's entries for a sequence's
@@ -920,6 +1013,7 @@ class Module:
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
         _set_mod(options, mod)
+        _set_mod_operands(options, mod_operands, self.device)
 
         hq, rows = qd.shape[1], qd.shape[2]
         dv = vd.shape[3]
@@ -981,17 +1075,18 @@ class Module:
     def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
                  causal=False, window=None, scale=None, layout="bhsd",
                  mask=None, workspace=None, atomic_dq=False, mod=None,
-                 block_mask=None):
+                 block_mask=None, mod_operands=None):
         """The gradients of forward() by recomputation, on the current
         stream: from q, k, v, the forward's o and lse (forward(...,
         return_lse=True) with the same options) and dout = dL/dO (o's shape
         and dtype), returns (dq, dk, dv) with q's, k's and v's shapes, in
-        the operands' layout. The options are forward()'s (mod= and
-        block_mask= included) and must be those the forward ran with; a
-        block_mask here also needs its q_counts, q_indices, full_q_counts
-        and full_q_indices, torch.int32 [B, Hq, KB] and [B, Hq, KB, M]
-        (KB = ceil(Sk / block_k): the query blocks that visit each key
-        block, FlexAttention's transposed lists). dq, dk, dv are written in
+        the operands' layout. The options are forward()'s (mod=,
+        mod_operands= and block_mask= included) and must be those the
+        forward ran with; a block_mask here also needs its q_counts,
+        q_indices, full_q_counts and full_q_indices, torch.int32
+        [B, Hq, KB] and [B, Hq, KB, M] (KB = ceil(Sk / block_k): the query
+        blocks that visit each key block, FlexAttention's transposed
+        lists). dq, dk, dv are written in
         place when given, else allocated; the workspace
         (backward_workspace()) is allocated with torch unless given (a
         uint8 CUDA tensor). Deterministic; with
@@ -1010,7 +1105,8 @@ class Module:
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
                                               layout, mask, mod, block_mask,
-                                              backward=True)
+                                              backward=True,
+                                              mod_operands=mod_operands)
         options.atomic_dq = 1 if atomic_dq else 0
         grads = []
         for given, like, name in ((dq, q, "dq"), (dk, k, "dk"), (dv, v, "dv")):

@@ -57,8 +57,9 @@ typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_F16 = 1,
   ATTN_BF16 = 2,
-  ATTN_BOOL = 3, /* 1 byte, nonzero = true; boolean masks only */
-  ATTN_I32 = 4   /* 4 bytes; offsets, kv_lens, block_table only */
+  ATTN_BOOL = 3, /* 1 byte, nonzero = true; boolean masks, mod operands */
+  ATTN_I32 = 4,  /* 4 bytes; offsets, kv_lens, block_table, mod operands */
+  ATTN_I64 = 5   /* 8 bytes; mod operands only */
 } attn_dtype;
 
 typedef enum attn_causal {
@@ -69,8 +70,8 @@ typedef enum attn_causal {
 
 /* A device tensor in logical order (see above). `rank` is 4, or 3 for LSE;
  * the offsets and kv_lens have rank 1, a block_table rank 2, a block mask's
- * counts rank 3 (the entries of shape and strides past `rank` are
- * ignored). */
+ * counts rank 3, a mod operand 0 to 4 (the entries of shape and strides
+ * past `rank` are ignored). */
 typedef struct attn_tensor {
   void *data; /* device pointer (CUdeviceptr) */
   attn_dtype dtype;
@@ -108,9 +109,9 @@ typedef struct attn_block_mask {
 
 /* Attention options shared by forward, decode and backward. A null
  * `options` pointer means the defaults {0, ATTN_CAUSAL_NONE, -1, NULL, 0,
- * NULL, NULL}; options initialised with fewer fields (or zeroed) have no
- * mask, use deterministic backward kernels only, no modification and no
- * block mask.
+ * NULL, NULL, NULL, 0}; options initialised with fewer fields (or zeroed)
+ * have no mask, use deterministic backward kernels only, no modification,
+ * no block mask and no mod operands.
  *
  * `mask` (attn_forward and attn_backward; decode rejects one) is a
  * rank-4 tensor in logical order [B, Hq, Sq, Sk] whose dims are each the
@@ -156,7 +157,32 @@ typedef struct attn_block_mask {
  * block sizes the module has. It combines with the other masks, causal
  * and window (a key must pass all of them). attn_forward reads its kv_*
  * tensors, attn_backward all eight. The struct is read during the call
- * only; the tensors' values never by the host. */
+ * only; the tensors' values never by the host.
+ *
+ * `mod_operands` and `num_mod_operands` (wherever `mod` is read): the
+ * tensors the modification reads (FlexAttention's captured tensors: a
+ * per-token document id, a relative-position bias table, per-head ALiBi
+ * slopes), in the order of the kernels' manifest key
+ * mod_operands=T0:R0,T1:R1,...; 0 to 16 of them, and none without `mod`
+ * (ATTN_ERROR_INVALID_ARGUMENT otherwise, and for a count > 0 with a NULL
+ * array). Each is an attn_tensor of rank 0 to 4 and any dtype, independent
+ * of q's (f32, f16, bf16, bool, i32, i64), every size in [1, 2^31 - 1],
+ * no negative stride (a dim of size 1 goes to the kernels with stride 0,
+ * whatever its stride), its data pointer aligned to its element size. The count
+ * must be what the call's kernels read (ATTN_ERROR_INVALID_ARGUMENT, naming
+ * it), each tensor's dtype (ATTN_ERROR_DTYPE) and rank (ATTN_ERROR_SHAPE) the
+ * manifest's. The kernels read them on the device and clamp every index
+ * into [0, size - 1] per dim, so they never read outside a tensor (an
+ * index out of range reads the edge element: a wrong result, never a
+ * fault); the host never reads their values. The array is read during the
+ * call only.
+ *
+ * Compatibility: `mask`, then `atomic_dq`, `mod`, `block_mask` and
+ * `mod_operands` with `num_mod_operands` were added at the end of the
+ * struct, so options initialised with fewer fields or zeroed get the
+ * defaults above. The struct grew with them from 16 to 24, 32, 40, 48 and
+ * 64 bytes; the runtime reads all of it (it has no size field), so a
+ * program compiled against an older header must be rebuilt. */
 typedef struct attn_options {
   float scale; /* <= 0: 1/sqrt(D); else within [2^-64, 2^64] */
   attn_causal causal;
@@ -165,6 +191,9 @@ typedef struct attn_options {
   int32_t atomic_dq;       /* 0: deterministic backward kernels only */
   const char *mod;         /* NULL or "": no modification */
   const attn_block_mask *block_mask; /* NULL: none */
+  /* NULL: none; else num_mod_operands tensors */
+  const attn_tensor *mod_operands;
+  int64_t num_mod_operands; /* 0 to 16 */
 } attn_options;
 
 typedef struct attn_module attn_module;

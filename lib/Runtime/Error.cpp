@@ -61,6 +61,8 @@ const char *dtypeName(attn_dtype dtype) {
     return "bool";
   case ATTN_I32:
     return "i32";
+  case ATTN_I64:
+    return "i64";
   }
   return "?";
 }
@@ -76,6 +78,8 @@ size_t dtypeSize(attn_dtype dtype) {
     return 1;
   case ATTN_I32:
     return 4;
+  case ATTN_I64:
+    return 8;
   }
   return 0;
 }

@@ -28,7 +28,8 @@ const char *lastError();
 /// "ATTN_ERROR_SHAPE" and so on.
 ATTN_RUNTIME_API const char *statusName(attn_status status);
 
-/// "f32", "f16", "bf16", "bool", "i32"; "?" for a value outside the enum.
+/// "f32", "f16", "bf16", "bool", "i32", "i64"; "?" for a value outside the
+/// enum.
 ATTN_RUNTIME_API const char *dtypeName(attn_dtype dtype);
 
 /// Bytes per element; 0 for a value outside the enum.

@@ -34,6 +34,15 @@ constexpr AbiEntry kAbi[] = {
 #include "attn-runtime/attn_kernel_abi.def"
 };
 
+/// The memref parameters of the tensors a modification reads, in order.
+constexpr const char *kModOperandParams[kMaxModOperands] = {
+    "mod0", "mod1", "mod2",  "mod3",  "mod4",  "mod5",  "mod6",  "mod7",
+    "mod8", "mod9", "mod10", "mod11", "mod12", "mod13", "mod14", "mod15"};
+
+/// The dtypes a mod operand may have (`mod_operands`), by their names.
+constexpr attn_dtype kModOperandDtypes[] = {ATTN_F32,  ATTN_F16, ATTN_BF16,
+                                            ATTN_BOOL, ATTN_I32, ATTN_I64};
+
 constexpr KernelKind kKinds[] = {
 #define ATTN_KERNEL_KIND(ENUM, KIND, PREFIX) KernelKind::ENUM,
 #include "attn-runtime/attn_kernel_abi.def"
@@ -85,6 +94,10 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
+  // The tensors a modification reads come after all of those.
+  for (size_t i = 0; i < kernel.modOperands.size(); ++i)
+    params.push_back(
+        {kModOperandParams[i], "memref", kernel.modOperands[i].rank});
   return params;
 }
 
@@ -107,6 +120,8 @@ std::string abiName(const KernelSpec &kernel) {
   name += kernel.blocksKey();
   name += kernel.batchKeys();
   name += kernel.dqKey();
+  if (!kernel.modOperands.empty())
+    name += " mod_operands=" + kernel.modOperandList();
   if (kernel.usesTma())
     name += " with tensor maps";
   return name;
@@ -126,6 +141,25 @@ std::string KernelSpec::blocksKey() const {
     return "";
   return " blocks=" + std::to_string(blockMaskQ) + "x" +
          std::to_string(blockMaskK);
+}
+
+std::string KernelSpec::modOperandList() const {
+  std::string list;
+  for (const ModOperand &operand : modOperands)
+    list += std::string(list.empty() ? "" : ",") + dtypeName(operand.dtype) +
+            ":" + std::to_string(operand.rank);
+  return list;
+}
+
+std::string KernelSpec::modOperandSignature() const {
+  if (modOperands.empty())
+    return "no tensors";
+  std::string list;
+  for (const ModOperand &operand : modOperands)
+    list += std::string(list.empty() ? "" : ", ") + dtypeName(operand.dtype) +
+            " rank " + std::to_string(operand.rank);
+  return std::to_string(modOperands.size()) +
+         (modOperands.size() == 1 ? " tensor (" : " tensors (") + list + ")";
 }
 
 const TmaBox *KernelSpec::tmaBox(std::string_view tensor) const {
@@ -396,6 +430,11 @@ private:
   attn_status parseKernel(int line, const std::vector<std::string_view> &t);
   attn_status parseTma(int line, const std::string &where,
                        std::string_view value, KernelSpec &k);
+  attn_status parseModOperands(int line, const std::string &where,
+                               std::string_view value, KernelSpec &k);
+  /// The error of kernel `k`, whose mod_operands differ from those of
+  /// kernel `o` of the same modification.
+  attn_status modOperandsDiffer(const KernelSpec &k, const KernelSpec &o);
   /// Checks the last section once its records are all read: at `line`, the
   /// next `target` record or the end of the manifest (`atEnd`).
   attn_status closeSection(int line, bool atEnd);
@@ -486,9 +525,29 @@ attn_status Parser::closeSection(int line, bool atEnd) {
                                  " with mod_hash=" + o.modHash +
                                  ": a modification name must stand for one "
                                  "modification (one hash) within a section");
+      // The runtime checks a call's mod operands against its kernels: all
+      // of them read the same tensors.
+      if (o.mod == k.mod && o.modOperandList() != k.modOperandList())
+        return modOperandsDiffer(k, o);
     }
   }
   return ATTN_OK;
+}
+
+attn_status Parser::modOperandsDiffer(const KernelSpec &k,
+                                      const KernelSpec &o) {
+  auto operands = [](const KernelSpec &kernel) {
+    return kernel.modOperands.empty()
+               ? std::string("no mod_operands")
+               : "mod_operands=" + kernel.modOperandList();
+  };
+  return error(k.line, "kernel '" + k.name + "' has mod=" + k.mod + " with " +
+                           operands(k) + ", but kernel '" + o.name +
+                           "' (line " + std::to_string(o.line) +
+                           ") has mod=" + o.mod + " with " + operands(o) +
+                           ": a modification name must stand for one "
+                           "modification (one list of the tensors it reads) "
+                           "within a section");
 }
 
 attn_status Parser::parseRecord(int line,
@@ -564,17 +623,17 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
-      "kind",    "dtype",    "head_dim", "value_dim", "causal",
-      "block_q", "rows",     "block_kv", "threads",   "smem",
-      "grid",    "mask",     "q",        "kv",        "dq",
-      "mod",     "mod_hash", "blocks",   "tma",       "params"};
+      "kind",   "dtype",    "head_dim", "value_dim", "causal",   "block_q",
+      "rows",   "block_kv", "threads",  "smem",      "grid",     "mask",
+      "q",      "kv",       "dq",       "mod",       "mod_hash", "mod_operands",
+      "blocks", "tma",      "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
-  int64_t *ints[numKeys] = {nullptr,    nullptr,   &k.headDim, &k.valueDim,
-                            nullptr,    &k.blockQ, &k.rows,    &k.blockKv,
-                            &k.threads, &k.smem,   nullptr,    nullptr,
-                            nullptr,    nullptr,   nullptr,    nullptr,
-                            nullptr,    nullptr,   nullptr,    nullptr};
+  int64_t *ints[numKeys] = {
+      nullptr, nullptr,    &k.headDim, &k.valueDim, nullptr, &k.blockQ,
+      &k.rows, &k.blockKv, &k.threads, &k.smem,     nullptr, nullptr,
+      nullptr, nullptr,    nullptr,    nullptr,     nullptr, nullptr,
+      nullptr, nullptr,    nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -687,6 +746,9 @@ attn_status Parser::parseKernel(int line,
                                std::to_string(kModHashDigits) +
                                " lowercase hex digits)");
       k.modHash = std::string(value);
+    } else if (key == "mod_operands") {
+      if (attn_status s = parseModOperands(line, where, value, k))
+        return s;
     } else if (key == "blocks") {
       // Without the key a kernel takes no block mask.
       size_t times = value.find('x');
@@ -750,6 +812,10 @@ attn_status Parser::parseKernel(int line,
   if (k.mod.empty() && !k.modHash.empty())
     return error(line, where + "mod_hash=" + k.modHash +
                            " needs mod=<name>, the modification it hashes");
+  if (!k.modOperands.empty() && k.mod.empty())
+    return error(line, where + "mod_operands=" + k.modOperandList() +
+                           " needs mod=<name>, the modification that reads "
+                           "them");
   if (!k.mod.empty() && k.kind == KernelKind::DecodeCombine)
     return error(line, where + "mod=" + k.mod +
                            " is for the kinds that compute scores, not "
@@ -932,6 +998,50 @@ attn_status Parser::parseTma(int line, const std::string &where,
     if (!k.tmaBox(t))
       return error(line, where + "tma has no entry for '" + t +
                              "' (it needs one for each of " + names + ")");
+  return ATTN_OK;
+}
+
+attn_status Parser::parseModOperands(int line, const std::string &where,
+                                     std::string_view value, KernelSpec &k) {
+  size_t entries = 1;
+  for (char c : value)
+    entries += c == ',';
+  if (entries > static_cast<size_t>(kMaxModOperands))
+    return error(line, where + "mod_operands has " + std::to_string(entries) +
+                           " entries: a modification reads at most " +
+                           std::to_string(kMaxModOperands) + " tensors");
+  std::string dtypes;
+  for (attn_dtype dtype : kModOperandDtypes)
+    dtypes += std::string(dtypes.empty() ? "" : ", ") + dtypeName(dtype);
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t end = value.find(',', pos);
+    if (end == std::string_view::npos)
+      end = value.size();
+    std::string_view entry = value.substr(pos, end - pos);
+    pos = end + 1;
+    // TYPE:RANK
+    size_t colon = entry.find(':');
+    ModOperand operand;
+    bool known = false;
+    for (attn_dtype dtype : kModOperandDtypes)
+      if (colon != std::string_view::npos &&
+          entry.substr(0, colon) == dtypeName(dtype)) {
+        operand.dtype = dtype;
+        known = true;
+      }
+    int64_t rank = -1;
+    if (!known || !parseInt(entry.substr(colon + 1), rank) ||
+        rank > kMaxModOperandRank)
+      return error(line,
+                   where + "bad mod_operands entry '" + std::string(entry) +
+                       "' (TYPE:RANK, a tensor the modification "
+                       "reads: TYPE one of " +
+                       dtypes + ", RANK 0 to " +
+                       std::to_string(kMaxModOperandRank) + ", e.g. i64:1)");
+    operand.rank = static_cast<int>(rank);
+    k.modOperands.push_back(operand);
+  }
   return ATTN_OK;
 }
 

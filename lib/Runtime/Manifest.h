@@ -40,6 +40,12 @@ constexpr int64_t kMaxMaskBlock = int64_t(1) << 16;
 constexpr size_t kMaxModName = 64;
 constexpr size_t kModHashDigits = 16;
 
+/// The most tensors a modification may read (the manifest's
+/// `mod_operands`, attn_options.num_mod_operands) and their largest rank
+/// (attn_tensor's).
+constexpr int64_t kMaxModOperands = 16;
+constexpr int kMaxModOperandRank = 4;
+
 /// Whether `name` is a modification name: 1 to kMaxModName characters of
 /// [A-Za-z0-9_].
 ATTN_RUNTIME_API bool isModName(std::string_view name);
@@ -69,6 +75,13 @@ struct TmaBox {
   int64_t rows = 0;    // elements along the sequence dim
   int64_t cols = 0;    // elements along the head dim (innermost)
   int64_t swizzle = 0; // bytes: 32, 64 or 128
+};
+
+/// One entry of a kernel's `mod_operands` key: the dtype and rank of a
+/// tensor that its modification reads.
+struct ModOperand {
+  attn_dtype dtype = ATTN_F32;
+  int rank = 0;
 };
 
 /// One `kernel` record. Fields a kind does not use stay 0.
@@ -109,9 +122,16 @@ struct KernelSpec {
   /// mask_mod compiled in), whose regions hash to HEX16; both empty when it
   /// applies none. Such a kernel serves only calls whose options->mod is
   /// NAME, and a call without one only kernels without one; the parameters
-  /// are those of the same kernel without a modification.
+  /// are those of the same kernel without a modification, and the
+  /// modOperands'.
   std::string mod;
   std::string modHash;
+  /// `mod_operands=T0:R0,T1:R1,...` (kernels with `mod` only): the tensors
+  /// the modification reads, 1 to kMaxModOperands, each a memref parameter
+  /// (mod0, mod1, ...) after every parameter attn_kernel_abi.def gives the
+  /// kernel, tensor maps included; empty when it reads none. Within a
+  /// section, one modification name has one list.
+  std::vector<ModOperand> modOperands;
   /// `blocks=BQxBK` (forward, backward_*): the kernel takes a block mask
   /// (FlexAttention's BlockMask) of query blocks of BQ rows and key blocks
   /// of BK keys, through its kv_block_* parameters (and the backward's
@@ -140,6 +160,11 @@ struct KernelSpec {
   const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
   /// " mod=NAME" for a kernel with a modification, else "" (messages).
   std::string modKey() const { return mod.empty() ? "" : " mod=" + mod; }
+  /// The value of the `mod_operands` key, "i64:1,f32:2" ("" for none).
+  ATTN_RUNTIME_API std::string modOperandList() const;
+  /// What the modification reads, for messages: "no tensors", "1 tensor
+  /// (i64 rank 1)", "2 tensors (i64 rank 1, f32 rank 2)".
+  ATTN_RUNTIME_API std::string modOperandSignature() const;
   /// Whether the kernel takes a block mask (the ABI's WHEN=blocks
   /// parameters).
   bool hasBlockMask() const { return blockMaskQ > 0; }
@@ -163,11 +188,12 @@ struct AbiParam {
 /// key_offsets when its keys are, kv_lens and block_table when it is
 /// paged, dq_accum when it is of the atomic dQ mode (`dq=atomic`), the
 /// block mask's when it has `blocks`, and the tensor maps when it has
-/// `tma`.
+/// `tma`; then a memref per entry of its `mod_operands` (mod0, mod1, ...).
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
-/// "q:memref4,k:memref4,...,scale_log2:f32,window:i64[,q_tmap:tmap4,...]".
+/// "q:memref4,k:memref4,...,scale_log2:f32,window:i64[,q_tmap:tmap4,...]
+/// [,mod0:memref1,...]".
 ATTN_RUNTIME_API std::string abiParamList(const KernelSpec &kernel);
 
 /// The memref parameter that the tensor map parameter `name` maps: `name`
@@ -177,7 +203,8 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
 /// kv=paged", "kind=forward q=packed kv=packed", "kind=backward_kv
-/// dq=atomic", "kind=forward blocks=128x128".
+/// dq=atomic", "kind=forward blocks=128x128", "kind=forward
+/// mod_operands=i64:1".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the

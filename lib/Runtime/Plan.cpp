@@ -66,7 +66,7 @@ template <typename Enum> int rawEnum(const Enum &field) {
 bool validDtype(const attn_dtype &field) {
   int d = rawEnum(field);
   return d == ATTN_F32 || d == ATTN_F16 || d == ATTN_BF16 || d == ATTN_BOOL ||
-         d == ATTN_I32;
+         d == ATTN_I32 || d == ATTN_I64;
 }
 
 /// What every tensor argument is checked for first: present, of `rank`
@@ -86,9 +86,10 @@ attn_status checkPresence(const char *api, const char *name,
 }
 
 /// Null, rank, sizes, dtype enum and data pointer of one tensor; `dims`
-/// names its logical dims for messages. Only masks may be ATTN_BOOL, and
-/// only the index tensors (offsets, lengths, block tables) ATTN_I32
-/// (checkIndexTensor).
+/// names its logical dims for messages. Only masks (and mod operands) may
+/// be ATTN_BOOL, only the index tensors (offsets, lengths, block tables;
+/// checkIndexTensor) and mod operands ATTN_I32, only mod operands ATTN_I64
+/// (checkModOperands).
 attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                         int rank, const char *dims) {
   if (attn_status s = checkPresence(api, name, t, rank, dims))
@@ -103,6 +104,12 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                  "%s: %s has dtype i32; only query_offsets, key_offsets, "
                  "kv_lens and block_table may be i32 (the other tensors are "
                  "f32, f16 or bf16, lse f32)",
+                 api, name);
+  if (t->dtype == ATTN_I64)
+    return failf(ATTN_ERROR_DTYPE,
+                 "%s: %s has dtype i64; only the tensors a modification "
+                 "reads (options->mod_operands) may be i64 (the other "
+                 "tensors are f32, f16 or bf16, lse f32)",
                  api, name);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
@@ -260,13 +267,47 @@ attn_status checkMod(const char *api, const char *mod, Problem &p) {
   return ATTN_OK;
 }
 
+/// Checks what options->mod_operands can be checked before the kernel is
+/// chosen: 0 to kMaxModOperands tensors, an array when there are any, and
+/// a modification (checkMod: p.mod) to read them; records them in `p`. The
+/// tensors themselves are checked against the kernel (checkModOperands).
+attn_status checkModOperandOptions(const char *api, const attn_options &opt,
+                                   Problem &p) {
+  p.modOperands = nullptr;
+  p.numModOperands = 0;
+  long long count = static_cast<long long>(opt.num_mod_operands);
+  if (opt.num_mod_operands < 0 || opt.num_mod_operands > kMaxModOperands)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->num_mod_operands = %lld is outside [0, %lld]: "
+                 "a modification reads at most %lld tensors (manifest "
+                 "mod_operands=)",
+                 api, count, static_cast<long long>(kMaxModOperands),
+                 static_cast<long long>(kMaxModOperands));
+  if (opt.num_mod_operands == 0)
+    return ATTN_OK;
+  if (!opt.mod_operands)
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->num_mod_operands = %lld, but "
+                 "options->mod_operands is null",
+                 api, count);
+  if (p.mod.empty())
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: options->num_mod_operands = %lld, but options->mod is "
+                 "not set: mod operands are the tensors a modification "
+                 "(options->mod) reads",
+                 api, count);
+  p.modOperands = opt.mod_operands;
+  p.numModOperands = opt.num_mod_operands;
+  return ATTN_OK;
+}
+
 /// Checks the options (causal enum, window needs causal, finite scale, the
-/// modification's name) and records them in `p`; the mask is the caller's
-/// (checkMask, or decode's refusal).
+/// modification's name and its operands' count) and records them in `p`;
+/// the mask is the caller's (checkMask, or decode's refusal).
 attn_status checkOptions(const char *api, const attn_options *options,
                          Problem &p) {
-  attn_options defaults = {0.0f, ATTN_CAUSAL_NONE, -1,     nullptr,
-                           0,    nullptr,          nullptr};
+  attn_options defaults = {0.0f,    ATTN_CAUSAL_NONE, -1,      nullptr, 0,
+                           nullptr, nullptr,          nullptr, 0};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
   if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
@@ -296,7 +337,9 @@ attn_status checkOptions(const char *api, const attn_options *options,
   p.scaleLog2 = static_cast<float>(scale * 1.4426950408889634);
   p.causal = opt.causal;
   p.window = opt.window < 0 ? -1 : opt.window;
-  return checkMod(api, opt.mod, p);
+  if (attn_status s = checkMod(api, opt.mod, p))
+    return s;
+  return checkModOperandOptions(api, opt, p);
 }
 
 /// Checks q, k, v and the options; fills everything of `p` they determine.
@@ -778,6 +821,66 @@ attn_status checkBlockMask(const char *api, const attn_block_mask *blockMask,
   return ATTN_OK;
 }
 
+/// Checks options->mod_operands against what `kernel`'s modification reads
+/// (its manifest mod_operands): as many tensors, each of the manifest's
+/// dtype and rank, every size in [1, 2^31 - 1] (the kernels read its
+/// elements and clamp indices into the sizes in 32 bits), no
+/// negative stride over a dim of size > 1 (a dim of size 1 goes out with
+/// stride 0), a data pointer aligned to the element, an extent that fits.
+/// The host never reads their values: the kernels clamp each index into
+/// the tensor.
+attn_status checkModOperands(const char *api, const KernelSpec &kernel,
+                             const Problem &p) {
+  std::string reads =
+      "mod=" + kernel.mod + " reads " + kernel.modOperandSignature();
+  if (p.numModOperands != static_cast<int64_t>(kernel.modOperands.size()))
+    return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                 "%s: %s; options->num_mod_operands = %lld", api, reads.c_str(),
+                 static_cast<long long>(p.numModOperands));
+  for (int64_t i = 0; i < p.numModOperands; ++i) {
+    const attn_tensor &t = p.modOperands[i];
+    const ModOperand &want = kernel.modOperands[static_cast<size_t>(i)];
+    std::string name = "options->mod_operands[" + std::to_string(i) + "]";
+    if (!validDtype(t.dtype))
+      return failf(ATTN_ERROR_INVALID_ARGUMENT,
+                   "%s: %s has dtype %d, not an attn_dtype (%s)", api,
+                   name.c_str(), rawEnum(t.dtype), reads.c_str());
+    if (t.dtype != want.dtype)
+      return failf(ATTN_ERROR_DTYPE, "%s: %s has dtype %s, expected %s (%s)",
+                   api, name.c_str(), dtypeName(t.dtype), dtypeName(want.dtype),
+                   reads.c_str());
+    if (t.rank != want.rank)
+      return failf(ATTN_ERROR_SHAPE, "%s: %s has rank %d, expected %d (%s)",
+                   api, name.c_str(), t.rank, want.rank, reads.c_str());
+    for (int d = 0; d < t.rank; ++d)
+      if (t.shape[d] < 1 || t.shape[d] > INT32_MAX)
+        return failf(ATTN_ERROR_SHAPE,
+                     "%s: %s has shape %s: every size must be in [1, 2^31 - "
+                     "1] (the modification reads its elements; the kernels "
+                     "clamp indices in 32 bits)",
+                     api, name.c_str(), shapeString(t).c_str());
+    for (int d = 0; d < t.rank; ++d)
+      if (t.shape[d] > 1 && t.strides[d] < 0)
+        return failf(ATTN_ERROR_STRIDE,
+                     "%s: %s has strides %s: negative strides are not "
+                     "supported",
+                     api, name.c_str(), stridesString(t).c_str());
+    if (!t.data)
+      return failf(ATTN_ERROR_INVALID_ARGUMENT, "%s: %s->data is null", api,
+                   name.c_str());
+    if (attn_status s = checkElementAlignment(api, name.c_str(), t))
+      return s;
+    // A stride over a dim of size 1 is never used: zero it for the extent.
+    attn_tensor stepped = t;
+    for (int d = 0; d < t.rank; ++d)
+      if (stepped.shape[d] == 1)
+        stepped.strides[d] = 0;
+    if (attn_status s = checkExtent(api, name.c_str(), stepped))
+      return s;
+  }
+  return ATTN_OK;
+}
+
 /// What a call asks of a kernel of `kinds`: "bf16 d128/128 causal=top_left
 /// mask=bool", "bf16 d128/128 causal=none kv=paged", "bf16 d128/128
 /// causal=none q=packed kv=packed", "bf16 d128/128 causal=none
@@ -1134,6 +1237,20 @@ void pushBlockMask(std::vector<uint64_t> &args, const attn_block_mask &mask,
   }
 }
 
+/// The tensors the modification reads (mod0, mod1, ...), after every
+/// other parameter of the kernel, tensor maps included: each as the caller
+/// gave it, stride 0 over its dims of size 1 (as the mask's).
+void pushModOperands(std::vector<uint64_t> &args, const Problem &p) {
+  for (int64_t i = 0; i < p.numModOperands; ++i) {
+    const attn_tensor &t = p.modOperands[i];
+    int64_t strides[4] = {};
+    for (int d = 0; d < t.rank; ++d)
+      strides[d] = t.shape[d] == 1 ? 0 : t.strides[d];
+    pushMemref(args, reinterpret_cast<uint64_t>(t.data), t.shape, strides,
+               t.rank);
+  }
+}
+
 /// Checks a tensor map against TMA's limits before anything reaches the
 /// driver. The argument checks that every kernel needs already require the
 /// alignment of q, k and v; TMA's terms are checked here in full so that
@@ -1263,7 +1380,7 @@ attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
 /// v, a packed batch's query_offsets, then its key_offsets, or kv_lens and
 /// block_table, o, lse, the mask when the kernel takes one, the block
 /// mask's kv_* lists when it takes one, scale_log2 and window, then the
-/// tensor maps of a kernel with `tma`.
+/// tensor maps of a kernel with `tma`, then the mod operands.
 attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
                             const attn_tensor *mask,
                             const attn_block_mask *blockMask, const Problem &p,
@@ -1290,7 +1407,10 @@ attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
     pushBlockMask(args, *blockMask, p, /*backward=*/false);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  return pushTensorMaps(api, launch, t.q, t.k, t.v);
+  if (attn_status s = pushTensorMaps(api, launch, t.q, t.k, t.v))
+    return s;
+  pushModOperands(args, p);
+  return ATTN_OK;
 }
 
 /// The error of a call whose `kind` of kernels ("decode", "packed") takes
@@ -1337,6 +1457,8 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
     return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::DecodePartial, p, partial))
+    return s;
+  if (attn_status s = checkModOperands(api, *partial, p))
     return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::DecodeCombine, p, combine))
@@ -1464,7 +1586,7 @@ std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
 /// (contiguous [B, Hq, Sq, 4] f32), the atomic dQ kernels' dq_accum
 /// (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when `atomicDq`, the mask
 /// when the kernels take one, the block mask's eight lists when they take
-/// one, then scale_log2 and window.
+/// one, then scale_log2 and window, then the mod operands.
 std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
                                    const attn_tensor *mask,
                                    const attn_block_mask *blockMask,
@@ -1485,6 +1607,7 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
     pushBlockMask(args, *blockMask, p, /*backward=*/true);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
+  pushModOperands(args, p);
   return args;
 }
 
@@ -1506,7 +1629,8 @@ void pushPartials(std::vector<uint64_t> &args, const DecodePartials &d,
 /// The decode_partial launch of `launch.kernel`: one CTA per split, row
 /// tile of a KV head and sequence, and its parameters in
 /// attn_kernel_abi.def's order (a paged kernel's kv_lens and block_table
-/// after v, a kernel with `tma` its tensor maps last).
+/// after v, a kernel with `tma` its tensor maps after the scalars), then
+/// the mod operands.
 attn_status planPartial(const char *api, const DecodeTensors &t,
                         const Problem &p, const DecodePartials &d,
                         Launch &launch) {
@@ -1525,7 +1649,10 @@ attn_status planPartial(const char *api, const DecodeTensors &t,
   pushPartials(args, d, p);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  return pushTensorMaps(api, launch, t.q, t.k, t.v);
+  if (attn_status s = pushTensorMaps(api, launch, t.q, t.k, t.v))
+    return s;
+  pushModOperands(args, p);
+  return ATTN_OK;
 }
 
 /// The decode_combine launch of `launch.kernel`, which merges the splits'
@@ -1587,6 +1714,8 @@ attn_status planForward(const ManifestSection &section, int smCount,
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
     return s;
+  if (attn_status s = checkModOperands(api, *launch.kernel, p))
+    return s;
   int64_t tiles = ceilDiv(p.seqQ, launch.kernel->blockQ);
   if (launch.kernel->persistent) {
     // One CTA per SM (the kernels take the register file), at most one per
@@ -1644,6 +1773,8 @@ attn_status planForwardVarlen(const ManifestSection &section,
     return s;
   if (attn_status s =
           findKernel(api, section, KernelKind::Forward, p, launch.kernel))
+    return s;
+  if (attn_status s = checkModOperands(api, *launch.kernel, p))
     return s;
   // The CTAs past a sequence's own query tiles return at once: any count
   // of rows that covers the longest sequence serves, and T covers all.
@@ -1854,6 +1985,10 @@ attn_status planBackward(const ManifestSection &section,
   bool wantAtomic = options && options->atomic_dq != 0;
   if (attn_status s = findBackwardKernels(api, section, p, wantAtomic, kernels,
                                           plan.atomicDq))
+    return s;
+  // The three are of one modification, which reads one list of tensors in
+  // a section (the manifest's check).
+  if (attn_status s = checkModOperands(api, *kernels[0], p))
     return s;
   plan.dot.kernel = kernels[0];
   plan.keyValue.kernel = kernels[1];

@@ -94,6 +94,10 @@ struct Problem {
   int64_t sequences = 0;
   // options->mod: the modification whose kernels serve the call ("": none).
   std::string mod;
+  // options->mod_operands: the tensors the modification reads (none
+  // without it), which the chosen kernels' mod_operands must describe.
+  const attn_tensor *modOperands = nullptr;
+  int64_t numModOperands = 0;
   // options->block_mask: the block sizes whose kernels serve the call (0:
   // none), and the query and key blocks, ceil(Sq / blockMaskQ) and
   // ceil(Sk / blockMaskK), that its lists number.

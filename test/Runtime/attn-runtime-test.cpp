@@ -10,8 +10,8 @@
 //        varlen|backward|backward-atomic|mod FILE|load DIR|launch FILE|
 //        launch-tma FILE|launch-multi FILE|launch-backward FILE|
 //        launch-atomic-dq FILE|launch-paged FILE|launch-varlen FILE|
-//        launch-mod FILE|blocks FILE|launch-blocks FILE|checked PAGED VARLEN|
-//        fuzz FILE CASES SEED
+//        launch-mod FILE|blocks FILE|launch-blocks FILE|mod-operands FILE|
+//        launch-mod-operands FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -3093,6 +3093,329 @@ int runMod(const std::string &manifest) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mod operands (manifest mod_operands=; attn_options.mod_operands)
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kDocIds = 0x1800000, kBias = 0x1900000, kScalar = 0x1a00000;
+
+/// The tensors docmask reads (Inputs/mod-operands.manifest,
+/// mod_operands=i64:1,f32:2): an i64 document id per key [1000], and an
+/// f32 bias [8, 1] whose dim of size 1 has a stride (5) that the kernels
+/// get as 0.
+struct DocmaskOperands {
+  attn_tensor operands[2] = {
+      {reinterpret_cast<void *>(kDocIds), ATTN_I64, 1, {1000}, {1}},
+      {reinterpret_cast<void *>(kBias), ATTN_F32, 2, {8, 1}, {1, 5}}};
+
+  /// Makes `options` a call of mod=docmask with these tensors.
+  void use(attn_options &options) {
+    options.mod = "docmask";
+    options.mod_operands = operands;
+    options.num_mod_operands = 2;
+  }
+};
+
+/// scale's one tensor (mod_operands=f32:0): an f32 scalar.
+attn_tensor scalarOf() {
+  attn_tensor t = {reinterpret_cast<void *>(kScalar), ATTN_F32, 0, {}, {}};
+  return t;
+}
+
+/// The launch's header, where its tensor maps are, then the descriptors of
+/// its mod operands, which end its words.
+void printModOperands(const char *name, const Launch &l) {
+  printLaunchHeader(name, l);
+  size_t words = 0;
+  for (const ModOperand &operand : l.kernel->modOperands)
+    words += 3 + 2 * static_cast<size_t>(operand.rank);
+  for (const TensorMapArg &m : l.tensorMaps)
+    std::printf("  %s_tmap: param %zu\n", m.tensor, m.param);
+  size_t at = l.args.size() - words;
+  for (size_t i = 0; i < l.kernel->modOperands.size(); ++i) {
+    std::string operand =
+        "mod" + std::to_string(i) + " (param " + std::to_string(at) + ")";
+    at =
+        printMemref(operand.c_str(), l.args, at, l.kernel->modOperands[i].rank);
+  }
+}
+
+/// planCase for each case on default arguments of a docmask call
+/// (DocmaskOperands), changed as the case says.
+template <typename Args>
+void modOperandCases(
+    const ManifestSection &m,
+    std::initializer_list<
+        std::pair<const char *, std::function<void(Args &, attn_tensor *)>>>
+        cases) {
+  for (const auto &[name, change] : cases) {
+    Args a;
+    DocmaskOperands d;
+    d.use(a.options);
+    change(a, d.operands);
+    planCase(m, name, a);
+  }
+}
+
+/// The manifest key mod_operands=, then the checks of
+/// attn_options.mod_operands and the words every kind's launch gets for
+/// them out of `manifest` (Inputs/mod-operands.manifest).
+int runModOperands(const std::string &manifest) {
+  const std::string h = kHeader;
+  const std::string fwd = kFwd;
+  const std::string mod = " mod=docmask mod_hash=0123456789abcdef";
+  const std::string dec = "kernel d kind=decode_partial dtype=bf16 "
+                          "head_dim=128 value_dim=128 causal=none rows=16 "
+                          "block_kv=64 threads=128 smem=0";
+  const std::string combine = "kernel c kind=decode_combine dtype=bf16 "
+                              "value_dim=128 rows=4 threads=128 smem=0";
+  const std::string tma = " tma=q:128x64:128,k:128x64:128,v:128x64:128";
+  const std::string params =
+      " params=q:memref4,k:memref4,v:memref4,o:memref4,lse:memref3,"
+      "scale_log2:f32,window:i64";
+  const std::string tmaps = ",q_tmap:tmap4,k_tmap:tmap4,v_tmap:tmap4";
+  {
+    // Every dtype and rank; the parameters they add.
+    Manifest m;
+    report("operands-valid",
+           parseManifest(h + fwd + mod +
+                             " mod_operands=i64:1,f32:2,bool:0,i32:4,f16:3,"
+                             "bf16:2\n",
+                         "m.manifest", m));
+    const KernelSpec &k = m.sections.front().kernels.front();
+    std::printf("  mod_operands=%s: %s\n", k.modOperandList().c_str(),
+                k.modOperandSignature().c_str());
+    std::printf("  params=%s\n", abiParamList(k).c_str());
+    std::printf("  %zu parameters, %s\n", abiParamSizes(k).size(),
+                abiName(k).c_str());
+  }
+  parseCase("operands-params", h + fwd + mod + " mod_operands=i64:1,f32:2" +
+                                   params + ",mod0:memref1,mod1:memref2\n");
+  parseCase("operands-params-tma", h + fwd + mod + " mod_operands=i64:1" + tma +
+                                       params + tmaps + ",mod0:memref1\n");
+  parseCase("operands-params-missing",
+            h + fwd + mod + " mod_operands=i64:1" + params + "\n");
+  parseCase("operands-params-before-tmaps",
+            h + fwd + mod + " mod_operands=i64:1" + tma + params +
+                ",mod0:memref1" + tmaps + "\n");
+  parseCase("operands-params-rank",
+            h + fwd + mod + " mod_operands=i64:1" + params + ",mod0:memref2\n");
+  parseCase("operands-bad-dtype", h + fwd + mod + " mod_operands=u8:1\n");
+  parseCase("operands-bad-rank", h + fwd + mod + " mod_operands=i64:5\n");
+  parseCase("operands-negative-rank", h + fwd + mod + " mod_operands=i64:-1\n");
+  parseCase("operands-no-rank", h + fwd + mod + " mod_operands=i64\n");
+  parseCase("operands-empty", h + fwd + mod + " mod_operands=\n");
+  parseCase("operands-empty-entry",
+            h + fwd + mod + " mod_operands=i64:1,,f32:2\n");
+  std::string sixteen = "f32:0";
+  for (int i = 1; i < 16; ++i)
+    sixteen += ",f32:" + std::to_string(i % 5);
+  {
+    Manifest m;
+    report("operands-16",
+           parseManifest(h + fwd + mod + " mod_operands=" + sixteen + "\n",
+                         "m.manifest", m));
+    const KernelSpec &k = m.sections.front().kernels.front();
+    std::printf("  %zu operands, %zu parameters, the last %s:%s%d\n",
+                k.modOperands.size(), abiParams(k).size(),
+                abiParams(k).back().name, abiParams(k).back().type,
+                abiParams(k).back().rank);
+  }
+  parseCase("operands-17",
+            h + fwd + mod + " mod_operands=" + sixteen + ",i32:1\n");
+  parseCase("operands-without-mod", h + fwd + " mod_operands=i64:1\n");
+  parseCase("operands-combine",
+            h + fwd + "\n" + combine + " mod_operands=i64:1\n");
+  parseCase("operands-twice",
+            h + fwd + mod + " mod_operands=i64:1 mod_operands=i64:1\n");
+  // One modification, two lists in a section: of other dtypes, ranks or
+  // counts, or none; the same list on kernels of other kinds, or another
+  // list in another section, is fine.
+  parseCase("operands-differ", h + fwd + mod + " mod_operands=i64:1\n" + dec +
+                                   mod + " mod_operands=i64:1,f32:2\n");
+  parseCase("operands-differ-dtype", h + fwd + mod + " mod_operands=i64:1\n" +
+                                         dec + mod + " mod_operands=i32:1\n");
+  parseCase("operands-differ-rank", h + fwd + mod + " mod_operands=i64:1\n" +
+                                        dec + mod + " mod_operands=i64:2\n");
+  parseCase("operands-differ-none",
+            h + fwd + mod + " mod_operands=i64:1\n" + dec + mod + "\n");
+  parseCase("operands-same", h + fwd + mod + " mod_operands=i64:1,f32:2\n" +
+                                 dec + mod + " mod_operands=i64:1,f32:2\n");
+  parseCase("operands-other-section",
+            h + fwd + mod + " mod_operands=i64:1\ntarget sm_80\nptx k80.ptx\n" +
+                fwd + mod + " mod_operands=f32:2\n");
+
+  Manifest parsed, plain;
+  if (!setUpFileAndPlain(manifest, parsed, plain))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+
+  // attn_forward: the words of docmask's tensors after the tensor maps;
+  // scale's rank-0 tensor (3 words).
+  {
+    ForwardArgs a;
+    DocmaskOperands d;
+    d.use(a.options);
+    Launch l;
+    attn_status s = a.plan(m, l);
+    report("forward", s);
+    if (s == ATTN_OK)
+      printModOperands("forward", l);
+    ForwardArgs b;
+    attn_tensor scalar = scalarOf();
+    b.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    b.options.mod = "scale";
+    b.options.mod_operands = &scalar;
+    b.options.num_mod_operands = 1;
+    s = b.plan(m, l);
+    report("forward-scale", s);
+    if (s == ATTN_OK)
+      printModOperands("forward-scale", l);
+  }
+  // The checks, in the order they come: the count and the array with the
+  // other options, then, once the kernel is chosen, the count it reads and
+  // each tensor against its manifest entry.
+  modOperandCases<ForwardArgs>(
+      m,
+      {
+          {"count-negative",
+           [](ForwardArgs &a, attn_tensor *) {
+             a.options.num_mod_operands = -1;
+           }},
+          {"count-17", [](ForwardArgs &a,
+                          attn_tensor *) { a.options.num_mod_operands = 17; }},
+          {"array-null",
+           [](ForwardArgs &a, attn_tensor *) {
+             a.options.mod_operands = nullptr;
+           }},
+          {"without-mod",
+           [](ForwardArgs &a, attn_tensor *) { a.options.mod = nullptr; }},
+          {"array-without-count",
+           [](ForwardArgs &a, attn_tensor *) {
+             a.options.mod = nullptr;
+             a.options.num_mod_operands = 0;
+           }},
+          {"count-0", [](ForwardArgs &a,
+                         attn_tensor *) { a.options.num_mod_operands = 0; }},
+          {"count-1", [](ForwardArgs &a,
+                         attn_tensor *) { a.options.num_mod_operands = 1; }},
+          {"reads-none",
+           [](ForwardArgs &a, attn_tensor *) {
+             a.options.mod = "softcap";
+             a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+             a.options.num_mod_operands = 1;
+           }},
+          {"dtype-enum",
+           [](ForwardArgs &, attn_tensor *t) {
+             t[1].dtype = static_cast<attn_dtype>(9);
+           }},
+          {"dtype",
+           [](ForwardArgs &, attn_tensor *t) { t[0].dtype = ATTN_I32; }},
+          {"dtype-of-q",
+           [](ForwardArgs &, attn_tensor *t) { t[1].dtype = ATTN_BF16; }},
+          {"rank", [](ForwardArgs &, attn_tensor *t) { t[1].rank = 1; }},
+          {"rank-5", [](ForwardArgs &, attn_tensor *t) { t[1].rank = 5; }},
+          {"rank-negative",
+           [](ForwardArgs &, attn_tensor *t) { t[0].rank = -1; }},
+          {"size-0", [](ForwardArgs &, attn_tensor *t) { t[1].shape[0] = 0; }},
+          {"size-2^31",
+           [](ForwardArgs &, attn_tensor *t) {
+             t[0].shape[0] = int64_t(1) << 31;
+           }},
+          {"stride-negative",
+           [](ForwardArgs &, attn_tensor *t) { t[0].strides[0] = -1; }},
+          {"stride-negative-size-1",
+           [](ForwardArgs &, attn_tensor *t) { t[1].strides[1] = -5; }},
+          {"data-null",
+           [](ForwardArgs &, attn_tensor *t) { t[0].data = nullptr; }},
+          {"misaligned",
+           [](ForwardArgs &, attn_tensor *t) {
+             t[0].data = reinterpret_cast<void *>(kDocIds + 4);
+           }},
+          {"misaligned-f32",
+           [](ForwardArgs &, attn_tensor *t) {
+             t[1].data = reinterpret_cast<void *>(kBias + 2);
+           }},
+          {"extent",
+           [](ForwardArgs &, attn_tensor *t) {
+             t[0].shape[0] = 3;
+             t[0].strides[0] = INT64_MAX / 4;
+           }},
+      });
+
+  // attn_decode: the partial kernel's words end with them, the combine
+  // kernel's never (44); attn_decode_splits checks them as attn_decode.
+  {
+    DecodeArgs a;
+    DocmaskOperands d;
+    d.use(a.options);
+    DecodePlan p;
+    attn_status s = a.plan(m, p);
+    report("decode", s);
+    if (s == ATTN_OK) {
+      printModOperands("decode", p.partial);
+      printLaunchHeader("decode", p.combine);
+    }
+    int64_t n = 0;
+    report("splits", a.resolve(m, &a.options, 0, n));
+    a.options.num_mod_operands = 0;
+    report("splits-count-0", a.resolve(m, &a.options, 0, n));
+    a.options.num_mod_operands = 17;
+    report("splits-count-17", a.resolve(m, &a.options, 0, n));
+    a.options.num_mod_operands = 2;
+    d.operands[1].rank = 3;
+    report("decode-rank", a.plan(m, p));
+  }
+  {
+    PagedArgs a;
+    DocmaskOperands d;
+    d.use(a.options);
+    DecodePlan p;
+    attn_status s = a.plan(m, p);
+    report("paged", s);
+    if (s == ATTN_OK)
+      printModOperands("paged", p.partial);
+    int64_t n = 0;
+    d.operands[0].dtype = ATTN_I32;
+    report("paged-splits-dtype", a.resolve(m, 0, n));
+  }
+  {
+    VarlenArgs a;
+    DocmaskOperands d;
+    d.use(a.options);
+    Launch l;
+    attn_status s = a.plan(m, l);
+    report("varlen", s);
+    if (s == ATTN_OK)
+      printModOperands("varlen", l);
+    d.operands[0].data = nullptr;
+    report("varlen-data-null", a.plan(m, l));
+  }
+  // attn_backward: all three kernels get the same words.
+  {
+    BackwardArgs a;
+    DocmaskOperands d;
+    d.use(a.options);
+    BackwardPlan p;
+    attn_status s = a.plan(m, p);
+    report("backward", s);
+    if (s == ATTN_OK) {
+      printModOperands("backward", p.dot);
+      printLaunchHeader("backward", p.keyValue);
+      printLaunchHeader("backward", p.query);
+      std::printf("  backward_kv and backward_q words: %s\n",
+                  p.keyValue.args == p.dot.args && p.query.args == p.dot.args
+                      ? "the same"
+                      : "DIFFERENT");
+    }
+    d.operands[1].shape[1] = 0;
+    report("backward-size-0", a.plan(m, p));
+    a.options.num_mod_operands = 3;
+    report("backward-count-3", a.plan(m, p));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Block masks (manifest blocks=; attn_options.block_mask)
 //===----------------------------------------------------------------------===//
 
@@ -3756,6 +4079,63 @@ int runLaunchMod(const std::string &manifest) {
   return 0;
 }
 
+/// The calls of every kind through Inputs/mod-operands.manifest with the
+/// tensors their modification reads: the words that reach cuLaunchKernel
+/// (the mod operands' last, after the tensor maps; none for the combine
+/// kernel), and that a call whose tensors do not fit launches nothing.
+int runLaunchModOperands(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  DocmaskOperands docmask;
+  {
+    ForwardArgs f;
+    docmask.use(f.options);
+    report("forward", f.call(module, stream));
+    f.options.num_mod_operands = 1;
+    report("forward-count-1", f.call(module, stream));
+    ForwardArgs s;
+    attn_tensor scalar = scalarOf();
+    s.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    s.options.mod = "scale";
+    s.options.mod_operands = &scalar;
+    s.options.num_mod_operands = 1;
+    report("forward-scale", s.call(module, stream));
+  }
+  {
+    DecodeArgs d;
+    docmask.use(d.options);
+    int64_t splits = 0;
+    report("splits", attn_decode_splits(module, &d.q, &d.k, &d.v, &d.options, 0,
+                                        &splits));
+    int64_t bytes = attn_decode_workspace_size(&d.q, &d.v, splits);
+    report("decode",
+           attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, &d.options, 0,
+                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+  }
+  {
+    PagedArgs a;
+    docmask.use(a.options);
+    report("decode-paged", a.call(module, stream));
+  }
+  {
+    VarlenArgs a;
+    docmask.use(a.options);
+    report("varlen", a.call(module, stream));
+  }
+  {
+    BackwardArgs a;
+    docmask.use(a.options);
+    report("backward", a.call(module, stream));
+    a.options.mod_operands = nullptr;
+    report("backward-array-null", a.call(module, stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// attn_forward and attn_backward through Inputs/blocks.manifest: the
 /// kernel that reaches cuLaunchKernel for each options->block_mask and the
 /// lists' words after the mask (and before the tensor maps); the calls
@@ -4104,8 +4484,25 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
   };
   // Modification names: the manifests', none, and names no manifest has.
   const std::string longMod(200, 'm');
-  const char *mods[] = {"softcap",  "h0123456789012345", "",
-                        "soft-cap", longMod.c_str(),     "relu2"};
+  const char *mods[] = {
+      "softcap", "h0123456789012345", "",     "soft-cap", longMod.c_str(),
+      "relu2",   "docmask",           "scale"};
+  // The tensors a modification reads: docmask's (DocmaskOperands) and
+  // scale's, at times one of them mutated, in counts the kernels read and
+  // others.
+  DocmaskOperands docmask;
+  attn_tensor operands[3];
+  auto mutateOperands = [&](attn_options &o) {
+    o.mod = pick(4) ? "docmask" : mods[pick(std::size(mods))];
+    operands[0] = docmask.operands[0];
+    operands[1] = docmask.operands[1];
+    operands[2] = scalarOf();
+    if (pick(2))
+      mutateTensor(operands[pick(3)]);
+    const int64_t counts[] = {2, 2, 1, 0, 3, -1, 17, INT64_MIN};
+    o.num_mod_operands = counts[pick(std::size(counts))];
+    o.mod_operands = pick(8) ? operands : nullptr;
+  };
   // A block mask of either size the manifests have, at times with a bad
   // list or block size.
   attn_block_mask blocks = blockMaskOf();
@@ -4130,7 +4527,7 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
     }
   };
   auto mutateOptions = [&](attn_options &o, attn_tensor &mask) {
-    switch (pick(8)) {
+    switch (pick(9)) {
     case 0:
       o.scale = std::numeric_limits<float>::quiet_NaN();
       break;
@@ -4155,6 +4552,9 @@ int runFuzz(const std::string &manifest, int64_t cases, uint64_t seed) {
     case 6:
       mutateBlocks();
       o.block_mask = &blocks;
+      break;
+    case 7:
+      mutateOperands(o);
       break;
     default:
       o.mask = &mask;
@@ -4332,7 +4732,8 @@ int main(int argc, char **argv) {
                  "launch FILE|launch-tma FILE|launch-multi FILE|"
                  "launch-backward FILE|launch-atomic-dq FILE|"
                  "launch-paged FILE|launch-varlen FILE|launch-mod FILE|"
-                 "blocks FILE|launch-blocks FILE|checked PAGED VARLEN|"
+                 "blocks FILE|launch-blocks FILE|mod-operands FILE|"
+                 "launch-mod-operands FILE|checked PAGED VARLEN|"
                  "fuzz FILE CASES SEED\n",
                  argv[0]);
     return 2;
@@ -4362,6 +4763,8 @@ int main(int argc, char **argv) {
     return runMod(argv[2]);
   if (what == "blocks" && argc == 3)
     return runBlocks(argv[2]);
+  if (what == "mod-operands" && argc == 3)
+    return runModOperands(argv[2]);
   if (what == "load" && argc == 3)
     return runLoad(argv[2]);
   if (what == "launch" && argc == 3)
@@ -4380,6 +4783,8 @@ int main(int argc, char **argv) {
     return runLaunchMod(argv[2]);
   if (what == "launch-blocks" && argc == 3)
     return runLaunchBlocks(argv[2]);
+  if (what == "launch-mod-operands" && argc == 3)
+    return runLaunchModOperands(argv[2]);
   if (what == "launch-varlen" && argc == 3)
     return runLaunchVarlen(argv[2]);
   if (what == "checked" && argc == 4)
