@@ -5,7 +5,10 @@ With --plain-manifest, attn's kernels without a modification run too
 ("plain": the same FLOP count, so for a mask it is the dense rate).
 
 The kernels are examples/gpu/mods.mlir's (softcap, alibi16, prefix_lm256,
-document512; test/GPU/mods_tests.py defines them). Peers:
+document512; test/GPU/mods_tests.py defines them), or with --operands
+examples/gpu/mod-operands.mlir's, which read tensors (docmask, relbias,
+alibi_slopes, padmask; test/GPU/mod_operands_tests.py defines them and
+makes the tensors, which flex's functions read too). Peers:
   - flex: torch.compile'd flex_attention with the same score_mod, or the
     same mask_mod as a block mask (create_block_mask: it skips the blocks
     the mask hides);
@@ -36,6 +39,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "GPU"))
 import bench_attention as ba  # noqa: E402
 import attn_runtime  # noqa: E402
+import mod_operands_tests as mot  # noqa: E402
 import mods_tests as mt  # noqa: E402
 
 # One compiled flex_attention serves every row: its recompilations (a new
@@ -88,6 +92,9 @@ def main():
                     help="kernels without modifications (examples/gpu/"
                          "kernels.mlir's): their forward and backward on the "
                          "same shapes, the cost of a modification's absence")
+    ap.add_argument("--operands", action="store_true",
+                    help="the modifications that read tensors "
+                         "(examples/gpu/mod-operands.mlir)")
     args = ap.parse_args()
     lib = attn_runtime.load_library(args.lib)
     module = attn_runtime.Module(args.manifest, lib=lib)
@@ -100,6 +107,13 @@ def main():
     for shape in args.shapes.split(","):
         d, s = map(int, shape.split(":"))
         b, h = max(1, 16384 // s), 2048 // d
+        if args.operands:
+            for name, dims, kinds in mot.MODS:
+                for causal in kinds:
+                    if d in dims and (name != "relbias" or s <= 4096):
+                        row(module, plain, timer, name, causal, b, h, s, d,
+                            operand_case)
+            continue
         for name, kinds in mt.MODS:
             for causal in kinds:
                 if name == "softcap" and causal == "none" and s > 2048:
@@ -107,11 +121,9 @@ def main():
                 row(module, plain, timer, name, causal, b, h, s, d)
 
 
-def row(module, plain, timer, name, causal, b, h, s, d):
-    dt = torch.bfloat16
-    q, k, v, dout = (torch.randn((b, h, s, d), device="cuda", dtype=dt)
-                     for _ in range(4))
-    flag = {"none": False, "bottom_right": "bottom_right"}[causal]
+def plain_case(name, causal, b, h, s, dt):
+    """mods.mlir's `name`: (visible [Sq, Sk], flex's score_mod and
+    mask_mod, SDPA's mask or None, the tensors attn's call passes)."""
     i = torch.arange(s, device="cuda")
     visible = torch.ones((s, s), dtype=torch.bool, device="cuda")
     if causal != "none":
@@ -119,12 +131,7 @@ def row(module, plain, timer, name, causal, b, h, s, d):
     keep = mt.keep_mask(name, i, i)
     if keep is not None:
         visible &= keep
-    pairs = float(visible.sum()) * b * h
-    flops = {"fwd": 4 * d * pairs, "fwd+bwd": 14 * d * pairs}
-
     score, mask = flex_mods(name, causal)
-    block = (create_block_mask(mask, None, None, s, s, device="cuda")
-             if mask is not None and create_block_mask else None)
     sdpa_mask = None
     if name == "alibi16":
         slope = torch.exp2(-(torch.arange(h, device="cuda") + 1.0) / 2.0)
@@ -133,16 +140,79 @@ def row(module, plain, timer, name, causal, b, h, s, d):
         sdpa_mask = sdpa_mask.masked_fill(~visible, float("-inf"))
     elif name != "softcap":
         sdpa_mask = visible
+    return visible, score, mask, sdpa_mask, None
+
+
+def operand_case(name, causal, b, h, s, dt):
+    """mod-operands.mlir's `name`, with a fresh tensor (plain_case's
+    terms, `visible` broadcasting to [B, Hq, Sq, Sk]): flex's functions
+    index the same tensor."""
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    t = mot.make_operand(name, (b, h, h, s, s), gen)
+    i = torch.arange(s, device="cuda")
+    visible = torch.ones((s, s), dtype=torch.bool, device="cuda")
+    if causal != "none":  # Sq == Sk: both causal kinds hide j > i
+        visible &= i[None, :] <= i[:, None]
+    score = keep = None
+    sdpa_mask = None
+    if name == "relbias":
+        def score(sc, b_, h_, i_, j_):
+            return sc + t[h_, j_ - i_ + 4095].to(torch.float32)
+        sdpa_mask = t[:, i[None, :] - i[:, None] + 4095]
+    elif name == "alibi_slopes":
+        def score(sc, b_, h_, i_, j_):
+            return sc - t[h_] * (i_ - j_).abs().to(torch.float32)
+        sdpa_mask = (-t[:, None, None] *
+                     (i[:, None] - i[None, :]).abs().float()).to(dt)
+    elif name == "docmask":
+        def keep(b_, h_, i_, j_):
+            return t[b_, i_] == t[b_, j_]
+        visible = visible & (t[:, :, None] == t[:, None, :])[:, None]
+    elif name == "padmask":
+        def keep(b_, h_, i_, j_):
+            return t[b_, j_]
+        visible = visible & t[:, None, None, :]
+
+    def causal_keep(b_, h_, i_, j_):
+        return j_ <= i_
+
+    mask = keep
+    if causal != "none":
+        mask = causal_keep if keep is None else (
+            lambda b_, h_, i_, j_: keep(b_, h_, i_, j_) & (j_ <= i_))
+    if sdpa_mask is None:
+        sdpa_mask = visible
+    else:
+        sdpa_mask = sdpa_mask.masked_fill(~visible, float("-inf"))
+    return visible, score, mask, sdpa_mask, [t]
+
+
+def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
+    dt = torch.bfloat16
+    q, k, v, dout = (torch.randn((b, h, s, d), device="cuda", dtype=dt)
+                     for _ in range(4))
+    flag = {"none": False, "bottom_right": "bottom_right",
+            "top_left": "top_left"}[causal]
+    visible, score, mask, sdpa_mask, operands = case(name, causal, b, h, s,
+                                                     dt)
+    pairs = float(visible.expand(b, h, s, s).sum())
+    flops = {"fwd": 4 * d * pairs, "fwd+bwd": 14 * d * pairs}
+    # A mask of the batch (a tensor's) needs B in the block mask.
+    block = (create_block_mask(mask, b if visible.dim() == 4 else None, None,
+                               s, s, device="cuda")
+             if mask is not None and create_block_mask else None)
+    mod = dict(mod=name)
+    if operands:
+        mod["mod_operands"] = operands
 
     leaf = [t.detach().requires_grad_() for t in (q, k, v)]
 
     def attn_fwd():
-        return module.forward(q, k, v, causal=flag, mod=name)
+        return module.forward(q, k, v, causal=flag, **mod)
 
     def attn_fwd_bwd():
-        o, lse = module.forward(q, k, v, causal=flag, mod=name,
-                                return_lse=True)
-        return module.backward(q, k, v, o, dout, lse, causal=flag, mod=name)
+        o, lse = module.forward(q, k, v, causal=flag, return_lse=True, **mod)
+        return module.backward(q, k, v, o, dout, lse, causal=flag, **mod)
 
     def plain_fwd():
         return plain.forward(q, k, v, causal=flag)

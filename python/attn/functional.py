@@ -50,12 +50,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
     score_mod(score, b, h, q_idx, kv_idx) -> score and mask_mod(b, h,
     q_idx, kv_idx) -> bool (True keeps the key): FlexAttention's
     modifications, traced into the kernels' MLIR (attn.mods says which
-    operations; a captured tensor is a TypeError). score is the scaled
-    score; h the query head; the mask, is_causal and mask_mod apply to the
-    modified score; the gradient flows through score_mod. mod_name: the
-    name the kernels are compiled and cached under (1 to 64 of
-    [A-Za-z0-9_]; None: a hash of the traced regions); one name may not
-    stand for two different modifications in a process.
+    operations). score is the scaled score; h the query head; the mask,
+    is_causal and mask_mod apply to the modified score; the gradient flows
+    through score_mod. They may read captured tensors (bias[h, q_idx -
+    kv_idx], doc_ids[q_idx]; a 0-dim tensor as a value), which the kernels
+    take as operands at every call: on query's device, float32, float16,
+    bfloat16, bool, int32 or int64, up to 4 dims; no gradient flows to
+    them, so one that requires grad is refused while autograd records.
+    mod_name: the name the kernels are compiled and cached under (1 to 64
+    of [A-Za-z0-9_]; None: a hash of the traced regions, whose text has
+    the tensors' dtypes and ranks but not their sizes or values); one name
+    may not stand for two different modifications in a process.
 
     Returns [B, Hq, Sq, Dv] in query's dtype. A query row that sees no key
     gets zeros (and zero gradients); torch's math backend gives NaN there.
@@ -67,15 +72,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
     _check_options(is_causal, scale)
     if attn_mask is not None:
         _check_mask(attn_mask, query, key, is_causal)
-    mod = _modification(score_mod, mask_mod, mod_name)
+    mod, mod_operands = _mod_operands(score_mod, mask_mod, mod_name)
     query, key, value, attn_mask = _autocast(query, key, value, attn_mask)
     _check_dtypes(query, key, value, attn_mask)
     _check_devices(query, key, value, attn_mask)
+    _check_mod_operands(mod_operands, query)
     if ops is None:
         raise RuntimeError(_OPS_MISSING)
     out, _ = torch.ops.attn.sdpa_forward(
         query, key, value, attn_mask, "top_left" if is_causal else "none",
-        None if scale is None else float(scale), mod)
+        None if scale is None else float(scale), mod, mod_operands)
     return out
 
 
@@ -88,15 +94,50 @@ def _constant_result(fn):
     return mark(fn) if mark is not None else fn
 
 
-@_constant_result
-def _modification(score_mod, mask_mod, mod_name):
-    """The registered name of the traced modification, "" for none."""
+# torch.compiler.is_compiling (torch >= 2.3), which torch.compile takes for
+# True while it traces.
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
+                        None) or (lambda: False)
+
+
+def _mod_operands(score_mod, mask_mod, mod_name):
+    """The registered name of the traced modification ("" for none) and
+    the tensors it reads. Eagerly, the tensors the tracer found; under
+    torch.compile, the same tensors read again where the functions read
+    them (mods.follow), so that they are inputs of the compiled graph, not
+    constants of it."""
+    if _is_compiling():
+        lines = _modification(score_mod, mask_mod, mod_name).split("\n")
+        return lines[0], [mods.follow(score_mod, mask_mod, path)
+                          for path in lines[1:]]
+    mod = _traced(score_mod, mask_mod, mod_name)
+    if mod is None:
+        return "", []
+    return mod.name, list(mod.operands)
+
+
+def _traced(score_mod, mask_mod, mod_name):
+    """The traced and registered modification, None for none."""
     if score_mod is None and mask_mod is None:
         if mod_name is not None:
             raise ValueError("mod_name=%r names a modification, but there is "
                              "no score_mod or mask_mod" % (mod_name,))
+        return None
+    mod = mods.Modification(score_mod, mask_mod, mod_name)
+    mods.register(mod)
+    return mod
+
+
+@_constant_result
+def _modification(score_mod, mask_mod, mod_name):
+    """The registered name of the traced modification ("" for none), then
+    a line per tensor it reads: where the functions find it
+    (Modification.paths). A str, which torch.compile takes as a
+    constant."""
+    mod = _traced(score_mod, mask_mod, mod_name)
+    if mod is None:
         return ""
-    return mods.register(mods.Modification(score_mod, mask_mod, mod_name))
+    return "\n".join((mod.name,) + mod.paths)
 
 
 def _check_operands(query, key, value, enable_gqa):
@@ -134,6 +175,25 @@ def _check_operands(query, key, value, enable_gqa):
         if 0 in t.shape:
             raise ValueError("%s has shape %s: attn's kernels need every "
                              "size >= 1" % (name, tuple(t.shape)))
+
+
+def _check_mod_operands(operands, query):
+    for n, t in enumerate(operands):
+        if t.device != query.device:
+            raise ValueError("%s is on %s, query on %s: put it on query's "
+                             "device" % (_operand_name(n, t), t.device,
+                                         query.device))
+        if t.requires_grad and torch.is_grad_enabled():
+            raise ValueError(
+                "%s requires grad, but attn does not differentiate through "
+                "the tensors a modification reads: pass a detached tensor "
+                "(t.detach()), or call under torch.no_grad()"
+                % _operand_name(n, t))
+
+
+def _operand_name(n, t):
+    return "the tensor %d that the modification reads (%s %s)" % (
+        n, t.dtype, list(t.shape))
 
 
 def _check_options(is_causal, scale):

@@ -17,10 +17,12 @@ compiler, the lookup fails with NoKernelError, which says how to get them.
 Modules are kept for the life of the process.
 
 A spec with a modification (KernelSpec.mod) wants kernels of manifest
-mod=<its name>, and a spec without one never takes such a kernel; its cache
-entry's key has the name and a hash of the regions, so that two
-modifications of one name never share an entry (in an ATTN_KERNELS folder,
-the name alone picks the kernels).
+mod=<its name> and, where it reads tensors, mod_operands=<their element
+types and ranks>; a spec without one never takes such a kernel. Its cache
+entry's key has the name and a hash of the regions (whose text has the
+tensors' types), so that two modifications of one name never share an
+entry (in an ATTN_KERNELS folder, the name and the tensors' types pick the
+kernels).
 
 A spec of the atomic dQ mode (KernelSpec.atomic_dq) wants backward kernels
 with manifest dq=atomic, which attn-compile --atomic-dq emits; its cache
@@ -337,7 +339,8 @@ def _matches(record, kind, spec):
             and record.get("q") is None  # not a packed batch's kernel
             and record.get("dq") == ("atomic" if _atomic(kind, spec)
                                      else None)
-            and record.get("mod") == _mod_name(spec))
+            and record.get("mod") == _mod_name(spec)
+            and record.get("mod_operands") == spec.mod_operands())
 
 
 def _mod_name(spec):
@@ -347,10 +350,12 @@ def _mod_name(spec):
 
 
 def _has_kernel(module, kind, spec):
-    return module.has_kernel(kind, spec.dtype, spec.head_dim, spec.value_dim,
-                             spec.causal, spec.mask,
-                             atomic_dq=_atomic(kind, spec),
-                             mod=_mod_name(spec)) is not None
+    record = module.has_kernel(kind, spec.dtype, spec.head_dim,
+                               spec.value_dim, spec.causal, spec.mask,
+                               atomic_dq=_atomic(kind, spec),
+                               mod=_mod_name(spec))
+    return (record is not None
+            and record.get("mod_operands") == spec.mod_operands())
 
 
 def _no_kernel_message(spec, device, tried):

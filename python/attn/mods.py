@@ -4,7 +4,8 @@
     softcap = Modification(lambda s, b, h, i, j: torch.tanh(s / 30) * 30,
                            name="softcap")
     prefix = Modification(mask_mod=lambda b, h, i, j: (j < 256) | (j <= i))
-    softcap.name, softcap.score_region(), prefix.mask_region()
+    docs = Modification(mask_mod=lambda b, h, i, j: doc_ids[i] == doc_ids[j])
+    softcap.name, softcap.score_region(), prefix.mask_region(), docs.operands
 
 Modification calls score_mod(score, b, h, q_idx, kv_idx) and
 mask_mod(b, h, q_idx, kv_idx) once each, with symbolic values (ModValue),
@@ -24,35 +25,68 @@ What is traced:
 - torch.tanh, exp, exp2, log, sqrt, abs, where, minimum, maximum on
   symbolic values, through __torch_function__ (torch dispatches a call with
   a ModValue argument to it), or the same names in this module
-  (attn.mods.tanh(x)...) without torch.
+  (attn.mods.tanh(x)...) without torch;
+- captured torch.Tensors (the op's mod_operands): t[i, j] with one index
+  per dim, each a symbolic index or a Python int >= 0, reads an element
+  (tensor.extract; torch dispatches t[ModValue] to __torch_function__ as
+  Tensor.__getitem__ with the index as a tuple); a 0-dim tensor is read as
+  a value where it is used (score * t). Elements of int32 and int64
+  tensors are indices, of float32, float16 and bfloat16 tensors f32, of
+  bool tensors booleans. Up to 16 tensors of at most 4 dims; every tensor
+  once, by identity, in order of first use (score_mod first).
 
-Anything else is a TypeError that names it: a captured torch.Tensor (the
-GPU kernels take no tensor operands yet), another torch function or
-operator, a Python `if`/`and`/`or`/`not` on a symbolic value (bool() of it:
-write torch.where, &, |, ~), int() or indexing with one.
+Anything else is a TypeError (a ValueError for a wrong number of indices,
+too many tensors or dims) that names it: another torch function or operator, a
+tensor used whole (score + bias), slices, Ellipsis, None, tensor or list
+indices, tensors of other dtypes, a Python `if`/`and`/`or`/`not` on a
+symbolic value (bool() of it: write torch.where, &, |, ~), int() of one.
 
-The text is deterministic: the same functions give the same regions. The
-name is the user's (1 to 64 of [A-Za-z0-9_]: it names GPU kernels), else
-"py" and the first 16 hex digits of the sha256 of the region text.
+The text is deterministic: the same functions give the same regions, whose
+block arguments give each tensor's element type and rank, all dims dynamic
+(tensor<?x?xf32>): the tensors' sizes and values are not part of it, so one
+kernel serves every size and content. The name is the user's (1 to 64 of
+[A-Za-z0-9_]: it names GPU kernels), else "py" and the first 16 hex digits
+of the sha256 of the region text.
 
 The registry (register, lookup) maps names to modifications for the
-custom ops, which take a name rather than a function. No torch needed here.
+custom ops, which take a name rather than a function (and the tensors as
+operands of their own: the registry keeps none). No torch needed here.
 """
 
 import hashlib
 import math
+import operator
 import re
+import sys
 import threading
+import types
 
-__all__ = ["Modification", "ModValue", "abs", "exp", "exp2", "log",
-           "lookup", "maximum", "minimum", "register", "sqrt", "tanh",
-           "where"]
+__all__ = ["MAX_OPERANDS", "MAX_RANK", "Modification", "ModValue", "abs",
+           "exp", "exp2", "follow", "log", "lookup", "maximum", "minimum",
+           "operand_type", "register", "sqrt", "tanh", "where"]
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}\Z")
 _INDEX_ARGS = ("b", "h", "i", "j")
 _SUPPORTED = ("+ - * / on scores and indices, // % on indices, unary -, "
-              "abs(), < <= > >= == !=, & | ~ on booleans, and torch.tanh, "
-              "exp, exp2, log, sqrt, abs, where, minimum, maximum")
+              "abs(), < <= > >= == !=, & | ~ on booleans, torch.tanh, "
+              "exp, exp2, log, sqrt, abs, where, minimum, maximum, and "
+              "t[i, j] on captured tensors")
+
+# The tensors a modification may read (the runtime's limits): how many, and
+# how many dims each.
+MAX_OPERANDS = 16
+MAX_RANK = 4
+# A tensor's dtype (as str() names it) and the MLIR element type its
+# operand has; the manifest's mod_operands= writes i1 as bool.
+_ELEMENTS = {"torch.float32": "f32", "torch.float16": "f16",
+             "torch.bfloat16": "bf16", "torch.bool": "i1",
+             "torch.int32": "i32", "torch.int64": "i64"}
+# Classes other than torch.Tensor that the tracer takes for tensors: a test
+# hook, so that the tracer's tensor reads are tested without torch. An
+# instance needs .dtype (whose str() is a torch dtype's, "torch.int64") and
+# .dim(), and dispatches t[ModValue] to ModValue.__torch_function__ as torch
+# does.
+_STAND_INS = []
 
 
 def _unsupported(what):
@@ -60,26 +94,32 @@ def _unsupported(what):
                      "mask_mod (supported: %s)" % (what, _SUPPORTED))
 
 
-def _captured(what):
-    return TypeError("attn.mods: the modification uses a captured "
-                     "torch.Tensor (%s); attn's GPU kernels take no tensor "
-                     "operands (mod_operands) yet: compute the value from "
-                     "b, h, q_idx, kv_idx and constants" % what)
+def _whole(tensor, what):
+    """The error for a tensor of 1 or more dims used as a value."""
+    return TypeError(
+        "attn.mods: the modification uses a captured tensor of %s %s; a "
+        "modification reads one element of it: index it with one index "
+        "per dim (bias[h, q_idx - kv_idx]); only a 0-dim tensor is read as "
+        "a value" % (_count(tensor.dim(), "dim", "dims"), what))
 
 
 class _Region:
     """The ops of one region being traced."""
 
-    def __init__(self):
+    def __init__(self, operands):
         self.lines = []
         self.count = 0
         self.constants = {}
+        self.operands = operands
 
     def emit(self, fmt, type_, *operands):
+        return self.add(fmt % tuple(o.name for o in operands), type_)
+
+    def add(self, text, type_):
+        """Appends `%xN = text`: an op of result type type_."""
         name = "%%x%d" % self.count
         self.count += 1
-        self.lines.append("%s = %s" % (name, fmt % tuple(
-            o.name for o in operands)))
+        self.lines.append("%s = %s" % (name, text))
         return ModValue(self, name, type_)
 
     def constant(self, value, type_):
@@ -112,10 +152,151 @@ def _literal(value, type_):
     return text
 
 
-def _tensor_type():
-    import sys
+def _is_tensor(value):
+    """Whether value is a torch.Tensor (or a test's stand-in for one).
+    torch is looked up, never imported: without it there are no tensors."""
+    if _STAND_INS and isinstance(value, tuple(_STAND_INS)):
+        return True
     torch = sys.modules.get("torch")
-    return torch.Tensor if torch is not None else None
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def operand_type(tensor):
+    """(element, rank) of a tensor a modification may read: element the
+    MLIR type of its operand's elements (i64, i32, f32, f16, bf16, i1),
+    rank its number of dims; a TypeError for other dtypes, a ValueError for
+    more than MAX_RANK dims."""
+    element = _ELEMENTS.get(str(tensor.dtype))
+    if element is None:
+        raise TypeError(
+            "attn.mods: the modification reads a tensor of dtype %s; attn's "
+            "kernels read float32, float16, bfloat16, bool, int32 and int64 "
+            "tensors: convert it first (.to(torch.float32), .to(torch.int32))"
+            % tensor.dtype)
+    rank = tensor.dim()
+    if rank > MAX_RANK:
+        raise ValueError("attn.mods: the modification reads a tensor of %d "
+                         "dims; attn's kernels read tensors of at most %d"
+                         % (rank, MAX_RANK))
+    return element, rank
+
+
+def _mlir_type(element, rank):
+    """tensor<?x?xf32>: every dim dynamic, so one kernel serves every
+    size."""
+    return "tensor<%s%s>" % ("?x" * rank, element)
+
+
+class _Operands:
+    """The tensors a modification reads, each once (by identity), in order
+    of first use, shared by its two regions."""
+
+    def __init__(self):
+        self.tensors = []
+        self.types = []
+        self._index = {}
+
+    def add(self, tensor, element, rank):
+        """The number of `tensor` among the operands (%t<number>)."""
+        number = self._index.get(id(tensor))
+        if number is None:
+            if len(self.tensors) == MAX_OPERANDS:
+                raise ValueError("attn.mods: the modification reads more "
+                                 "than %d tensors, the most attn's kernels "
+                                 "take" % MAX_OPERANDS)
+            number = len(self.tensors)
+            self._index[id(tensor)] = number
+            self.tensors.append(tensor)  # keeps id(tensor) unique
+            self.types.append((element, rank))
+        return number
+
+    def arguments(self):
+        """The regions' tensor block arguments, after the scalars."""
+        return "".join(", %%t%d: %s" % (n, _mlir_type(*t))
+                       for n, t in enumerate(self.types))
+
+
+def _index_kind(value):
+    """What is wrong with `value` as an index of a captured tensor, or None:
+    a symbolic index or a Python int >= 0 is one."""
+    if isinstance(value, ModValue):
+        if value.type == "index":
+            return None
+        return ("a symbolic %s (indices are integers: b, h, q_idx, kv_idx, "
+                "arithmetic on them, or elements of integer tensors)"
+                % ("boolean" if value.type == "i1" else value.type))
+    if isinstance(value, bool):
+        return "a bool (torch's boolean masking)"
+    if isinstance(value, int):
+        return None if value >= 0 else (
+            "the negative int %d (the kernels do not count from the end: "
+            "write the index itself)" % value)
+    if value is Ellipsis:
+        return "Ellipsis (...)"
+    if value is None:
+        return "None (a new axis)"
+    if isinstance(value, slice):
+        return "a slice"
+    if _is_tensor(value):
+        return "a tensor (indexing with tensors)"
+    return "a %s" % type(value).__name__
+
+
+def _read(tensor, index):
+    """tensor[index]: one element of a captured tensor (tensor.extract),
+    converted (integers to index, f16 and bf16 to f32)."""
+    items = index if isinstance(index, tuple) else (index,)
+    symbolic = [i for i in items if isinstance(i, ModValue)]
+    if not symbolic:
+        raise _unsupported("indexing a captured tensor with no symbolic "
+                           "index")
+    region = _region_of(*symbolic)
+    for item in items:
+        problem = _index_kind(item)
+        if problem is not None:
+            raise TypeError("attn.mods: a captured tensor is indexed with "
+                            "%s; index it with one symbolic index or Python "
+                            "int >= 0 per dim (bias[h, q_idx - kv_idx])"
+                            % problem)
+    element, rank = operand_type(tensor)
+    if rank == 0:
+        raise ValueError("attn.mods: a 0-dim tensor is indexed with %s; "
+                         "use it as a value (score * t), without an index"
+                         % _count(len(items), "index", "indices"))
+    if len(items) != rank:
+        raise ValueError("attn.mods: a captured tensor of %s is indexed "
+                         "with %s; index every dim at once, with one index "
+                         "per dim (t[i, j], not t[i][j] or t[i])"
+                         % (_count(rank, "dim", "dims"),
+                            _count(len(items), "index", "indices")))
+    indices = [_operand(region, i) for i in items]
+    return _extract(region, tensor, element, rank, indices)
+
+
+def _count(n, one, many):
+    return "%d %s" % (n, one if n == 1 else many)
+
+
+def _extract(region, tensor, element, rank, indices):
+    number = region.operands.add(tensor, element, rank)
+    value = region.add("tensor.extract %%t%d[%s] : %s" % (
+        number, ", ".join(i.name for i in indices),
+        _mlir_type(element, rank)), element)
+    if element in ("i32", "i64"):
+        return region.emit("arith.index_cast %%s : %s to index" % element,
+                           "index", value)
+    if element in ("f16", "bf16"):
+        return region.emit("arith.extf %%s : %s to f32" % element, "f32",
+                           value)
+    return value
+
+
+def _tensor_value(region, tensor, what):
+    """A 0-dim captured tensor as a value; a TypeError for others."""
+    if tensor.dim() != 0:
+        raise _whole(tensor, what)
+    element, rank = operand_type(tensor)
+    return _extract(region, tensor, element, rank, [])
 
 
 def _binary(op):
@@ -154,8 +335,8 @@ class ModValue:
 
     def __index__(self):
         raise _unsupported("using a symbolic %s as a Python int (indexing a "
-                           "captured tensor or list, range(), int())"
-                           % self.type)
+                           "list, range(), int(); a captured tensor is read "
+                           "as t[i, j])" % self.type)
 
     __int__ = __index__
 
@@ -213,16 +394,16 @@ class ModValue:
                                % self.type)
         return _logic("xori", self, True)
 
-    # torch functions: torch.tanh(x) etc. with a ModValue argument.
+    # torch functions: torch.tanh(x) etc. with a ModValue argument, t[i]
+    # (Tensor.__getitem__) and a 0-dim tensor's operators (t * score).
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        tensor = _tensor_type()
-        if tensor is not None:
-            for a in list(args) + list(kwargs.values()):
-                if isinstance(a, tensor):
-                    raise _captured("an argument of %s" % _func_name(func))
-        impl = _torch_impl(func)
+        if getattr(func, "__name__", None) == "__getitem__":
+            if len(args) == 2 and not kwargs and _is_tensor(args[0]):
+                return _read(args[0], args[1])
+            raise _unsupported(_func_name(func))
+        impl = _torch_impl(func) or _operator_impl(func)
         if impl is None:
             raise _unsupported(_func_name(func))
         return impl(*args, **kwargs)
@@ -238,12 +419,52 @@ def _func_name(func):
 
 
 def _torch_impl(func):
-    import torch
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
     table = {torch.tanh: tanh, torch.exp: exp, torch.exp2: exp2,
              torch.log: log, torch.sqrt: sqrt, torch.abs: abs,
              torch.where: where, torch.minimum: minimum,
              torch.maximum: maximum}
     return table.get(func)
+
+
+# Python's operators by the names torch dispatches a tensor's operators
+# under (Tensor.add for t + x, Tensor.__rsub__ for x - t, ...).
+_OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "div": operator.truediv, "truediv": operator.truediv,
+    "true_divide": operator.truediv, "floordiv": operator.floordiv,
+    "floor_divide": operator.floordiv, "mod": operator.mod,
+    "remainder": operator.mod, "eq": operator.eq, "ne": operator.ne,
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+    "ge": operator.ge, "and": operator.and_, "or": operator.or_,
+    "xor": operator.xor, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+}
+
+
+def _operator_impl(func):
+    """An operator of a 0-dim tensor and a symbolic value (t * score,
+    score < t: torch dispatches the tensor's method), or None."""
+    name = getattr(func, "__name__", "")
+    dunder = name.startswith("__") and name.endswith("__")
+    core = name[2:-2] if dunder else name
+    reflected = (dunder and core not in _OPERATORS and core.startswith("r")
+                 and core[1:] in _OPERATORS)
+    op = _OPERATORS.get(core[1:] if reflected else core)
+    if op is None:
+        return None
+
+    def impl(self, other, *rest, **kwargs):
+        if rest or kwargs:
+            raise _unsupported("%s with more arguments"
+                               % _func_name(func))
+        region = _region_of(self, other)
+        self, other = (_operand(region, v) if _is_tensor(v) else v
+                       for v in (self, other))
+        return op(other, self) if reflected else op(self, other)
+    return impl
 
 
 def _region_of(*values):
@@ -270,9 +491,9 @@ def _operand(region, value, want=None):
         return region.constant(value, "index")
     if isinstance(value, float):
         return region.constant(value, "f32")
-    tensor = _tensor_type()
-    if tensor is not None and isinstance(value, tensor):
-        raise _captured("in an arithmetic operation")
+    if _is_tensor(value):
+        return _operand(region, _tensor_value(region, value, "as a value"),
+                        want)
     raise _unsupported("a value of type %s" % type(value).__name__)
 
 
@@ -285,9 +506,12 @@ def _kind(value):
         return "index"
     if isinstance(value, float):
         return "f32"
-    tensor = _tensor_type()
-    if tensor is not None and isinstance(value, tensor):
-        raise _captured("in an arithmetic operation")
+    if _is_tensor(value):
+        if value.dim() != 0:
+            raise _whole(value, "as a value")
+        element = operand_type(value)[0]
+        return {"i32": "index", "i64": "index", "i1": "i1"}.get(element,
+                                                               "f32")
     raise _unsupported("a value of type %s" % type(value).__name__)
 
 
@@ -395,9 +619,9 @@ def _logic(op, a, b):
 
 def _math(op, x):
     if not isinstance(x, ModValue):
-        tensor = _tensor_type()
-        if tensor is not None and isinstance(x, tensor):
-            raise _captured("an argument of %s" % op)
+        if _is_tensor(x):
+            raise _unsupported("%s of a captured tensor alone (torch "
+                               "computes it when traced)" % op)
         raise _unsupported("%s of a constant %r (compute it in Python)"
                            % (op, x))
     if x.type == "i1":
@@ -480,8 +704,10 @@ def maximum(a, b):
     return _extremum("max", a, b)
 
 
-def _trace(fn, score, keyword):
-    region = _Region()
+def _trace(fn, score, operands):
+    """Calls fn on symbolic values: the region's ops (lines) and the name
+    of the value it yields. The tensors it reads join `operands`."""
+    region = _Region(operands)
     indices = [ModValue(region, "%" + n, "index") for n in _INDEX_ARGS]
     if score:
         args = [ModValue(region, "%s", "f32")] + indices
@@ -503,18 +729,32 @@ def _trace(fn, score, keyword):
                            if not isinstance(result, ModValue)
                            else "an %s" % kind))
     result = _operand(region, result, want)
+    return region.lines, result.name
+
+
+def _text(keyword, score, traced, operands):
+    """A region's text: its block takes the scalars, then every tensor the
+    modification reads (both regions take all of them)."""
+    lines, result = traced
     head = "^bb0(%b: index, %h: index, %i: index, %j: index" + (
-        ", %s: f32):" if score else "):")
-    body = ["  " + line for line in region.lines]
-    return "\n".join(["%s {" % keyword, head] + body
-                     + ["  attn.yield %s : %s" % (result.name, want), "}"])
+        ", %s: f32" if score else "") + operands.arguments() + "):"
+    return "\n".join(["%s {" % keyword, head]
+                     + ["  " + line for line in lines]
+                     + ["  attn.yield %s : %s" % (result,
+                                                  "f32" if score else "i1"),
+                        "}"])
 
 
 class Modification:
     """A traced score_mod(score, b, h, q_idx, kv_idx) -> score and/or
     mask_mod(b, h, q_idx, kv_idx) -> bool, FlexAttention's argument order,
     and its name (name=None: "py" + 16 hex digits of the regions' sha256).
-    Equal when name and regions are."""
+    Equal when name and regions are, whatever the tensors they read hold.
+
+    operands: the captured tensors the regions read (the op's mod_operands),
+    in order; operand_types: (element, rank) of each (operand_type()), which
+    the regions' text and so the hash and the name carry; paths: where each
+    tensor is found from the functions, for torch.compile (follow())."""
 
     def __init__(self, score_mod=None, mask_mod=None, name=None):
         if score_mod is None and mask_mod is None:
@@ -529,10 +769,18 @@ class Modification:
             raise ValueError("attn.mods: a modification's name must be 1 to "
                              "64 letters, digits or '_' (it names GPU "
                              "kernels), not %r" % (name,))
-        self._score = (None if score_mod is None
-                       else _trace(score_mod, True, "score_mod"))
-        self._mask = (None if mask_mod is None
-                      else _trace(mask_mod, False, "mask_mod"))
+        operands = _Operands()
+        score = (None if score_mod is None
+                 else _trace(score_mod, True, operands))
+        mask = None if mask_mod is None else _trace(mask_mod, False, operands)
+        self._score = (None if score is None
+                       else _text("score_mod", True, score, operands))
+        self._mask = (None if mask is None
+                      else _text("mask_mod", False, mask, operands))
+        self.operands = tuple(operands.tensors)
+        self.operand_types = tuple(operands.types)
+        self.paths = _paths((("score", score_mod), ("mask", mask_mod)),
+                            self.operands)
         self.hash = hashlib.sha256(self.text().encode()).hexdigest()
         self.name = name if name is not None else "py" + self.hash[:16]
 
@@ -548,6 +796,29 @@ class Modification:
         """Both regions as they follow an op's result types."""
         return "\n".join(r for r in (self._score, self._mask) if r)
 
+    def operand_mlir_types(self):
+        """The types of the op's mod_operands: tensor<?xi64>, ..."""
+        return [_mlir_type(*t) for t in self.operand_types]
+
+    def manifest_operands(self):
+        """The manifest's mod_operands= of its kernels (i64:1,f32:2; bool
+        for i1), None when it reads no tensor."""
+        if not self.operand_types:
+            return None
+        return ",".join("%s:%d" % ("bool" if e == "i1" else e, r)
+                        for e, r in self.operand_types)
+
+    def signature(self):
+        """This modification without its tensors (operands ()), as the
+        registry and the kernel specs keep it: they must not keep a
+        caller's tensors alive."""
+        if not self.operands:
+            return self
+        copy = object.__new__(Modification)
+        copy.__dict__.update(self.__dict__)
+        copy.operands = ()
+        return copy
+
     def __eq__(self, other):
         return (isinstance(other, Modification) and self.name == other.name
                 and self.hash == other.hash)
@@ -559,6 +830,173 @@ class Modification:
         return "Modification(name=%r, hash=%s)" % (self.name, self.hash[:16])
 
 
+# Where torch.compile finds the tensors (Modification.paths, follow()).
+# torch.compile takes the modification's name and these paths as constants
+# while it traces, and then traces follow(), so that each tensor is an input
+# of the compiled graph, read from where the functions read it at every
+# call (a tensor found by the tracer alone would be baked into the graph).
+# A path is steps from score_mod or mask_mod separated by "/": self and
+# func (of a bound method), closure:N (a free variable's cell), module:M:X
+# (the global X of module M), global:X (of a function's own globals),
+# default:N, kwdefault:X, attr:X (an attribute, an nn.Module's parameters,
+# buffers and submodules included), key:X and index:N (an item of a dict,
+# list or tuple). The search follows only names and constants that the
+# functions' code uses, at most _DEPTH steps past a function, and reads no
+# property. A tensor not found gets "!" and a description instead.
+_DEPTH = 3
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _code_words(code):
+    """The names (globals, attributes) and the str and int constants that
+    code and the code nested in it use."""
+    names, constants = set(code.co_names), set()
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            more_names, more_constants = _code_words(c)
+            names |= more_names
+            constants |= more_constants
+        elif isinstance(c, (str, int)) and not isinstance(c, bool):
+            constants.add(c)
+    return names, constants
+
+
+def _roots(label, fn):
+    """(steps, value) of what a function can reach by name, and the names
+    and constants its code uses."""
+    steps = [label]
+    roots = []
+    if isinstance(fn, types.MethodType):
+        roots.append((steps + ["self"], fn.__self__))
+        fn = fn.__func__
+        steps = steps + ["func"]
+    if not isinstance(fn, types.FunctionType):
+        return roots, set(), set()
+    names, constants = _code_words(fn.__code__)
+    for n, cell in enumerate(fn.__closure__ or ()):
+        try:
+            roots.append((steps + ["closure:%d" % n], cell.cell_contents))
+        except ValueError:  # an empty cell
+            pass
+    scope = fn.__globals__
+    module = sys.modules.get(scope.get("__name__"))
+    for name in sorted(names):
+        if name not in scope:
+            continue
+        if module is not None and vars(module) is scope:
+            step = "module:%s:%s" % (module.__name__, name)
+        else:
+            step = "global:" + name
+        roots.append((steps + [step], scope[name]))
+    for n, value in enumerate(fn.__defaults__ or ()):
+        roots.append((steps + ["default:%d" % n], value))
+    for name, value in sorted((fn.__kwdefaults__ or {}).items()):
+        roots.append((steps + ["kwdefault:" + name], value))
+    return roots, names, constants
+
+
+def _children(value, names, constants):
+    """(step, child) of value by the names and constants a function uses;
+    no property is evaluated."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.nn.Module):
+        tables = [value._parameters, value._buffers, value._modules,
+                  vars(value)]
+    elif isinstance(value, dict):
+        return [("key:" + k, value[k]) for k in sorted(
+            c for c in constants if isinstance(c, str) and _KEY.match(c)
+            and c in value)] + [("index:%d" % k, value[k]) for k in sorted(
+                c for c in constants if isinstance(c, int) and c in value)]
+    elif isinstance(value, (list, tuple)):
+        return [("index:%d" % k, value[k]) for k in sorted(
+            c for c in constants if isinstance(c, int)
+            and 0 <= c < len(value))]
+    elif _is_tensor(value):
+        return []
+    else:
+        try:  # the instance's own attributes; no __getattr__, no property
+            tables = [object.__getattribute__(value, "__dict__")]
+        except (AttributeError, TypeError):
+            return []
+    found = []
+    for name in sorted(names):
+        for table in tables:
+            if name in table and table[name] is not None:
+                found.append(("attr:" + name, table[name]))
+                break
+    return found
+
+
+def _paths(functions, tensors):
+    if not tensors:
+        return ()
+    wanted = {id(t): n for n, t in enumerate(tensors)}
+    found = {}
+    for label, fn in functions:
+        if fn is None:
+            continue
+        roots, names, constants = _roots(label, fn)
+        seen = set()
+        level = roots
+        for depth in range(_DEPTH + 1):  # breadth first: shortest paths
+            following = []
+            for steps, value in level:
+                number = wanted.get(id(value))
+                if number is not None:
+                    found.setdefault(number, "/".join(steps))
+                    continue
+                if depth == _DEPTH or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                following += [(steps + [step], child) for step, child in
+                              _children(value, names, constants)]
+            level = following
+    return tuple(found.get(n, "!tensor %d (%s, %d dims)" % (
+        n, tensors[n].dtype, tensors[n].dim())) for n in range(len(tensors)))
+
+
+def follow(score_mod, mask_mod, path):
+    """The tensor at `path` (a Modification's paths) from score_mod or
+    mask_mod, read as the functions read it. torch.compile traces this."""
+    if path.startswith("!"):
+        raise ValueError(
+            "attn.mods: under torch.compile, attn passes the tensors a "
+            "modification reads to its kernels from where the score_mod or "
+            "mask_mod finds them by name (a global, a closure variable, a "
+            "default argument, or attributes and items of those), and %s is "
+            "not found so: give it a name of its own that the function "
+            "uses" % path[1:])
+    steps = path.split("/")
+    value = score_mod if steps[0] == "score" else mask_mod
+    for step in steps[1:]:
+        kind, _, arg = step.partition(":")
+        if kind == "self":
+            value = value.__self__
+        elif kind == "func":
+            value = value.__func__
+        elif kind == "closure":
+            value = value.__closure__[int(arg)].cell_contents
+        elif kind == "module":
+            module, _, name = arg.partition(":")
+            value = getattr(sys.modules[module], name)
+        elif kind == "global":
+            value = value.__globals__[arg]
+        elif kind == "default":
+            value = value.__defaults__[int(arg)]
+        elif kind == "kwdefault":
+            value = value.__kwdefaults__[arg]
+        elif kind == "attr":
+            value = getattr(value, arg)
+        elif kind == "key":
+            value = value[arg]
+        elif kind == "index":
+            value = value[int(arg)]
+        else:
+            raise ValueError("attn.mods: %r is not a modification's path"
+                             % path)
+    return value
+
+
 _REGISTRY = {}
 _LOCK = threading.Lock()
 
@@ -566,7 +1004,8 @@ _LOCK = threading.Lock()
 def register(mod):
     """Makes `mod` (a Modification) known by its name to the custom ops;
     returns the name. A name registered before with other regions is a
-    ValueError."""
+    ValueError. The registry keeps the modification without its tensors
+    (Modification.signature()): the ops take them as operands."""
     if not isinstance(mod, Modification):
         raise TypeError("attn.mods.register takes a Modification, not %s"
                         % type(mod).__name__)
@@ -578,12 +1017,13 @@ def register(mod):
                 "with other regions; give this one another name (or none, "
                 "to be named by its hash)" % mod.name)
         if known is None:
-            _REGISTRY[mod.name] = mod
+            _REGISTRY[mod.name] = mod.signature()
     return mod.name
 
 
 def lookup(name):
-    """The registered Modification of `name`; "" or None: None."""
+    """The registered Modification of `name` (without tensors: its
+    operands are ()); "" or None: None."""
     if not name:
         return None
     with _LOCK:

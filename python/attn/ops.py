@@ -1,28 +1,34 @@
 """attn's attention as torch.library custom ops.
 
-    attn::sdpa_forward(q, k, v, mask?, causal, scale?, mod) -> (out, lse)
-    attn::sdpa_backward(dout, q, k, v, out, lse, mask?, causal, scale?, mod)
-        -> (dq, dk, dv)
+    attn::sdpa_forward(q, k, v, mask?, causal, scale?, mod, mod_operands)
+        -> (out, lse)
+    attn::sdpa_backward(dout, q, k, v, out, lse, mask?, causal, scale?, mod,
+        mod_operands) -> (dq, dk, dv)
 
-q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] in any strides
-(a copy only where the kernels cannot read them in place); mask None or a
+q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] in any strides (a
+copy only where the kernels cannot read them in place); mask None or a
 tensor that broadcasts to [B, Hq, Sq, Sk] (bool: True keeps a key;
 floating, of q's dtype: added to the scores); causal 'none', 'top_left' or
-'bottom_right'; scale None = 1/sqrt(D); mod "" (none, the default) or
-the name of a modification in attn.mods' registry (a custom op takes no
-Python function: attn.scaled_dot_product_attention registers the traced
-score_mod/mask_mod and passes its name), whose kernels (manifest mod=)
-both ops run. out is [B, Hq, Sq, Dv] laid out as [B, Sq, Hq, Dv] in memory
-(as SDPA's flash backend does: the out.transpose(1, 2) that models take
-next is free), lse [B, Hq, Sq] f32. The gradients come in their inputs'
-layouts where the last dim is innermost.
+'bottom_right'; scale None = 1/sqrt(D); mod "" (none) or the name of a
+modification in attn.mods' registry (a custom op takes no Python function:
+attn.scaled_dot_product_attention registers the traced score_mod/mask_mod
+and passes its name), whose kernels (manifest mod=) both ops run;
+mod_operands the tensors it reads, in its order (its operand_types: dtype
+and rank), [] for none: inputs of the ops, so that torch.compile's graphs
+take them at every call rather than keep the traced ones. out is [B, Hq,
+Sq, Dv] laid out as [B, Sq, Hq, Dv] in memory (as SDPA's flash backend
+does: the out.transpose(1, 2) that models take next is free), lse [B, Hq,
+Sq] f32. The gradients come in their inputs' layouts where the last dim is
+innermost.
 
 Each op has a fake implementation that allocates exactly as the real one,
 so torch.compile traces through them without a graph break, and the forward
-has an autograd formula: the backward op, no gradient for the mask (the
-caller refuses masks that require one) and none through lse. The ops
-validate nothing that attn.scaled_dot_product_attention checks first; the
-runtime refuses the rest with an attn_runtime.AttnError.
+has an autograd formula: the backward op, no gradient for the mask and the
+mod operands (the caller refuses ones that require one) and none through
+lse. The ops validate nothing that attn.scaled_dot_product_attention checks
+first, but for the mod operands' dtypes and ranks, which must be the
+registered modification's (a ValueError); the runtime refuses the rest with
+an attn_runtime.AttnError.
 
 The backward op reads attn.set_atomic_dq's setting and torch's
 deterministic mode each time it runs (not when it is traced): with the
@@ -30,7 +36,7 @@ setting on and the mode off, it asks for the atomic dQ kernels and the
 larger workspace they need.
 """
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -48,18 +54,45 @@ DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 _ALIGNMENT = 16  # bytes: of data pointers and strides (docs/Runtime.md)
 
 
-def _spec(q, v, mask, causal, backward, atomic_dq=False, mod=""):
+def _spec(q, v, mask, causal, backward, atomic_dq=False, mod="",
+          mod_operands=()):
     if mask is None:
         mask_kind = "none"
     else:
         mask_kind = "bool" if mask.dtype == torch.bool else "add"
     return KernelSpec(DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
-                      mask_kind, backward, atomic_dq, mods.lookup(mod))
+                      mask_kind, backward, atomic_dq,
+                      _modification(mod, mod_operands))
 
 
-def _module(q, v, mask, causal, backward, atomic_dq=False, mod=""):
+def _modification(mod, mod_operands):
+    """The registered modification of name `mod` (None for ""), checked
+    against the tensors given for it."""
+    registered = mods.lookup(mod)
+    given = tuple(mods.operand_type(t) for t in mod_operands)
+    wanted = registered.operand_types if registered is not None else ()
+    if given != wanted:
+        raise ValueError(
+            "the modification %r reads %d tensors (dtype and rank: %s), but "
+            "the op was given %d (%s)" % (mod, len(wanted), list(wanted),
+                                          len(given), list(given)))
+    return registered
+
+
+def _module(q, v, mask, causal, backward, atomic_dq=False, mod="",
+            mod_operands=()):
     return default_provider().module(
-        _spec(q, v, mask, causal, backward, atomic_dq, mod), q.device)
+        _spec(q, v, mask, causal, backward, atomic_dq, mod, mod_operands),
+        q.device)
+
+
+def _mod_kwargs(mod, mod_operands):
+    """The binding's modification arguments: mod_operands= only where the
+    modification reads tensors."""
+    kwargs = {"mod": mod or None}
+    if mod_operands:
+        kwargs["mod_operands"] = list(mod_operands)
+    return kwargs
 
 
 def _use_atomic_dq():
@@ -105,18 +138,20 @@ def _grad_like(t):
                          device_types="cuda")
 def sdpa_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                  mask: Optional[torch.Tensor], causal: str,
-                 scale: Optional[float], mod: str = ""
+                 scale: Optional[float], mod: str,
+                 mod_operands: List[torch.Tensor]
                  ) -> Tuple[torch.Tensor, torch.Tensor]:
-    module = _module(q, v, mask, causal, backward=False, mod=mod)
+    module = _module(q, v, mask, causal, backward=False, mod=mod,
+                     mod_operands=mod_operands)
     out, lse = _outputs(q, v)
     q, k, v = (_readable(t) for t in (q, k, v))
     module.forward(q, k, v, causal=causal, scale=scale, mask=mask, out=out,
-                   lse=lse, mod=mod or None)
+                   lse=lse, **_mod_kwargs(mod, mod_operands))
     return out, lse
 
 
 @sdpa_forward.register_fake
-def _(q, k, v, mask, causal, scale, mod=""):
+def _(q, k, v, mask, causal, scale, mod, mod_operands):
     return _outputs(q, v)
 
 
@@ -125,11 +160,12 @@ def _(q, k, v, mask, causal, scale, mod=""):
 def sdpa_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                   v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
                   mask: Optional[torch.Tensor], causal: str,
-                  scale: Optional[float], mod: str = ""
+                  scale: Optional[float], mod: str,
+                  mod_operands: List[torch.Tensor]
                   ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     atomic_dq = _use_atomic_dq()
     module = _module(q, v, mask, causal, backward=True, atomic_dq=atomic_dq,
-                     mod=mod)
+                     mod=mod, mod_operands=mod_operands)
     dq, dk, dv = (_grad_like(t) for t in (q, k, v))
     q, k, v, out, dout = (_readable(t) for t in (q, k, v, out, dout))
     # With atomic_dq the binding allocates the atomic kernels' larger
@@ -137,20 +173,19 @@ def sdpa_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     # back to deterministic ones).
     module.backward(q, k, v, out, dout, lse, dq, dk, dv, causal=causal,
                     scale=scale, mask=mask, atomic_dq=atomic_dq,
-                    mod=mod or None)
+                    **_mod_kwargs(mod, mod_operands))
     return dq, dk, dv
 
 
 @sdpa_backward.register_fake
-def _(dout, q, k, v, out, lse, mask, causal, scale, mod=""):
+def _(dout, q, k, v, out, lse, mask, causal, scale, mod, mod_operands):
     return tuple(_grad_like(t) for t in (q, k, v))
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, mask, causal, scale = inputs[:6]
-    mod = inputs[6] if len(inputs) > 6 else ""
+    q, k, v, mask, causal, scale, mod, mod_operands = inputs
     out, lse = output
-    ctx.save_for_backward(q, k, v, out, lse, mask)
+    ctx.save_for_backward(q, k, v, out, lse, mask, *mod_operands)
     ctx.causal = causal
     ctx.scale = scale
     ctx.mod = mod
@@ -158,10 +193,14 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, dout, _):
-    q, k, v, out, lse, mask = ctx.saved_tensors
+    q, k, v, out, lse, mask, *mod_operands = ctx.saved_tensors
     dq, dk, dv = torch.ops.attn.sdpa_backward(dout, q, k, v, out, lse, mask,
-                                              ctx.causal, ctx.scale, ctx.mod)
-    return dq, dk, dv, None, None, None, None
+                                              ctx.causal, ctx.scale, ctx.mod,
+                                              mod_operands)
+    # One gradient per input; for the list of mod operands a list of None
+    # (the caller refuses operands that require grad).
+    return (dq, dk, dv, None, None, None, None,
+            [None] * len(mod_operands))
 
 
 sdpa_forward.register_autograd(_backward, setup_context=_setup_context)

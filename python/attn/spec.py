@@ -1,14 +1,16 @@
 """What a kernel is specialised for, and the MLIR that asks attn-compile
 for it.
 
-attn's GPU kernels read batch, head counts and sequence lengths at run time;
-what they are compiled for is the element type, the head dims D and Dv, the
-causal kind and the mask kind. A KernelSpec names one such specialisation,
-for inference (the forward kernel) or for training (the forward and the
-backward's three kernels, deterministic or of the atomic dQ mode), with or
-without a score/mask modification (attn.mods.Modification: its regions and
-mod_name go on the ops). No torch here: the kernel provider and the tests
-use it without a GPU.
+attn's GPU kernels read batch, head counts and sequence lengths at run
+time; what they are compiled for is the element type, the head dims D and
+Dv, the causal kind and the mask kind. A KernelSpec names one such
+specialisation, for inference (the forward kernel) or for training (the
+forward and the backward's three kernels, deterministic or of the atomic dQ
+mode), with or without a score/mask modification (attn.mods.Modification:
+its regions and mod_name go on the ops, and the tensors it reads are the
+ops' mod_operands, arguments of the functions, typed by element type and
+rank only). No torch here: the kernel provider and the tests use it without
+a GPU.
 """
 
 import dataclasses
@@ -27,14 +29,14 @@ _HEADS = 16
 
 _FORWARD = """\
 // attn kernels for {spec}
-func.func @forward(%q: {qk}, %k: {qk}, %v: {vo}{mask_arg}) -> ({vo}, {lse}) {{
-  %o, %lse = attn.attention %q, %k, %v{mask_use}{attrs} : {qk}, {qk}, {vo} -> {vo}, {lse}{regions}
+func.func @forward(%q: {qk}, %k: {qk}, %v: {vo}{mask_arg}{mod_args}) -> ({vo}, {lse}) {{
+  %o, %lse = attn.attention %q, %k, %v{mask_use}{mod_use}{attrs} : {qk}, {qk}, {vo} -> {vo}, {lse}{regions}
   return %o, %lse : {vo}, {lse}
 }}
 """
 _BACKWARD = """\
-func.func @backward(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo}, %do: {vo}, %lse: {lse}{mask_arg}) -> ({qk}, {qk}, {vo}) {{
-  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse{mask_use}{attrs} : {qk}, {qk}, {vo}, {vo}, {vo}, {lse} -> {qk}, {qk}, {vo}{regions}
+func.func @backward(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo}, %do: {vo}, %lse: {lse}{mask_arg}{mod_args}) -> ({qk}, {qk}, {vo}) {{
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse{mask_use}{mod_use}{attrs} : {qk}, {qk}, {vo}, {vo}, {vo}, {lse} -> {qk}, {qk}, {vo}{regions}
   return %dq, %dk, %dv : {qk}, {qk}, {vo}
 }}
 """
@@ -49,7 +51,9 @@ class KernelSpec:
     of the atomic dQ mode (attn-compile --atomic-dq, manifest dq=atomic:
     dq not bitwise reproducible) instead of the deterministic ones; mod:
     None or an attn.mods.Modification, whose kernels (manifest
-    mod=<its name>) are the spec's."""
+    mod=<its name>, and mod_operands= for the tensors it reads) are the
+    spec's; the spec needs only its regions (Modification.signature()),
+    not its tensors."""
 
     dtype: str
     head_dim: int
@@ -76,7 +80,9 @@ class KernelSpec:
             raise ValueError("mask must be one of %s, not %r"
                              % (", ".join(MASK_KINDS), self.mask))
         if self.mod is not None and not all(
-                hasattr(self.mod, a) for a in ("name", "hash", "text")):
+                hasattr(self.mod, a) for a in (
+                    "name", "hash", "text", "operand_mlir_types",
+                    "manifest_operands")):
             raise ValueError("mod must be None or an attn.mods.Modification,"
                              " not %r" % (self.mod,))
         if self.atomic_dq and not self.backward:
@@ -105,12 +111,23 @@ class KernelSpec:
     def describe(self):
         """As the runtime's messages name a kernel: bf16 d64/64
         causal=top_left mask=bool (dq=atomic for the atomic dQ mode, mod=NAME
-        for a modification's), and which kinds."""
-        return "%s d%d/%d causal=%s mask=%s%s%s (%s)" % (
+        for a modification's, mod_operands=i64:1,... for the tensors it
+        reads), and which kinds."""
+        operands = self.mod_operands()
+        return "%s d%d/%d causal=%s mask=%s%s%s%s (%s)" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
             " dq=atomic" if self.atomic_dq else "",
             "" if self.mod is None else " mod=" + self.mod.name,
+            "" if operands is None else " mod_operands=" + operands,
             ", ".join(self.kinds))
+
+    def mod_operands(self):
+        """The manifest's mod_operands= of the spec's kernels (i64:1,f32:2:
+        element type and rank of each tensor the modification reads), None
+        when they read none."""
+        if self.mod is None:
+            return None
+        return self.mod.manifest_operands()
 
     def deterministic(self):
         """This spec with the deterministic backward (itself when it has
@@ -127,7 +144,9 @@ class KernelSpec:
         """A module with the attn ops whose kernels this spec needs:
         attn.attention (@forward) and, for training, attn.attention_grad
         (@backward), in examples/gpu's form; with a modification, both
-        carry its regions and mod_name."""
+        carry its regions and mod_name, and the tensors it reads are
+        arguments %m0, %m1... of both functions and the ops'
+        mod_operands."""
         qk = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.head_dim, self.dtype)
         vo = "tensor<?x%dx?x%dx%s>" % (_HEADS, self.value_dim, self.dtype)
         lse = "tensor<?x%dx?xf32>" % _HEADS
@@ -139,7 +158,13 @@ class KernelSpec:
             mask_use = " mask(%m : " + mask_type + ")"
         attrs = [] if self.causal == "none" else [
             "causal = #attn.causal<%s>" % self.causal]
-        regions = ""
+        regions = mod_args = mod_use = ""
+        types = [] if self.mod is None else self.mod.operand_mlir_types()
+        if types:
+            names = ["%%m%d" % n for n in range(len(types))]
+            mod_args = "".join(", %s: %s" % a for a in zip(names, types))
+            mod_use = " mod_operands(%s : %s)" % (", ".join(names),
+                                                  ", ".join(types))
         if self.mod is not None:
             attrs.append('mod_name = "%s"' % self.mod.name)
             regions = "".join("\n" + "\n".join("    " + line for line in
@@ -147,5 +172,6 @@ class KernelSpec:
         attrs = " {%s}" % ", ".join(attrs) if attrs else ""
         text = _FORWARD + (_BACKWARD if self.backward else "")
         return text.format(spec=self.describe(), qk=qk, vo=vo, lse=lse,
-                           mask_arg=mask_arg, mask_use=mask_use, attrs=attrs,
+                           mask_arg=mask_arg, mask_use=mask_use,
+                           mod_args=mod_args, mod_use=mod_use, attrs=attrs,
                            regions=regions)

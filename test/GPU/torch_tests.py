@@ -2,8 +2,10 @@
 """GPU tests of python/attn, the PyTorch front door, on precompiled kernels.
 
     python3 test/GPU/torch_tests.py --kernels DIR [--lib LIB]
-        [--only forward,grad,compile,fake,mods,train,hf] [--seed N]
+        [--only forward,grad,compile,fake,mods,modtensors,train,hf]
+        [--seed N]
         [--atomic-dq]
+    python3 test/GPU/torch_tests.py --write-mlir FILE
 
 DIR: a folder (or several, os.pathsep-separated) with attn.manifest, set as
 ATTN_KERNELS: what attn-compile writes for examples/gpu/kernels.mlir and
@@ -40,6 +42,22 @@ Parts (--only picks some):
            the kernels (mod=softcap30, mod=prefix_lm100) come from the
            folder or attn-compile (a folder from KernelSpec(..., mod=...)
            .mlir()).
+  modtensors  modifications that read tensors (the ops' mod_operands),
+           bf16, D 64, ragged shapes: a document mask from int64 ids [S]
+           (mask_mod doc[q] == doc[kv] & kv <= q, Sq = Sk = 333) and from
+           ids [B, S] with is_causal; a relative-position bias from an f32
+           table [Hq, 2047] (positions i - j + 1023) in score_mod (Sq 300,
+           Sk 333); ALiBi
+           with per-head f32 slopes [Hq] (GQA 8/2, causal): out, dq, dk,
+           dv against float64 torch autograd of the same functions applied
+           densely, outputs NaN-poisoned first (the allocator's blocks they
+           come from are filled with NaN), same tolerance;
+           torch.library.opcheck of the forward op with a tensor operand;
+           torch.compile(fullgraph=True) of the document mask, its
+           function read from a module global and from a closure: 0 graph
+           breaks, compiled forward and gradients within the tolerance of
+           eager, and after new ids are bound (rebinding the global, a new
+           closure) the compiled results follow them.
   train    a 2-layer causal LM (d_model 256, 4 heads of 64), trained 300
            steps under bf16 autocast on a synthetic task (a random block
            of 16 tokens repeated: fetch the token 16 back), once with attn
@@ -61,6 +79,12 @@ tolerance.
 
 Prints one line per check and "N passed, N failed, N skipped"; exit status 0
 when nothing failed.
+
+--write-mlir FILE writes the MLIR of the kernels that the mods and
+modtensors parts ask for (KernelSpec(..., mod=...).mlir() of each, traced
+with stand-in CPU tensors: the kernels serve every size), for
+`attn-compile FILE -o DIR` on a machine with the compiler, and exits; it
+needs torch but no GPU. Add DIR to --kernels.
 """
 
 import argparse
@@ -76,7 +100,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 
-PARTS = ("forward", "grad", "compile", "fake", "mods", "train", "hf")
+PARTS = ("forward", "grad", "compile", "fake", "mods", "modtensors", "train",
+         "hf")
 TOLERANCE = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
 HF_TOLERANCE = 3e-2
 TRAIN_STEPS = 300
@@ -389,41 +414,42 @@ def layouts(tensors):
 
 def check_fake():
     from torch._subclasses.fake_tensor import FakeTensorMode
-    import attn  # noqa: F401 - registers the ops
+    import attn.ops  # noqa: F401 - registers the ops
     ops = torch.ops.attn
     real_in = fake_case(None)
     mode = FakeTensorMode()
     fake_in = fake_case(None, mode)
     real_fwd = provided(lambda: ops.sdpa_forward(*real_in, None, "top_left",
-                                                 None))
+                                                 None, "", []))
     with mode:
-        fake_fwd = ops.sdpa_forward(*fake_in, None, "top_left", None)
+        fake_fwd = ops.sdpa_forward(*fake_in, None, "top_left", None, "", [])
     assert layouts(fake_fwd) == layouts(real_fwd), \
         "forward: fake %s, real %s" % (layouts(fake_fwd), layouts(real_fwd))
     dout = torch.randn_like(real_fwd[0])
     real_bwd = provided(lambda: ops.sdpa_backward(dout, *real_in,
                                                   *real_fwd, None,
-                                                  "top_left", None))
+                                                  "top_left", None, "", []))
     with mode:
         fake_dout = torch.empty_like(fake_fwd[0])
         fake_bwd = ops.sdpa_backward(fake_dout, *fake_in, *fake_fwd, None,
-                                     "top_left", None)
+                                     "top_left", None, "", [])
     assert layouts(fake_bwd) == layouts(real_bwd), \
         "backward: fake %s, real %s" % (layouts(fake_bwd), layouts(real_bwd))
     if not hasattr(torch.library, "opcheck"):
         return "shapes and strides agree (no torch.library.opcheck)"
     q, k, v = (t.detach().requires_grad_() for t in real_in)
     torch.library.opcheck(ops.sdpa_forward.default,
-                          (q, k, v, None, "top_left", None))
+                          (q, k, v, None, "top_left", None, "", []))
     torch.library.opcheck(ops.sdpa_backward.default,
-                          (dout, *real_in, *real_fwd, None, "top_left", None))
+                          (dout, *real_in, *real_fwd, None, "top_left", None,
+                           "", []))
     return "shapes and strides agree; opcheck passed"
 
 
 def check_fake_mask():
     """A masked call with a broadcast bool mask through opcheck (fake vs
     real, autograd registration, AOT dispatch)."""
-    import attn  # noqa: F401 - registers the ops
+    import attn.ops  # noqa: F401 - registers the ops
     if not hasattr(torch.library, "opcheck"):
         raise Skip("no torch.library.opcheck")
     q, k, v = (torch.randn(2, 4, 96, 64, device="cuda",
@@ -431,7 +457,8 @@ def check_fake_mask():
                for _ in range(3))
     mask = torch.rand(2, 1, 1, 96, device="cuda") < 0.8
     provided(lambda: torch.library.opcheck(
-        torch.ops.attn.sdpa_forward.default, (q, k, v, mask, "none", 0.1)))
+        torch.ops.attn.sdpa_forward.default,
+        (q, k, v, mask, "none", 0.1, "", [])))
     return "opcheck passed"
 
 #===------------------------------------------------------------------------===#
@@ -491,6 +518,199 @@ def check_mod(score_mod, mask_mod, name, causal, gen):
         assert rel <= tol, "%s rel err %.2e > %.0e" % (label, rel, tol)
         worst = max(worst, rel)
     return "worst rel err %.2e" % worst
+
+#===------------------------------------------------------------------------===#
+# modtensors
+#===------------------------------------------------------------------------===#
+
+# The tensors the modifications below read: set per case by make_tensors,
+# read by the functions as module globals (as a model's code reads its
+# buffers), so that check_mod_tensors' float64 reference applies the same
+# functions. Python numbers they read are constants of the traced regions,
+# fixed here: the kernels of a name are picked by the name.
+DOC = None        # int64 [S]: document ids
+DOC_B = None      # int64 [B, S]
+REL_TABLE = None  # f32 [Hq, 2 * REL_MAX - 1]
+REL_MAX = 1024    # relative positions i - j in (-REL_MAX, REL_MAX)
+SLOPES = None     # f32 [Hq]
+
+
+def doc_causal_mod(b, h, q_idx, kv_idx):
+    return (DOC[q_idx] == DOC[kv_idx]) & (kv_idx <= q_idx)
+
+
+def doc_batch_mod(b, h, q_idx, kv_idx):
+    return DOC_B[b, q_idx] == DOC_B[b, kv_idx]
+
+
+def rel_bias_mod(score, b, h, q_idx, kv_idx):
+    return score + REL_TABLE[h, q_idx - kv_idx + REL_MAX - 1]
+
+
+def alibi_slopes_mod(score, b, h, q_idx, kv_idx):
+    return score - SLOPES[h] * torch.abs(q_idx - kv_idx)
+
+
+def documents(b, s, gen):
+    """int64 [b, s] document ids: a new document starts at 1 in 40 tokens
+    (so some rows see a single key)."""
+    starts = torch.rand((b, s), generator=gen, device="cuda") < 1 / 40
+    return torch.cumsum(starts.to(torch.int64), dim=1)
+
+
+def make_tensors(name, b, hq, sq, sk, gen):
+    global DOC, DOC_B, REL_TABLE, SLOPES
+    if name == "docmask":
+        DOC = documents(1, sq, gen)[0]
+    elif name == "docmask_batch":
+        DOC_B = documents(b, sq, gen)
+    elif name == "relbias":
+        REL_TABLE = torch.randn((hq, 2 * REL_MAX - 1), generator=gen,
+                                device="cuda")
+    else:
+        SLOPES = torch.rand((hq,), generator=gen, device="cuda") * 0.5 + 0.01
+
+
+# name: (score_mod, mask_mod, is_causal, B, Hq, Hkv, Sq, Sk)
+MOD_TENSOR_CASES = {
+    "docmask": (None, doc_causal_mod, False, 2, 4, 4, 333, 333),
+    "docmask_batch": (None, doc_batch_mod, True, 2, 4, 4, 333, 333),
+    "relbias": (rel_bias_mod, None, False, 2, 4, 4, 300, 333),
+    "alibi_slopes": (alibi_slopes_mod, None, True, 2, 8, 2, 333, 333),
+}
+
+
+def poison_allocator(*outputs):
+    """Fills blocks of the caching allocator of the outputs' sizes ((shape,
+    dtype) pairs) with NaN and frees them, so that the op's outputs,
+    allocated next in the same sizes, start as NaN: an element the kernels
+    do not write stays NaN and fails relative_error's finiteness check."""
+    blocks = [torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+              for shape, dtype in outputs]
+    del blocks
+
+
+def grouped_reference(q, k, v, causal, score_mod, mask_mod):
+    """mod_reference with K and V repeated per query head (GQA)."""
+    group = q.shape[1] // k.shape[1]
+    return mod_reference(q, k.repeat_interleave(group, dim=1),
+                         v.repeat_interleave(group, dim=1), causal,
+                         score_mod, mask_mod)
+
+
+def check_mod_tensors(name, gen):
+    """Forward and dq, dk, dv of a modification that reads tensors against
+    float64 autograd of the same functions applied densely."""
+    import attn
+    score_mod, mask_mod, causal, b, hq, hkv, sq, sk = MOD_TENSOR_CASES[name]
+    make_tensors(name, b, hq, sq, sk, gen)
+    q = torch.randn(b, hq, sq, 64, generator=gen, device="cuda").to(
+        torch.bfloat16).requires_grad_()
+    k, v = (torch.randn(b, hkv, sk, 64, generator=gen, device="cuda")
+            .to(torch.bfloat16).requires_grad_() for _ in range(2))
+    poison_allocator(((b, sq, hq, 64), torch.bfloat16),
+                     ((b, hq, sq), torch.float32))
+    out = provided(lambda: attn.scaled_dot_product_attention(
+        q, k, v, is_causal=causal, enable_gqa=hq != hkv, score_mod=score_mod,
+        mask_mod=mask_mod, mod_name="torch_" + name))
+    dout = torch.randn(out.shape, generator=gen, device="cuda").to(out.dtype)
+    poison_allocator(*((t.shape, t.dtype) for t in (q, k, v)))
+    grads = provided(lambda: torch.autograd.grad(out, (q, k, v), dout))
+    ref_leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = grouped_reference(*ref_leaves, causal, score_mod, mask_mod)
+    ref.backward(dout.double())
+    tol = TOLERANCE[torch.bfloat16]
+    worst = 0.0
+    for label, got, want in zip(("out", "dq", "dk", "dv"),
+                                (out.detach(),) + tuple(grads),
+                                (ref,) + tuple(t.grad for t in ref_leaves)):
+        rel = relative_error(got, want.detach(), label)
+        assert rel <= tol, "%s rel err %.2e > %.0e" % (label, rel, tol)
+        worst = max(worst, rel)
+    return "worst rel err %.2e" % worst
+
+
+def check_opcheck_mod_tensors(gen):
+    """torch.library.opcheck of the forward op with a modification that
+    reads a tensor (mod_operands [ids]): fake against real, the autograd
+    registration with a tensor list, AOT dispatch."""
+    import attn.ops  # noqa: F401 - registers the ops
+    from attn import mods
+    if not hasattr(torch.library, "opcheck"):
+        raise Skip("no torch.library.opcheck")
+    global DOC
+    DOC = documents(1, 96, gen)[0]
+    mod = mods.Modification(mask_mod=doc_causal_mod, name="torch_docmask")
+    mods.register(mod)
+    q, k, v = (torch.randn(2, 4, 96, 64, generator=gen, device="cuda")
+               .to(torch.bfloat16).requires_grad_() for _ in range(3))
+    provided(lambda: torch.library.opcheck(
+        torch.ops.attn.sdpa_forward.default,
+        (q, k, v, None, "none", None, mod.name, list(mod.operands))))
+    return "opcheck passed"
+
+
+def make_doc_mask(doc):
+    """A closure over document ids: mask_mod doc[q] == doc[kv] & kv <= q."""
+    def mask_mod(b, h, q_idx, kv_idx):
+        return (doc[q_idx] == doc[kv_idx]) & (kv_idx <= q_idx)
+    return mask_mod
+
+
+def doc_attention(q, k, v, mask_mod):
+    import attn
+    return attn.scaled_dot_product_attention(q, k, v, mask_mod=mask_mod,
+                                             mod_name="torch_docmask")
+
+
+def run_doc(fn, q, k, v, mask_mod, dout):
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out = fn(*leaves, mask_mod)
+    return (out.detach(),) + torch.autograd.grad(out, leaves, dout)
+
+
+def check_compile_mod_tensors(variant, gen):
+    """torch.compile(fullgraph=True) of a document mask whose ids are a
+    module global (doc_causal_mod) or a closure's: no graph break, results
+    within the tolerance of eager, and new ids bound after compiling reach
+    the kernels (the graph takes the tensor as an input)."""
+    global DOC
+    import torch._dynamo
+    b, h, s = 2, 4, 333
+    compiled = torch.compile(doc_attention, fullgraph=True)
+    q, k, v = (torch.randn(b, h, s, 64, generator=gen, device="cuda")
+               .to(torch.bfloat16) for _ in range(3))
+    dout = torch.randn(b, h, s, 64, generator=gen, device="cuda").to(
+        torch.bfloat16)
+    details = []
+    for step in range(2):
+        ids = documents(1, s, gen)[0]  # new ids, and a new tensor, each step
+        if variant == "global":
+            DOC = ids
+            mask_mod = doc_causal_mod
+        else:
+            mask_mod = make_doc_mask(ids)
+        eager = provided(lambda: run_doc(doc_attention, q, k, v, mask_mod,
+                                         dout))
+        got = run_doc(compiled, q, k, v, mask_mod, dout)
+        if step == 0:
+            explain = torch._dynamo.explain(doc_attention)(q, k, v, mask_mod)
+            assert explain.graph_break_count == 0, \
+                "%d graph breaks: %s" % (explain.graph_break_count,
+                                         explain.break_reasons)
+        ref = grouped_reference(*(t.double() for t in (q, k, v)), False,
+                                None, mask_mod)
+        for name, g, e in zip(("out", "dq", "dk", "dv"), got, eager):
+            rel = relative_error(g, e.double(), name)
+            assert rel <= TOLERANCE[torch.bfloat16], \
+                "step %d: compiled %s differs from eager by %.2e" % (
+                    step, name, rel)
+        rel = relative_error(got[0], ref, "out")
+        assert rel <= TOLERANCE[torch.bfloat16], \
+            "step %d: compiled out differs from the reference for these " \
+            "ids by %.2e (stale ids?)" % (step, rel)
+        details.append("step %d: rel err %.2e" % (step, rel))
+    return "0 breaks; " + "; ".join(details)
 
 #===------------------------------------------------------------------------===#
 # train
@@ -670,9 +890,49 @@ def check_hf(padded, seed):
 #===------------------------------------------------------------------------===#
 
 
+def mod_specs():
+    """The training specs (forward and backward kernels) of the mods and
+    modtensors parts' modifications, by their names."""
+    from attn import mods
+    from attn.spec import KernelSpec
+    global DOC, DOC_B, REL_TABLE, SLOPES
+    # The regions name only the tensors' dtypes and ranks.
+    DOC = torch.zeros(1, dtype=torch.int64)
+    DOC_B = torch.zeros(1, 1, dtype=torch.int64)
+    REL_TABLE = torch.zeros(1, 1)
+    SLOPES = torch.zeros(1)
+    wanted = [(softcap_mod, None, "softcap30", c) for c in (False, True)]
+    wanted += [(None, prefix_lm_mod, "prefix_lm100", c) for c in (False, True)]
+    wanted += [(score_mod, mask_mod, "torch_" + name, causal)
+               for name, (score_mod, mask_mod, causal, *_) in
+               MOD_TENSOR_CASES.items()]
+    specs = {}
+    for score_mod, mask_mod, name, causal in wanted:
+        mod = mods.Modification(score_mod, mask_mod, name).signature()
+        spec = KernelSpec("bf16", 64, 64, "top_left" if causal else "none",
+                          backward=True, mod=mod)
+        specs[spec.key] = spec
+    return list(specs.values())
+
+
+def write_mlir(path):
+    """One module with every spec of mod_specs(), its functions renamed
+    apart."""
+    texts = []
+    for n, spec in enumerate(mod_specs()):
+        texts.append(spec.mlir().replace("@forward(", "@forward_%d(" % n)
+                     .replace("@backward(", "@backward_%d(" % n))
+    with open(path, "w") as f:
+        f.write("\n".join(texts))
+    print("wrote %d specs to %s" % (len(texts), path))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernels", required=True,
+    parser.add_argument("--write-mlir", metavar="FILE",
+                        help="write the MLIR of the mods and modtensors "
+                             "parts' kernels and exit")
+    parser.add_argument("--kernels",
                         help="folder(s) with attn.manifest, os.pathsep-"
                              "separated: set as ATTN_KERNELS")
     parser.add_argument("--lib", default=None, help="libattn_runtime.so")
@@ -682,6 +942,11 @@ def main():
     parser.add_argument("--atomic-dq", action="store_true",
                         help="attn.set_atomic_dq(True) for every backward")
     args = parser.parse_args()
+    if args.write_mlir:
+        write_mlir(args.write_mlir)
+        return 0
+    if not args.kernels:
+        parser.error("--kernels is required")
     parts = [p for p in args.only.split(",") if p]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -729,6 +994,15 @@ def main():
             results.run("mods prefix-LM mask_mod bf16 d64%s" % (
                 " causal" if causal else ""), lambda c=causal: check_mod(
                     None, prefix_lm_mod, "prefix_lm100", c, gen))
+    if "modtensors" in parts:
+        for name in MOD_TENSOR_CASES:
+            results.run("modtensors %s bf16 d64" % name,
+                        lambda n=name: check_mod_tensors(n, gen))
+        results.run("modtensors opcheck docmask",
+                    lambda: check_opcheck_mod_tensors(gen))
+        for variant in ("global", "closure"):
+            results.run("modtensors compile docmask (%s)" % variant,
+                        lambda v=variant: check_compile_mod_tensors(v, gen))
     if "train" in parts:
         results.run("train: attn vs torch SDPA, %d steps" % TRAIN_STEPS,
                     lambda: check_train(args.seed))

@@ -364,7 +364,10 @@ std::string attn::getModHash(Operation *op) {
     return "";
   // FNV-1a over the regions' ops written with values numbered within
   // them (block arguments first, then results in order): the same regions
-  // hash the same whatever the op and the function around them.
+  // hash the same whatever the op and the function around them. A mod
+  // operand counts by its element type and rank, its sizes written as
+  // dynamic: the kernels take it with dynamic sizes, so regions that read
+  // tensors of other static sizes are the same modification.
   std::string text;
   llvm::raw_string_ostream os(text);
   for (unsigned i = 0; i < 2; ++i) {
@@ -373,7 +376,12 @@ std::string attn::getModHash(Operation *op) {
     for (Block &block : op->getRegion(i)) {
       for (BlockArgument arg : block.getArguments()) {
         ids[arg] = ids.size();
-        os << arg.getType() << ",";
+        Type type = arg.getType();
+        if (auto tensor = dyn_cast<RankedTensorType>(type))
+          type = RankedTensorType::get(
+              SmallVector<int64_t>(tensor.getRank(), ShapedType::kDynamic),
+              tensor.getElementType());
+        os << type << ",";
       }
       os << "\n";
       for (Operation &inner : block) {
