@@ -19,7 +19,10 @@ Each output is checked against flex's before timing. Forward and forward +
 backward (attn: forward then backward calls; peers: autograd), bf16, B S =
 16384, Hq = Hkv = 2048 / D. TFLOP/s count the visible scores only (4 D per
 visible (query, key) pair forward, 3.5x that forward + backward), so that
-a mask that hides half the keys does not double anyone's rate. Timing:
+a mask that hides half the keys does not double anyone's rate. With --operands
+the masks also run with flex's block mask handed to attn ("attn+bm":
+mod-operands.mlir's blocks=128x128 kernels), and the documents of the
+document mask are 1024 tokens long on average. Timing:
 bench_attention.py's Timer (CUDA graphs where the calls can be captured,
 else CUDA events).
 
@@ -101,9 +104,9 @@ def main():
     plain = (attn_runtime.Module(args.plain_manifest, lib=lib)
              if args.plain_manifest else None)
     timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
-    print("%-14s %4s %6s %-12s %-5s %9s %9s %9s %7s %7s %9s" % (
+    print("%-14s %4s %6s %-12s %-5s %9s %9s %9s %7s %7s %9s %9s %7s" % (
         "mod", "D", "S", "causal", "pass", "attn", "flex", "sdpa",
-        "a/flex", "a/sdpa", "plain"))
+        "a/flex", "a/sdpa", "plain", "attn+bm", "bm/flex"))
     for shape in args.shapes.split(","):
         d, s = map(int, shape.split(":"))
         b, h = max(1, 16384 // s), 2048 // d
@@ -148,7 +151,7 @@ def operand_case(name, causal, b, h, s, dt):
     terms, `visible` broadcasting to [B, Hq, Sq, Sk]): flex's functions
     index the same tensor."""
     gen = torch.Generator(device="cuda").manual_seed(7)
-    t = mot.make_operand(name, (b, h, h, s, s), gen)
+    t = mot.make_operand(name, (b, h, h, s, s), gen, doc_length=1024)
     i = torch.arange(s, device="cuda")
     visible = torch.ones((s, s), dtype=torch.bool, device="cuda")
     if causal != "none":  # Sq == Sk: both causal kinds hide j > i
@@ -240,14 +243,37 @@ def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
     check = "n/a" if ref is None else (
         "ok" if ba.rel_error(got, ref) < 2e-2 else
         "BAD %.1e" % ba.rel_error(got, ref))
-    for what, impls in (("fwd", (attn_fwd, flex_fwd, sdpa_fwd, plain_fwd)),
+    # A mask that reads tensors, with flex's block mask given to attn too
+    # (mod-operands.mlir's kernels with blocks=128x128).
+    blocked = None
+    if operands and name in ("docmask", "padmask"):
+        import bench_blocks  # it imports this file's flex
+        blocked = dict(mod, block_mask=bench_blocks.attn_mask_of(block))
+
+    def attn_blocks_fwd():
+        return module.forward(q, k, v, causal=flag, **blocked)
+
+    def attn_blocks_fwd_bwd():
+        o, lse = module.forward(q, k, v, causal=flag, return_lse=True,
+                                **blocked)
+        return module.backward(q, k, v, o, dout, lse, causal=flag, **blocked)
+
+    if blocked and ref is not None:
+        got = attn_blocks_fwd()
+        check += "" if ba.rel_error(got, ref) < 2e-2 else "/BAD %.1e" % (
+            ba.rel_error(got, ref))
+    for what, impls in (("fwd", (attn_fwd, flex_fwd, sdpa_fwd, plain_fwd,
+                                 attn_blocks_fwd)),
                         ("fwd+bwd", (attn_fwd_bwd, flex_fwd_bwd,
-                                     sdpa_fwd_bwd, plain_fwd_bwd))):
+                                     sdpa_fwd_bwd, plain_fwd_bwd,
+                                     attn_blocks_fwd_bwd))):
         rates = []
         for impl in impls:
             if (impl in (flex_fwd, flex_fwd_bwd) and not flex) or (
                     impl in (sdpa_fwd, sdpa_fwd_bwd) and sdpa_mask is None) or (
-                    impl in (plain_fwd, plain_fwd_bwd) and plain is None):
+                    impl in (plain_fwd, plain_fwd_bwd) and plain is None) or (
+                    impl in (attn_blocks_fwd, attn_blocks_fwd_bwd) and
+                    not blocked):
                 rates.append(None)
                 continue
             try:
@@ -260,10 +286,11 @@ def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
                 rates.append(None)
         fmt = lambda x: "%9.1f" % x if x else "%9s" % "-"  # noqa: E731
         ratio = lambda a, p: "%7.2f" % (a / p) if a and p else "%7s" % "-"  # noqa: E731
-        print("%-14s %4d %6d %-12s %-5s %s %s %s %s %s %s  (%s)" % (
+        print("%-14s %4d %6d %-12s %-5s %s %s %s %s %s %s %s %s  (%s)" % (
             name, d, s, causal, check, fmt(rates[0]), fmt(rates[1]),
             fmt(rates[2]), ratio(rates[0], rates[1]),
-            ratio(rates[0], rates[2]), fmt(rates[3]), what), flush=True)
+            ratio(rates[0], rates[2]), fmt(rates[3]), fmt(rates[4]),
+            ratio(rates[4], rates[1]), what), flush=True)
     del q, k, v, dout, leaf
     torch.cuda.empty_cache()
 

@@ -7,7 +7,10 @@
 // --chip=sm_90a,sm_80` and test/GPU/mod_operands_tests.py. The kernels take
 // the tensors with dynamic sizes (any B, S); each op's `mod_name` is the
 // name the runtime's callers pick its kernels by (attn_options.mod), the
-// tensors go in attn_options.mod_operands.
+// tensors go in attn_options.mod_operands. The masks also have kernels
+// with a block mask of 128 x 128 blocks (attn_options.block_mask), which
+// visit only the blocks the mask keeps and skip the modification on the
+// full ones.
 
 func.func @docmask_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>, %t: tensor<2x1024xi64>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>) {
   %o, %lse = attn.attention %q, %k, %v mod_operands(%t : tensor<2x1024xi64>) {mod_name = "docmask"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
@@ -275,4 +278,120 @@ func.func @alibi_slopes_decode_d128(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x
     }
   %o = attn.combine %po, %pl : tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32> -> tensor<8x32x1x128xbf16>
   return %o : tensor<8x32x1x128xbf16>
+}
+
+func.func @docmask_blocks_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, mod_name = "docmask"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @docmask_blocks_grad_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>, %o: tensor<2x16x1024x64xbf16>, %do: tensor<2x16x1024x64xbf16>, %lse: tensor<2x16x1024xf32>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, mod_name = "docmask"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>
+}
+
+func.func @docmask_causal_blocks_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, causal = #attn.causal<top_left>, mod_name = "docmask"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @docmask_causal_blocks_grad_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>, %o: tensor<2x16x1024x64xbf16>, %do: tensor<2x16x1024x64xbf16>, %lse: tensor<2x16x1024xf32>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, causal = #attn.causal<top_left>, mod_name = "docmask"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>
+}
+
+func.func @docmask_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, mod_name = "docmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @docmask_blocks_grad_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, mod_name = "docmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+}
+
+func.func @docmask_causal_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, causal = #attn.causal<top_left>, mod_name = "docmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @docmask_causal_blocks_grad_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>, %t: tensor<2x1024xi64>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi64>) {block_size = array<i64: 128, 128>, causal = #attn.causal<top_left>, mod_name = "docmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %doc: tensor<2x1024xi64>):
+      %di = tensor.extract %doc[%b, %i] : tensor<2x1024xi64>
+      %dj = tensor.extract %doc[%b, %j] : tensor<2x1024xi64>
+      %keep = arith.cmpi eq, %di, %dj : i64
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+}
+
+func.func @padmask_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %t: tensor<2x1024xi1>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi1>) {block_size = array<i64: 128, 128>, mod_name = "padmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %pad: tensor<2x1024xi1>):
+      %keep = tensor.extract %pad[%b, %j] : tensor<2x1024xi1>
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @padmask_blocks_grad_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>, %t: tensor<2x1024xi1>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) mod_operands(%t : tensor<2x1024xi1>) {block_size = array<i64: 128, 128>, mod_name = "padmask"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %pad: tensor<2x1024xi1>):
+      %keep = tensor.extract %pad[%b, %j] : tensor<2x1024xi1>
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
 }

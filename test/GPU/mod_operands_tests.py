@@ -14,7 +14,10 @@ call passes (random, fresh per case):
                            edge: the kernels clamp indices)
   alibi_slopes  score_mod  s - slopes[h] |i - j|; slopes f32 [Hq]
 Forward cases (bf16, D = 64 and 128; padmask 128 only) with the causal
-kinds the kernels were built for, ragged Sq != Sk and GQA; split-KV decode
+kinds the kernels were built for, ragged Sq != Sk and GQA; the masks also
+with a block mask of 128 x 128 blocks computed from the tensor (visited
+where a key is kept, full where all are: the kernels skip the
+modification there); split-KV decode
 cases (padmask, alibi_slopes, D = 128); backward cases against float64
 autograd. Outputs are NaN first; tolerances are gpu_tests.py's. The runtime
 refuses a call whose tensors do not fit the kernels: none given, another
@@ -34,18 +37,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
 import attn_runtime  # noqa: E402
+import blocks_tests as bt  # noqa: E402
 import gpu_tests as gt  # noqa: E402
 import mods_tests as mt  # noqa: E402
 
 
-def make_operand(name, shape, gen):
+def make_operand(name, shape, gen, doc_length=40):
     """The tensor modification `name` reads for a case of `shape`."""
     b, hq, hkv, sq, sk = shape
     dev = "cuda"
     if name == "docmask":
         s = max(sq, sk)
-        # Documents of random lengths: a new one starts at 1 in 40 tokens.
-        starts = torch.rand((b, s), generator=gen, device=dev) < 1 / 40
+        # Documents of random lengths: a new one starts at 1 in doc_length
+        # tokens.
+        starts = torch.rand((b, s), generator=gen, device=dev) < \
+            1 / doc_length
         return torch.cumsum(starts.to(torch.int64), dim=1)
     if name == "padmask":
         keep = torch.rand((b, sk), generator=gen, device=dev) < 0.8
@@ -89,6 +95,33 @@ def scores(name, t, q, k, causal, scale):
     return s.masked_fill(~visible, float("-inf")), visible
 
 
+def block_map(name, t, causal, sq, sk):
+    """The 128 x 128 block map [B, 1, QB, KB] (0 hidden, 1 partial, 2
+    full: blocks_tests.py's) of mask modification `name` on tensor t: a
+    block is visited where the mask and the causal kind keep a key in it,
+    full where the mask keeps every one (the kernels still apply the
+    causal kind and the bounds there)."""
+    q = torch.zeros((t.shape[0], 1, sq, 1), dtype=torch.float64,
+                    device="cuda")
+    k = torch.zeros((t.shape[0], 1, sk, 1), dtype=torch.float64,
+                    device="cuda")
+    _, keep = scores(name, t, q, k, "none", 1.0)
+    _, seen = scores(name, t, q, k, causal, 1.0)
+    n = bt.BLOCK
+    qb, kb = -(-sq // n), -(-sk // n)
+
+    def blocks(x, fill):
+        padded = torch.full((x.shape[0], 1, qb * n, kb * n), fill,
+                            dtype=torch.bool, device="cuda")
+        padded[:, :, :sq, :sk] = x
+        return padded.view(x.shape[0], 1, qb, n, kb, n)
+
+    any_seen = blocks(seen, False).any(dim=5).any(dim=3)
+    all_kept = blocks(keep, True).all(dim=5).all(dim=3)
+    return torch.where(any_seen, torch.where(all_kept, 2, 1), 0).to(
+        torch.int32)
+
+
 # (modification, head dims, causal kinds its kernels have)
 MODS = [("docmask", (64, 128), ("none", "top_left")),
         ("relbias", (64, 128), ("none",)),
@@ -110,6 +143,19 @@ def cases():
                 for shape in GRAD_SHAPES:
                     yield dict(kind="backward", mod=name, d=d,
                                causal=causal, shape=shape)
+    # With a block mask of the mask (doc ids of 300 tokens on average, so
+    # that some blocks are full).
+    for name, dims, kinds in MODS:
+        if name not in ("docmask", "padmask"):
+            continue
+        for d in dims:
+            for causal in kinds:
+                for shape in SHAPES[:4]:
+                    yield dict(kind="forward", mod=name, d=d, causal=causal,
+                               shape=shape, blocks=True)
+                for shape in GRAD_SHAPES:
+                    yield dict(kind="backward", mod=name, d=d,
+                               causal=causal, shape=shape, blocks=True)
     # Offsets past the table's ends (clamped): compute-sanitizer's memcheck
     # runs this one too.
     for d in (64, 128):
@@ -125,12 +171,16 @@ def run(module, c, gen):
     b, hq, hkv, sq, sk = c["shape"]
     d, dt = c["d"], torch.bfloat16
     q, k, v = mt.random_qkv(c, gen)
-    t = make_operand(c["mod"], c["shape"], gen)
+    blocks = c.get("blocks", False)
+    t = make_operand(c["mod"], c["shape"], gen, 300 if blocks else 40)
     causal = c["causal"]
     flag = {"none": False, "bottom_right": "bottom_right",
             "top_left": "top_left"}[causal]
     scale = 1.0 / math.sqrt(d)
     mod = dict(mod=c["mod"], mod_operands=[t])
+    if blocks:
+        mod["block_mask"] = bt.block_mask(
+            block_map(c["mod"], t, causal, sq, sk), gen)
     if c["kind"] == "backward":
         o, lse = module.forward(q, k, v, causal=flag, return_lse=True, **mod)
         dout = torch.randn(o.shape, generator=gen, device="cuda").to(dt)
@@ -175,9 +225,9 @@ def error_cases(module, gen):
 def main():
     return mt.run_suite(
         4321, cases,
-        lambda c: "%s %s d%d %s %s" % (c["kind"], c["mod"], c["d"],
-                                       c["causal"],
-                                       "x".join(map(str, c["shape"]))),
+        lambda c: "%s %s%s d%d %s %s" % (
+            c["kind"], c["mod"], "+blocks" if c.get("blocks") else "",
+            c["d"], c["causal"], "x".join(map(str, c["shape"]))),
         run, error_cases)
 
 
