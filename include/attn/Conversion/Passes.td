@@ -101,6 +101,11 @@ def AttnTilePass : Pass<"attn-tile"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark per op with the tiling and its HBM traffic and "
            "FLOPs next to standard attention's">,
+    Option<"sparsity", "sparsity", "double", /*default=*/"0.0",
+           "With report: the fraction of the key blocks (of the query "
+           "blocks, for the backward's dK/dV) that an op's block mask "
+           "leaves out, in [0, 1), for its HBM traffic and FLOPs (the lists "
+           "are device data)">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"true",
            "Compute dQ in its own loop nest (fixed summation order) instead "
            "of with atomic adds">,

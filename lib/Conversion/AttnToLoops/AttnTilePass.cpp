@@ -144,6 +144,12 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     checkRange("stages", stages, 0, kMaxTileStages, "0: automatic");
     checkRange("warps", warps, 0, kMaxTileWarps, "0: automatic");
     checkRange("smem-budget", smemBudget, 1, kMaxSmemBudget, "bytes");
+    if (!(sparsity >= 0.0 && sparsity < 1.0)) {
+      root->emitError() << "attn-tile: sparsity = " << sparsity
+                        << " is out of range [0, 1) (the fraction of the "
+                           "blocks a block mask leaves out)";
+      badOption = true;
+    }
     if (badOption)
       return signalPassFailure();
     FailureOr<Attribute> space = parseMemorySpace(root);
@@ -179,6 +185,7 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
         continue;
       }
       AttnTileConfig config{*sizes, *space, deterministic};
+      config.sparsity = sparsity;
       if (report)
         op->emitRemark() << describeAttnTiling(op, config);
       rewriter.setInsertionPoint(op);

@@ -31,6 +31,18 @@ struct Shape {
   int64_t elementBytes, maskBytes = 0;
   CausalKind causal;
   std::optional<int64_t> window;
+  /// With a block mask, the fraction of the blocks it keeps (1 - the
+  /// report's sparsity); 0 without one.
+  double density = 0;
+  /// The tiles a visit of `tiles` tiles reads, and the bytes of the block
+  /// lists it reads for them: a count per visit and an index per tile, of
+  /// the partial and the full lists.
+  double visited(double tiles) const {
+    return density ? tiles * density : tiles;
+  }
+  double listBytes(double tiles) const {
+    return density ? 2 * 4 + 4 * visited(tiles) : 0;
+  }
   int64_t group() const { return hq / hkv; }
   int64_t offset() const { return causal == CausalKind::BottomRight ? sk - sq : 0; }
   /// The window as tile::getProblem clamps it.
@@ -104,6 +116,15 @@ static std::optional<Shape> getShape(OpTy op) {
   return s;
 }
 
+/// getShape, with `sparsity` for an op with a block mask.
+template <typename OpTy>
+static std::optional<Shape> getShape(OpTy op, double sparsity) {
+  std::optional<Shape> s = getShape(op);
+  if (s && getBlockMask(op))
+    s->density = 1.0 - sparsity;
+  return s;
+}
+
 // The counts are in double from the first product on: the shapes' products
 // (B Hq Sq Sk, times D) need not fit int64.
 
@@ -131,10 +152,12 @@ static std::optional<Cost> tiledForward(const Shape &s, const AttnTileSizes &t,
     double rows = std::min(t.blockQ, s.sq - q0);
     auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
     Span keys = spanOf(jBegin, jEnd, t.blockKV);
+    double seen = keys.keys * (s.density ? s.density : 1.0);
     perHead.bytes += rows * (s.d + s.dv) * e + (withLse ? rows * 4 : 0) +
-                     keys.keys * (s.d + s.dv) * e +
-                     rows * keys.keys * s.maskBytes;
-    perHead.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+                     seen * (s.d + s.dv) * e + rows * seen * s.maskBytes +
+                     s.listBytes(keys.tiles);
+    perHead.flops +=
+        s.visited(keys.tiles) * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
   }
   return Cost{perHead.bytes * heads, perHead.flops * heads};
 }
@@ -200,14 +223,16 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
     perGroup.bytes += 2 * cols * (s.d + s.dv) * e;
     auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + int64_t(cols) - 1);
     Span queries = spanOf(iBegin, iEnd, t.blockQ);
-    double step = queries.keys * ((s.d + s.dv) * e + 16 + cols * s.maskBytes);
+    double seen = queries.keys * (s.density ? s.density : 1.0);
+    double step = seen * ((s.d + s.dv) * e + 16 + cols * s.maskBytes) +
+                  s.listBytes(queries.tiles);
     if (!deterministic)
-      step += 2.0 * queries.keys * s.d * 4;
+      step += 2.0 * seen * s.d * 4;
     perGroup.bytes += s.group() * step;
     double flops = 4.0 * t.blockQ * t.blockKV * (s.d + s.dv);
     if (!deterministic)
       flops += 2.0 * t.blockQ * t.blockKV * s.d;
-    perGroup.flops += s.group() * queries.tiles * flops;
+    perGroup.flops += s.group() * s.visited(queries.tiles) * flops;
   }
   c.bytes += perGroup.bytes * groups;
   c.flops += perGroup.flops * groups;
@@ -223,9 +248,11 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
     perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 16;
     auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
     Span keys = spanOf(jBegin, jEnd, t.blockKV);
-    perHead.bytes +=
-        keys.keys * (s.d + s.dv) * e + rows * keys.keys * s.maskBytes;
-    perHead.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
+    double seen = keys.keys * (s.density ? s.density : 1.0);
+    perHead.bytes += seen * (s.d + s.dv) * e + rows * seen * s.maskBytes +
+                     s.listBytes(keys.tiles);
+    perHead.flops +=
+        s.visited(keys.tiles) * 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
   }
   c.bytes += perHead.bytes * heads;
   c.flops += perHead.flops * heads;
@@ -269,6 +296,15 @@ std::string attn::describeAttnTiling(Operation *op,
                     t.workgroupBytes, space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";
+  // The tiled counts of an op with a block mask assume `sparsity`.
+  auto sparse = [&](const Shape &s) -> std::string {
+    if (!s.density)
+      return "";
+    return llvm::formatv(" (with the block mask leaving out a fraction "
+                         "{0:F2} of the blocks: option sparsity)",
+                         config.sparsity)
+        .str();
+  };
   // The counts of an op with per-sequence key counts are upper bounds.
   auto bound = [](auto op) -> std::string {
     if (!op.getKvLens())
@@ -281,13 +317,13 @@ std::string attn::describeAttnTiling(Operation *op,
 
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case<AttentionOp>([&](AttentionOp op) {
-        std::optional<Shape> s = getShape(op);
+        std::optional<Shape> s = getShape(op, config.sparsity);
         if (!s)
           return head + dynamic.str();
         bool lse = static_cast<bool>(op.getLse());
         return head + "; " +
                compare(tiledForward(*s, t, lse), standardForward(*s, lse)) +
-               bound(op);
+               bound(op) + sparse(*s);
       })
       .Case<AttentionPartialOp>([&](AttentionPartialOp op) {
         std::optional<Shape> s = getShape(op);
@@ -300,12 +336,13 @@ std::string attn::describeAttnTiling(Operation *op,
                bound(op);
       })
       .Case<AttentionGradOp>([&](AttentionGradOp op) {
-        std::optional<Shape> s = getShape(op);
+        std::optional<Shape> s = getShape(op, config.sparsity);
         if (!s)
           return head + dynamic.str();
         return head + "; " +
                compare(tiledBackward(*s, t, config.deterministic),
-                       standardBackward(*s));
+                       standardBackward(*s)) +
+               sparse(*s);
       })
       .Case<CombineOp>([&](CombineOp op) {
         ShapedType parts = op.getPartialOutput().getType();

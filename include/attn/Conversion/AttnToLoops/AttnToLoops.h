@@ -140,6 +140,9 @@ struct AttnTileConfig {
   Attribute memorySpace;
   /// Gradients: dQ from its own loop nest rather than atomic adds.
   bool deterministic = true;
+  /// describeAttnTiling only: the fraction of the blocks an op's block mask
+  /// leaves out, in [0, 1) (its lists are known at run time only).
+  double sparsity = 0.0;
   /// Destination-passing form (forward, split-KV, combine and gradient ops):
   /// the buffers the results are written to, one per result and in the same
   /// order, instead of fresh allocations; the op's results must then be
