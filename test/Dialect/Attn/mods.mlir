@@ -89,3 +89,26 @@ func.func @grad(%q: tensor<1x4x33x32xf32>, %k: tensor<1x4x40x32xf32>, %v: tensor
     }
   return %dq, %dk, %dv : tensor<1x4x33x32xf32>, tensor<1x4x40x32xf32>, tensor<1x4x40x32xf32>
 }
+
+// A constant index and a constant yielded: attn-decompose's greedy rewrite
+// hoists region constants out of the regions; their reads and yields take
+// them where they are (the IR fuzzer's crash, seed 11).
+// CHECK-LABEL: func @constant_index
+// DECOMPOSE-LABEL: func @constant_index
+// DECOMPOSE: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<2x8xf32>
+// DECOMPOSE-NOT: attn.
+func.func @constant_index(%q: tensor<1x8x16x32xf32>, %t: tensor<2x8xf32>) -> tensor<1x8x16x32xf32> {
+  %o = attn.attention %q, %q, %q mod_operands(%t : tensor<2x8xf32>) : tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32> -> tensor<1x8x16x32xf32>
+    score_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32, %x: tensor<2x8xf32>):
+      %c1 = arith.constant 1 : index
+      %e = tensor.extract %x[%c1, %h] : tensor<2x8xf32>
+      %y = arith.addf %s, %e : f32
+      attn.yield %y : f32
+    } mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %x: tensor<2x8xf32>):
+      %true = arith.constant true
+      attn.yield %true : i1
+    }
+  return %o : tensor<1x8x16x32xf32>
+}

@@ -160,8 +160,12 @@ struct RegionEmitter {
   Operation *emit(Operation &op) {
     if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
       auto arg = cast<BlockArgument>(extract.getTensor());
-      SmallVector<Value> indices = llvm::map_to_vector(
-          extract.getIndices(), [&](Value v) { return map.lookup(v); });
+      // An index defined outside the region is a constant that a greedy
+      // rewrite (attn-decompose's) hoisted out of it: used as it is, as
+      // clone() uses the other ops' operands.
+      SmallVector<Value> indices =
+          llvm::map_to_vector(extract.getIndices(),
+                              [&](Value v) { return map.lookupOrDefault(v); });
       map.map(extract.getResult(),
               read(b, extract.getLoc(), arg.getArgNumber() - scalarArgs(region),
                    indices));
@@ -171,7 +175,8 @@ struct RegionEmitter {
   }
 
   Value yielded() {
-    return map.lookup(cast<YieldOp>(region.front().getTerminator()).getValue());
+    return map.lookupOrDefault(
+        cast<YieldOp>(region.front().getTerminator()).getValue());
   }
 };
 } // namespace

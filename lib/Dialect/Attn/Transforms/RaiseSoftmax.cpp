@@ -280,6 +280,21 @@ LogicalResult SoftmaxMatcher::matchScoreMod(const Expr *y, ScoreForm &form,
     return fail("a score modification reads the scores at two views");
   if (!leaf)
     return fail("unsupported computation on the scores");
+  // A constant factor on the scores (a negative one stays in the region)
+  // within the scale's range: past it the scores leave the magnitudes the
+  // kernels keep exact (docs/Limits.md).
+  for (const Expr *u : users) {
+    if (u->kind != ExprKind::MulF && u->kind != ExprKind::DivF)
+      continue;
+    for (const Expr *a : u->args) {
+      if (a->kind != ExprKind::ConstF || a->f == 0.0)
+        continue;
+      double factor = std::abs(u->kind == ExprKind::DivF ? 1.0 / a->f : a->f);
+      if (factor < kMinScale || factor > kMaxScale)
+        return fail("a constant factor on the scores lies outside attn's "
+                    "scale range [2^-64, 2^64] in magnitude");
+    }
+  }
   // A constant factor on the scores where they are used only once joins
   // attn's scale.
   form.modScaled = nullptr;
