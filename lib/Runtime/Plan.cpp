@@ -94,23 +94,22 @@ attn_status checkTensor(const char *api, const char *name, const attn_tensor *t,
                         int rank, const char *dims) {
   if (attn_status s = checkPresence(api, name, t, rank, dims))
     return s;
-  if (t->dtype == ATTN_BOOL)
-    return failf(ATTN_ERROR_DTYPE,
-                 "%s: %s has dtype bool; only a mask may be bool (the "
-                 "other tensors are f32, f16 or bf16, lse f32)",
-                 api, name);
-  if (t->dtype == ATTN_I32)
-    return failf(ATTN_ERROR_DTYPE,
-                 "%s: %s has dtype i32; only query_offsets, key_offsets, "
-                 "kv_lens and block_table may be i32 (the other tensors are "
-                 "f32, f16 or bf16, lse f32)",
-                 api, name);
-  if (t->dtype == ATTN_I64)
-    return failf(ATTN_ERROR_DTYPE,
-                 "%s: %s has dtype i64; only the tensors a modification "
-                 "reads (options->mod_operands) may be i64 (the other "
-                 "tensors are f32, f16 or bf16, lse f32)",
-                 api, name);
+  // The dtypes only some arguments take, and which.
+  static constexpr struct {
+    attn_dtype dtype;
+    const char *only;
+  } kNarrow[] = {
+      {ATTN_BOOL, "a mask may be bool"},
+      {ATTN_I32, "query_offsets, key_offsets, kv_lens and block_table may "
+                 "be i32"},
+      {ATTN_I64, "the tensors a modification reads (options->mod_operands) "
+                 "may be i64"}};
+  for (const auto &narrow : kNarrow)
+    if (t->dtype == narrow.dtype)
+      return failf(ATTN_ERROR_DTYPE,
+                   "%s: %s has dtype %s; only %s (the other tensors are f32, "
+                   "f16 or bf16, lse f32)",
+                   api, name, dtypeName(narrow.dtype), narrow.only);
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 1)
       return failf(ATTN_ERROR_SHAPE,
