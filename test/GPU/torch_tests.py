@@ -508,11 +508,18 @@ def check_mod(score_mod, mask_mod, name, causal, gen):
     grads = provided(lambda: torch.autograd.grad(out, (q, k, v), dout))
     ref_leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
     ref = mod_reference(*ref_leaves, causal, score_mod, mask_mod)
+    return compare_with_grads(out, grads, ref, ref_leaves, dout)
+
+
+def compare_with_grads(out, grads, ref, ref_leaves, dout):
+    """Backpropagates dout through the float64 reference `ref` (of
+    `ref_leaves`) and checks out and grads against it at bf16's
+    tolerance; the worst relative error, as a case's detail."""
     ref.backward(dout.double())
     tol = TOLERANCE[torch.bfloat16]
     worst = 0.0
     for label, got, want in zip(("out", "dq", "dk", "dv"),
-                                (out,) + tuple(grads),
+                                (out.detach(),) + tuple(grads),
                                 (ref,) + tuple(t.grad for t in ref_leaves)):
         rel = relative_error(got, want.detach(), label)
         assert rel <= tol, "%s rel err %.2e > %.0e" % (label, rel, tol)
@@ -618,16 +625,7 @@ def check_mod_tensors(name, gen):
     grads = provided(lambda: torch.autograd.grad(out, (q, k, v), dout))
     ref_leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
     ref = grouped_reference(*ref_leaves, causal, score_mod, mask_mod)
-    ref.backward(dout.double())
-    tol = TOLERANCE[torch.bfloat16]
-    worst = 0.0
-    for label, got, want in zip(("out", "dq", "dk", "dv"),
-                                (out.detach(),) + tuple(grads),
-                                (ref,) + tuple(t.grad for t in ref_leaves)):
-        rel = relative_error(got, want.detach(), label)
-        assert rel <= tol, "%s rel err %.2e > %.0e" % (label, rel, tol)
-        worst = max(worst, rel)
-    return "worst rel err %.2e" % worst
+    return compare_with_grads(out, grads, ref, ref_leaves, dout)
 
 
 def check_opcheck_mod_tensors(gen):

@@ -428,6 +428,16 @@ private:
     return h;
   }
 
+  /// `e`'s op OpTy on its two arguments, integers cast to its type first.
+  template <typename OpTy> Value binary(const Expr *e) {
+    Value x = emit(e->args[0]), y = emit(e->args[1]);
+    if (!isa<FloatType>(e->type)) {
+      x = castInt(x, e->type);
+      y = castInt(y, e->type);
+    }
+    return OpTy::create(b, loc, x, y);
+  }
+
   Value emitUncached(const Expr *e) {
     if (e == scaled || e->kind == ExprKind::Scores)
       return block.getArgument(4);
@@ -481,29 +491,28 @@ private:
     case ExprKind::Neg:
       return arith::NegFOp::create(b, loc, arg(0));
     case ExprKind::AddF:
-      return arith::AddFOp::create(b, loc, arg(0), arg(1));
+      return binary<arith::AddFOp>(e);
     case ExprKind::SubF:
-      return arith::SubFOp::create(b, loc, arg(0), arg(1));
+      return binary<arith::SubFOp>(e);
     case ExprKind::MulF:
-      return arith::MulFOp::create(b, loc, arg(0), arg(1));
+      return binary<arith::MulFOp>(e);
     case ExprKind::DivF:
-      return arith::DivFOp::create(b, loc, arg(0), arg(1));
+      return binary<arith::DivFOp>(e);
     case ExprKind::MaxF:
-      if (e->i == 1)
-        return arith::MaxNumFOp::create(b, loc, arg(0), arg(1));
-      return arith::MaximumFOp::create(b, loc, arg(0), arg(1));
+      return e->i == 1 ? binary<arith::MaxNumFOp>(e)
+                       : binary<arith::MaximumFOp>(e);
     case ExprKind::AddI:
-      return arith::AddIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::AddIOp>(e);
     case ExprKind::SubI:
-      return arith::SubIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::SubIOp>(e);
     case ExprKind::MulI:
-      return arith::MulIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::MulIOp>(e);
     case ExprKind::AndI:
-      return arith::AndIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::AndIOp>(e);
     case ExprKind::OrI:
-      return arith::OrIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::OrIOp>(e);
     case ExprKind::XOrI:
-      return arith::XOrIOp::create(b, loc, intArg(0, t), intArg(1, t));
+      return binary<arith::XOrIOp>(e);
     case ExprKind::IToF: {
       Value x = arg(0);
       if (isa<IndexType>(x.getType()))
