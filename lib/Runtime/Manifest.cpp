@@ -60,6 +60,14 @@ bool kindTakes(KernelKind kind, AbiWhen when) {
   return false;
 }
 
+/// The element type of the memref parameter `tensor` of `kernel` that a
+/// tensor map is over: f32 for the backward's row statistics, whatever the
+/// kernel's dtype (attn_kernel_abi.def), the kernel's dtype for the others
+/// (q, k, v, dout).
+attn_dtype tensorMapDtype(const KernelSpec &kernel, std::string_view tensor) {
+  return tensor == "row_stats" ? ATTN_F32 : kernel.dtype;
+}
+
 /// The kinds that kindTakes(`when`), for messages: "forward, decode_partial".
 std::string kindsTaking(AbiWhen when) {
   std::string names;
@@ -922,7 +930,8 @@ attn_status Parser::parseKernel(int line,
 attn_status Parser::parseTma(int line, const std::string &where,
                              std::string_view value, KernelSpec &k) {
   // The tensors whose tensor maps the ABI gives this kind (forward: q, k,
-  // v; decode_partial: k, v).
+  // v; decode_partial: k, v; backward_kv: q, k, v, dout, row_stats;
+  // backward_q: q, k, v, dout).
   std::vector<std::string> tensors;
   for (const AbiEntry &e : kAbi)
     if (std::strcmp(e.kind, kernelKindName(k.kind)) == 0 &&
@@ -938,7 +947,6 @@ attn_status Parser::parseTma(int line, const std::string &where,
   for (const std::string &t : tensors)
     names += (names.empty() ? "" : ", ") + t;
 
-  size_t elementBytes = dtypeSize(k.dtype);
   size_t pos = 0;
   while (pos <= value.size()) {
     size_t end = value.find(',', pos);
@@ -977,19 +985,21 @@ attn_status Parser::parseTma(int line, const std::string &where,
                              std::to_string(box.rows) + " rows and " +
                              std::to_string(box.cols) +
                              " columns: each must be in [1, 256]");
-    if (box.swizzle != 32 && box.swizzle != 64 && box.swizzle != 128)
+    if (box.swizzle != 0 && box.swizzle != 32 && box.swizzle != 64 &&
+        box.swizzle != 128)
       return error(line, where + "tma swizzle of '" + box.tensor + "' is " +
                              std::to_string(box.swizzle) +
-                             " bytes: it must be 32, 64 or 128");
+                             " bytes: it must be 0 (none), 32, 64 or 128");
     // A box row is the innermost span TMA copies: whole 16-byte units, and
-    // no wider than the swizzle pattern it lands in.
-    int64_t rowBytes = box.cols * static_cast<int64_t>(elementBytes);
+    // no wider than the swizzle pattern it lands in, if any.
+    attn_dtype dtype = tensorMapDtype(k, box.tensor);
+    int64_t rowBytes = box.cols * static_cast<int64_t>(dtypeSize(dtype));
     std::string row = "tma box of '" + box.tensor + "' has rows of " +
-                      std::to_string(box.cols) + " " + dtypeName(k.dtype) +
+                      std::to_string(box.cols) + " " + dtypeName(dtype) +
                       " = " + std::to_string(rowBytes) + " bytes";
     if (rowBytes % 16)
       return error(line, where + row + ", not a multiple of 16");
-    if (rowBytes > box.swizzle)
+    if (box.swizzle && rowBytes > box.swizzle)
       return error(line, where + row + ", wider than its " +
                              std::to_string(box.swizzle) + "-byte swizzle");
     k.tma.push_back(std::move(box));

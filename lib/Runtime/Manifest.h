@@ -67,14 +67,15 @@ enum class MaskKind { None, Add, Bool };
 /// "none", "add", "bool".
 ATTN_RUNTIME_API const char *maskKindName(MaskKind mask);
 
-/// One entry of a forward kernel's `tma` key: the box that the kernel copies
-/// by TMA out of the memref parameter `tensor` (q, k or v) through its tensor
-/// map parameter `<tensor>_tmap`, and the swizzle of the copy in shared memory.
+/// One entry of a kernel's `tma` key: the box that the kernel copies by TMA
+/// out of the memref parameter `tensor` (q, k, v, dout or row_stats) through
+/// its tensor map parameter `<tensor>_tmap`, and the swizzle of the copy in
+/// shared memory.
 struct TmaBox {
   std::string tensor;
   int64_t rows = 0;    // elements along the sequence dim
-  int64_t cols = 0;    // elements along the head dim (innermost)
-  int64_t swizzle = 0; // bytes: 32, 64 or 128
+  int64_t cols = 0;    // elements along the innermost dim (head dim, record)
+  int64_t swizzle = 0; // bytes: 0 (none), 32, 64 or 128
 };
 
 /// One entry of a kernel's `mod_operands` key: the dtype and rank of a
@@ -143,8 +144,9 @@ struct KernelSpec {
   /// each walking the tiles grid-stride (docs/KernelABI.md); else one CTA
   /// per tile.
   bool persistent = false;
-  /// The `tma` key (forward): one box per tensor map parameter, as written;
-  /// empty when the kernel takes no tensor maps.
+  /// The `tma` key (forward, decode_partial, backward_kv, backward_q): one
+  /// box per tensor map parameter, as written; empty when the kernel takes
+  /// no tensor maps.
   std::vector<TmaBox> tma;
   /// The `params` key as written (empty when absent); when present, it is
   /// checked against abiParamList() as the manifest is read.

@@ -1252,8 +1252,9 @@ void pushModOperands(std::vector<uint64_t> &args, const Problem &p) {
 
 /// Checks a tensor map against TMA's limits before anything reaches the
 /// driver. The argument checks that every kernel needs already require the
-/// alignment of q, k and v; TMA's terms are checked here in full so that
-/// they hold however those change.
+/// alignment of q, k, v and dout where their rows are whole 16-byte chunks
+/// (checkAlignment), and checkWorkspace that of the row statistics; TMA's
+/// terms are checked here in full so that they hold however those change.
 attn_status checkTensorMap(const char *api, const KernelSpec &kernel,
                            const attn_tensor &t, const char *dims,
                            const TensorMapArg &m) {
@@ -1287,21 +1288,29 @@ attn_status checkTensorMap(const char *api, const KernelSpec &kernel,
   return ATTN_OK;
 }
 
+/// The tensors a kernel's tensor maps may be over, by the name of their
+/// memref parameter; null for those a call does not have.
+struct MapTensors {
+  const attn_tensor *q = nullptr, *k = nullptr, *v = nullptr;
+  const attn_tensor *dout = nullptr, *rowStats = nullptr;
+};
+
 /// The tensor map parameters of a kernel with `tma`, after all its other
-/// parameters (they come last in the ABI): each over the memref
+/// parameters but the mod operands (the ABI's order): each over the memref
 /// parameter its name says, with that memref's sizes and strides innermost
 /// first, and its box and swizzle from the manifest. A dim of size 1 is
 /// never stepped over, so it gets stride 0 whatever the caller gave it:
 /// any stride is valid there, and TMA would reject most.
 attn_status pushTensorMaps(const char *api, Launch &launch,
-                           const attn_tensor *q, const attn_tensor *k,
-                           const attn_tensor *v) {
+                           const MapTensors &tensors) {
   const struct {
     const char *name, *dims;
     const attn_tensor *tensor;
-  } sources[] = {{"q", "B, Hq, Sq, D", q},
-                 {"k", "B, Hkv, Sk, D", k},
-                 {"v", "B, Hkv, Sk, Dv", v}};
+  } sources[] = {{"q", "B, Hq, Sq, D", tensors.q},
+                 {"k", "B, Hkv, Sk, D", tensors.k},
+                 {"v", "B, Hkv, Sk, Dv", tensors.v},
+                 {"dout", "B, Hq, Sq, Dv", tensors.dout},
+                 {"row_stats", "B, Hq, Sq, 4", tensors.rowStats}};
   const KernelSpec &kernel = *launch.kernel;
   launch.tensorMaps.clear();
   if (!kernel.usesTma())
@@ -1406,7 +1415,7 @@ attn_status pushForwardArgs(const char *api, const ForwardTensors &t,
     pushBlockMask(args, *blockMask, p, /*backward=*/false);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  if (attn_status s = pushTensorMaps(api, launch, t.q, t.k, t.v))
+  if (attn_status s = pushTensorMaps(api, launch, {t.q, t.k, t.v}))
     return s;
   pushModOperands(args, p);
   return ATTN_OK;
@@ -1580,16 +1589,35 @@ std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
          "] of the dq=atomic kernels";
 }
 
-/// The arguments of every backward kernel, in attn_kernel_abi.def's order:
-/// the tensors as the caller gave them, row_stats over the workspace
-/// (contiguous [B, Hq, Sq, 4] f32), the atomic dQ kernels' dq_accum
-/// (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when `atomicDq`, the mask
-/// when the kernels take one, the block mask's eight lists when they take
-/// one, then scale_log2 and window, then the mod operands.
+/// row_stats as a tensor: the workspace's records at `rowStats`,
+/// contiguous [B, Hq, Sq, 4] f32, the memref that backwardArgs passes and
+/// the tensor maps of the backward kernels with `tma` are over.
+attn_tensor backwardRowStatsTensor(uint64_t rowStats, const Problem &p) {
+  attn_tensor t = {};
+  t.data = reinterpret_cast<void *>(rowStats);
+  t.dtype = ATTN_F32;
+  t.rank = 4;
+  const int64_t sizes[4] = {p.batch, p.headsQ, p.seqQ, kRowStatsFields};
+  int64_t stride = 1;
+  for (int i = 3; i >= 0; --i) {
+    t.shape[i] = sizes[i];
+    t.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return t;
+}
+
+/// The arguments that the three backward kernels share, in
+/// attn_kernel_abi.def's order: the tensors as the caller gave them,
+/// row_stats over the workspace (contiguous [B, Hq, Sq, 4] f32), the atomic
+/// dQ kernels' dq_accum (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when
+/// `atomicDq`, the mask when the kernels take one, the block mask's eight
+/// lists when they take one, then scale_log2 and window. Each kernel's own
+/// tensor maps and the mod operands follow (planBackward).
 std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
                                    const attn_tensor *mask,
                                    const attn_block_mask *blockMask,
-                                   uint64_t rowStats, bool atomicDq,
+                                   const attn_tensor &rowStats, bool atomicDq,
                                    uint64_t dqAccum, const Problem &p) {
   std::vector<uint64_t> args;
   for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
@@ -1597,7 +1625,7 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
   pushTensor(args, *t.lse);
   for (const attn_tensor *x : {t.dq, t.dk, t.dv})
     pushTensor(args, *x);
-  pushContiguous(args, rowStats, {p.batch, p.headsQ, p.seqQ, kRowStatsFields});
+  pushTensor(args, rowStats);
   if (atomicDq)
     pushContiguous(args, dqAccum, {p.batch, p.headsQ, p.seqQ, p.headDim});
   if (p.mask != MaskKind::None)
@@ -1606,7 +1634,6 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
     pushBlockMask(args, *blockMask, p, /*backward=*/true);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  pushModOperands(args, p);
   return args;
 }
 
@@ -1648,7 +1675,7 @@ attn_status planPartial(const char *api, const DecodeTensors &t,
   pushPartials(args, d, p);
   pushF32(args, p.scaleLog2);
   args.push_back(static_cast<uint64_t>(p.window));
-  if (attn_status s = pushTensorMaps(api, launch, t.q, t.k, t.v))
+  if (attn_status s = pushTensorMaps(api, launch, {t.q, t.k, t.v}))
     return s;
   pushModOperands(args, p);
   return ATTN_OK;
@@ -2028,13 +2055,19 @@ attn_status planBackward(const ManifestSection &section,
                         : "attn_backward_workspace_size"))
     return s;
   plan.workspaceBytes = needed;
-  uint64_t rowStats = reinterpret_cast<uint64_t>(workspace);
-  std::vector<uint64_t> args =
+  uint64_t address = reinterpret_cast<uint64_t>(workspace);
+  attn_tensor rowStats = backwardRowStatsTensor(address, p);
+  std::vector<uint64_t> shared =
       backwardArgs(t, mask, blockMask, rowStats, plan.atomicDq,
-                   rowStats + static_cast<uint64_t>(accumulatorOffset), p);
+                   address + static_cast<uint64_t>(accumulatorOffset), p);
+  // Each kernel with `tma` (backward_kv, backward_q) takes the maps of the
+  // tiles it copies after the shared words; backward_dot never has any.
   for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {
-    l->args = args;
-    l->tensorMaps.clear(); // the backward kinds take none
+    l->args = shared;
+    if (attn_status s =
+            pushTensorMaps(api, *l, {t.q, t.k, t.v, t.dout, &rowStats}))
+      return s;
+    pushModOperands(l->args, p);
   }
   return ATTN_OK;
 }

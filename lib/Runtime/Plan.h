@@ -48,14 +48,14 @@ constexpr uint64_t kMaxTensorMapDim = uint64_t(1) << 32;
 /// TMA's limits; the launch encodes it (Runtime.cpp), interleave none, L2
 /// promotion 256B, out-of-bounds elements read as zero.
 struct TensorMapArg {
-  size_t param = 0;        // the kernel parameter it fills
-  const char *tensor = ""; // "q", "k", "v"
-  attn_dtype dtype = ATTN_F32;
+  size_t param = 0;            // the kernel parameter it fills
+  const char *tensor = "";     // "q", "k", "v", "dout", "row_stats"
+  attn_dtype dtype = ATTN_F32; // the tensor's: f32 for row_stats
   uint64_t address = 0;
-  uint64_t dims[4] = {};    // [D, S, H, B]
+  uint64_t dims[4] = {};    // [D, S, H, B]; row_stats: [4, Sq, Hq, B]
   uint64_t strides[3] = {}; // bytes: [S, H, B]
   uint32_t box[4] = {};     // [cols, rows, 1, 1]
-  int64_t swizzle = 0;      // bytes: 32, 64 or 128
+  int64_t swizzle = 0;      // bytes: 0 (none), 32, 64 or 128
 };
 
 /// One kernel launch. `args` holds one 8-byte word per kernel parameter, in
@@ -146,11 +146,14 @@ struct BackwardTensors {
 /// The backward's launches, in the order they run on the stream:
 /// backward_dot writes a 16-byte record per query row into the workspace
 /// ({LSE log2(e), D = rowsum(dO * O), 0, 0}), then backward_kv (dK, dV) and
-/// backward_q (dQ) read them. All three take the same arguments. With the
-/// atomic dQ kernels (`atomicDq`, manifest dq=atomic) the workspace also
-/// holds the f32 dQ accumulator [B, Hq, Sq, D] after the records (at
-/// round_up(B * Hq * Sq * 16, 256)): backward_dot zeroes it, backward_kv
-/// adds to it atomically, backward_q converts it into dq.
+/// backward_q (dQ) read them. All three take the same arguments up to
+/// window; then a backward_kv or backward_q kernel with `tma` takes its
+/// tensor maps (backward_kv: q, k, v, dout and row_stats over the
+/// workspace's records; backward_q: q, k, v, dout), and each the mod
+/// operands. With the atomic dQ kernels (`atomicDq`, manifest dq=atomic)
+/// the workspace also holds the f32 dQ accumulator [B, Hq, Sq, D] after
+/// the records (at round_up(B * Hq * Sq * 16, 256)): backward_dot zeroes
+/// it, backward_kv adds to it atomically, backward_q converts it into dq.
 struct BackwardPlan {
   Launch dot, keyValue, query;
   bool atomicDq = false;      // the three kernels are dq=atomic ones
@@ -194,7 +197,8 @@ ATTN_RUNTIME_API attn_status planDecode(
 
 /// Checks a backward call (options->mask and options->block_mask included)
 /// and plans its three launches with kernels of `section`, the row
-/// statistics (and the atomic dQ mode's accumulator) in `workspace`. The
+/// statistics (and the atomic dQ mode's accumulator) in `workspace`, and
+/// the tensor maps of those with `tma` (checked against TMA's limits). The
 /// kernels are the section's dq=atomic set for the call when
 /// options->atomic_dq is set and the section has all three, else its
 /// deterministic set; never a mix.

@@ -301,7 +301,8 @@ attn_status encodeTensorMap(const CudaDriver &driver, const KernelSpec &kernel,
                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   CUtensorMapSwizzle swizzle = t.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
                                : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                 : CU_TENSOR_MAP_SWIZZLE_32B;
+                               : t.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                 : CU_TENSOR_MAP_SWIZZLE_NONE;
   const cuuint32_t elementStrides[4] = {1, 1, 1, 1};
   // Out-of-bounds elements read as zero: the kernels rely on it for the
   // rows and keys past the end of a ragged sequence.
@@ -316,44 +317,62 @@ attn_status encodeTensorMap(const CudaDriver &driver, const KernelSpec &kernel,
             kernel.name + "': " + dtypeName(t.dtype) + " dims " +
             listString(t.dims, 4) + ", strides " + listString(t.strides, 3) +
             " bytes, box " + listString(t.box, 4) + ", swizzle " +
-            std::to_string(t.swizzle) + "B)",
+            (t.swizzle ? std::to_string(t.swizzle) + "B" : "none") + ")",
         r);
   return ATTN_OK;
 }
 
-attn_status launch(const attn_module &m, const Launch &l, void *stream) {
+/// Launches `launches` in order on `stream`. The tensor maps of all of them
+/// are encoded first, so that a map the driver refuses (or a driver without
+/// cuTensorMapEncodeTiled) fails the call before any of its kernels runs:
+/// the backward's backward_dot takes no maps, the two kernels after it may.
+attn_status launchAll(const attn_module &m,
+                      std::initializer_list<const Launch *> launches,
+                      void *stream) {
   const CudaDriver *driver = cudaDriver();
   if (!driver)
     return ATTN_ERROR_CUDA;
-  // One entry per kernel parameter: its word, or for a tensor map the 128
-  // bytes of the CUtensorMap, which the driver copies by value.
-  std::vector<void *> params(l.args.size());
-  for (size_t i = 0; i < l.args.size(); ++i)
-    params[i] = const_cast<uint64_t *>(&l.args[i]);
   static_assert(alignof(CUtensorMap) >= 64 &&
                     sizeof(CUtensorMap) == kTensorMapBytes,
                 "a tensor map parameter is 128 bytes, 64-byte aligned");
-  std::vector<CUtensorMap> maps(l.tensorMaps.size());
-  if (m.verbose > 1)
-    std::fprintf(stderr,
-                 "attn-runtime: launch %s grid=(%u,%u,%u) block=%u smem=%u "
-                 "params=%zu\n",
-                 l.kernel->name.c_str(), l.grid[0], l.grid[1], l.grid[2],
-                 l.block, l.smem, l.args.size());
   ContextScope scope(*driver, m.context);
   if (scope.status != CUDA_SUCCESS)
     return cudaFailure(*driver, "cuCtxPushCurrent", scope.status);
-  for (size_t i = 0; i < maps.size(); ++i) {
-    if (attn_status s =
-            encodeTensorMap(*driver, *l.kernel, l.tensorMaps[i], maps[i]))
-      return s;
-    params[l.tensorMaps[i].param] = &maps[i];
+  std::vector<std::vector<CUtensorMap>> maps;
+  for (const Launch *l : launches) {
+    maps.emplace_back(l->tensorMaps.size());
+    for (size_t i = 0; i < l->tensorMaps.size(); ++i)
+      if (attn_status s = encodeTensorMap(*driver, *l->kernel, l->tensorMaps[i],
+                                          maps.back()[i]))
+        return s;
   }
-  if (CUresult r = driver->cuLaunchKernel(
-          m.function(l.kernel), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
-          l.smem, static_cast<CUstream>(stream), params.data(), nullptr))
-    return cudaFailure(*driver, "cuLaunchKernel(" + l.kernel->name + ")", r);
+  size_t index = 0;
+  for (const Launch *l : launches) {
+    // One entry per kernel parameter: its word, or for a tensor map the 128
+    // bytes of the CUtensorMap, which the driver copies by value.
+    std::vector<void *> params(l->args.size());
+    for (size_t i = 0; i < l->args.size(); ++i)
+      params[i] = const_cast<uint64_t *>(&l->args[i]);
+    std::vector<CUtensorMap> &launchMaps = maps[index++];
+    for (size_t i = 0; i < launchMaps.size(); ++i)
+      params[l->tensorMaps[i].param] = &launchMaps[i];
+    if (m.verbose > 1)
+      std::fprintf(stderr,
+                   "attn-runtime: launch %s grid=(%u,%u,%u) block=%u smem=%u "
+                   "params=%zu\n",
+                   l->kernel->name.c_str(), l->grid[0], l->grid[1], l->grid[2],
+                   l->block, l->smem, l->args.size());
+    if (CUresult r = driver->cuLaunchKernel(
+            m.function(l->kernel), l->grid[0], l->grid[1], l->grid[2], l->block,
+            1, 1, l->smem, static_cast<CUstream>(stream), params.data(),
+            nullptr))
+      return cudaFailure(*driver, "cuLaunchKernel(" + l->kernel->name + ")", r);
+  }
   return ATTN_OK;
+}
+
+attn_status launch(const attn_module &m, const Launch &l, void *stream) {
+  return launchAll(m, {&l}, stream);
 }
 
 //===----------------------------------------------------------------------===//
@@ -799,10 +818,7 @@ attn_status attn_backward(attn_module *module, const attn_tensor *q,
       return s;
     // One stream orders them: the other two read the D that the first
     // writes (and the atomic kernels' accumulator that it zeroes).
-    for (const Launch *l : {&plan.dot, &plan.keyValue, &plan.query})
-      if (attn_status s = launch(*module, *l, stream))
-        return s;
-    return ATTN_OK;
+    return launchAll(*module, {&plan.dot, &plan.keyValue, &plan.query}, stream);
   } catch (...) {
     return internalError("attn_backward", "unexpected exception");
   }

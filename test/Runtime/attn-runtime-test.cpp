@@ -7,11 +7,12 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        varlen|backward|backward-atomic|mod FILE|load DIR|launch FILE|
-//        launch-tma FILE|launch-multi FILE|launch-backward FILE|
-//        launch-atomic-dq FILE|launch-paged FILE|launch-varlen FILE|
-//        launch-mod FILE|blocks FILE|launch-blocks FILE|mod-operands FILE|
-//        launch-mod-operands FILE|checked PAGED VARLEN|fuzz FILE CASES SEED
+//        varlen|backward|backward-atomic|backward-tma|mod FILE|load DIR|
+//        launch FILE|launch-tma FILE|launch-multi FILE|launch-backward FILE|
+//        launch-backward-tma FILE|launch-atomic-dq FILE|launch-paged FILE|
+//        launch-varlen FILE|launch-mod FILE|blocks FILE|launch-blocks FILE|
+//        mod-operands FILE|launch-mod-operands FILE|checked PAGED VARLEN|
+//        fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "Manifest.h"
 #include "Plan.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -395,7 +397,11 @@ int runManifest() {
   parseCase("tma-rows-257", h + fwd + " tma=q:257x64:128\n");
   parseCase("tma-cols-512", h + fwd + " tma=q:128x512:128\n");
   parseCase("tma-swizzle-16", h + fwd + " tma=q:128x8:16\n");
-  parseCase("tma-swizzle-0", h + fwd + " tma=q:128x64:0\n");
+  // Swizzle 0: no swizzle, so no bound on a box row but whole 16-byte
+  // units.
+  parseCase("tma-swizzle-none",
+            h + fwd + " tma=q:128x128:0,k:64x64:0,v:64x32:0\n");
+  parseCase("tma-swizzle-none-row-not-16", h + fwd + " tma=q:128x4:0\n");
   parseCase("tma-wider-than-swizzle", h + fwd + " tma=q:128x64:64\n");
   parseCase("tma-row-not-16", h + fwd + " tma=q:128x4:32\n");
   parseCase("tma-params-without-maps",
@@ -464,7 +470,80 @@ int runManifest() {
   parseCase("backward-params-mask-last",
             h + bwd + " mask=add params=" + bwdParams +
                 ",scale_log2:f32,window:i64,mask:memref4\n");
-  parseCase("backward-tma", h + bwd + " tma=k:64x64:128,v:64x64:128\n");
+  // tma on backward_kv (maps of q, k, v, dout and row_stats, whose box is
+  // of f32 records whatever the kernel's dtype) and backward_q (q, k, v,
+  // dout), never backward_dot; the maps follow the mask's descriptor, the
+  // mod operands them.
+  const std::string kvTma = " tma=q:64x64:128,k:64x64:128,v:64x64:128,"
+                            "dout:64x64:128,row_stats:64x4:0";
+  const std::string kvMaps = ",q_tmap:tmap4,k_tmap:tmap4,v_tmap:tmap4,"
+                             "dout_tmap:tmap4,row_stats_tmap:tmap4";
+  {
+    Manifest m;
+    report("backward-tma-valid",
+           parseManifest(
+               h + bwd + kvTma + " params=" + bwdParams +
+                   ",scale_log2:f32,window:i64" + kvMaps + "\n" +
+                   "kernel q kind=backward_q dtype=bf16 head_dim=64 "
+                   "value_dim=64 causal=none block_q=128 block_kv=32 "
+                   "threads=256 smem=36864 tma=dout:128x64:128,"
+                   "q:128x64:128,k:32x64:128,v:32x64:128 params=" +
+                   bwdParams +
+                   ",scale_log2:f32,window:i64,q_tmap:tmap4,k_tmap:tmap4,"
+                   "v_tmap:tmap4,dout_tmap:tmap4\n" +
+                   bwd.substr(0, 8) + "_add" + bwd.substr(8) +
+                   " mask=add mod=bias mod_hash=0123456789abcdef "
+                   "mod_operands=f32:1" +
+                   kvTma + " params=" + bwdParams +
+                   ",mask:memref4,scale_log2:f32,window:i64" + kvMaps +
+                   ",mod0:memref1\n"
+                   "kernel b_f16 kind=backward_kv dtype=f16 head_dim=64 "
+                   "value_dim=64 causal=none block_q=64 block_kv=64 "
+                   "threads=128 smem=36864 tma=q:64x64:128,k:64x64:128,"
+                   "v:64x64:128,dout:64x64:128,row_stats:64x8:0\n",
+               "m.manifest", m));
+    for (const KernelSpec &k : m.sections.front().kernels) {
+      std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size());
+      for (const TmaBox &b : k.tma)
+        std::printf("%s:%lldx%lld:%lld ", b.tensor.c_str(),
+                    static_cast<long long>(b.rows),
+                    static_cast<long long>(b.cols),
+                    static_cast<long long>(b.swizzle));
+      std::printf("\n");
+    }
+  }
+  parseCase("backward-tma-dot",
+            h +
+                "kernel d kind=backward_dot dtype=bf16 head_dim=64 "
+                "value_dim=64 causal=none block_q=64 block_kv=64 "
+                "threads=128 smem=0" +
+                kvTma + "\n");
+  parseCase("backward-tma-q-row-stats",
+            h + "kernel q kind=backward_q dtype=bf16 head_dim=64 "
+                "value_dim=64 causal=none block_q=128 block_kv=32 "
+                "threads=256 smem=0 tma=q:128x64:128,k:32x64:128,"
+                "v:32x64:128,dout:128x64:128,row_stats:128x4:0\n");
+  parseCase("backward-tma-missing-row-stats",
+            h + bwd +
+                " tma=q:64x64:128,k:64x64:128,v:64x64:128,"
+                "dout:64x64:128\n");
+  parseCase("backward-tma-swizzle",
+            h + bwd +
+                " tma=q:64x64:128,k:64x64:128,v:64x64:128,"
+                "dout:64x64:96,row_stats:64x4:0\n");
+  // 2 f32 are 8 bytes (2 bf16 would be 4).
+  parseCase("backward-tma-row-stats-8-bytes",
+            h + bwd +
+                " tma=q:64x64:128,k:64x64:128,v:64x64:128,"
+                "dout:64x64:128,row_stats:64x2:0\n");
+  parseCase("backward-tma-params-without-maps",
+            h + bwd + kvTma + " params=" + bwdParams +
+                ",scale_log2:f32,window:i64\n");
+  parseCase("backward-tma-params-maps-after-mod",
+            h + bwd + " mod=bias mod_hash=0123456789abcdef mod_operands=f32:1" +
+                kvTma + " params=" + bwdParams +
+                ",scale_log2:f32,window:i64,mod0:memref1" + kvMaps + "\n");
   parseCase("backward-grid", h + bwd + " grid=persistent\n");
   parseCase("backward-block-q-limit",
             h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
@@ -2930,6 +3009,177 @@ void modCase(const ManifestSection &m, const char *name, const Args &a) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Backward plans with tensor maps (backward_kv and backward_q with `tma=`)
+//===----------------------------------------------------------------------===//
+
+/// Backward kernels as attn-compile writes the sm_90a ones, backward_kv and
+/// backward_q copying their tiles by TMA (backward_dot never does): bf16
+/// d128 with and without a mask, f16 d64 in the atomic dQ mode, bf16 d60
+/// (rows of 120 bytes, whose boxes of 64 columns read past the head dim),
+/// and a top_left set without tma=.
+std::string backwardTmaModule() {
+  const std::string kv = " tma=q:64x64:128,k:128x64:128,v:128x64:128,"
+                         "dout:64x64:128,row_stats:64x4:0\n";
+  const std::string q =
+      " tma=q:128x64:128,k:64x64:128,v:64x64:128,dout:128x64:128\n";
+  const std::string bf16 = " dtype=bf16 head_dim=128 value_dim=128";
+  std::string text = "attn-manifest 1\ntarget sm_90a\nptx kernels.ptx\n";
+  for (const char *mask : {"", " mask=add"}) {
+    std::string suffix = *mask ? "_add" : "";
+    text += "kernel bwd_dot" + suffix + " kind=backward_dot" + bf16 +
+            " causal=none" + mask +
+            " block_q=64 block_kv=64 threads=128 smem=0\n";
+    text += "kernel bwd_kv_tma" + suffix + " kind=backward_kv" + bf16 +
+            " causal=none" + mask +
+            " block_q=64 block_kv=128 threads=256 smem=180224" + kv;
+    text += "kernel bwd_q_tma" + suffix + " kind=backward_q" + bf16 +
+            " causal=none" + mask +
+            " block_q=128 block_kv=64 threads=256 smem=164864" + q;
+  }
+  const std::string f16 =
+      " dtype=f16 head_dim=64 value_dim=64 causal=bottom_right dq=atomic";
+  text += "kernel bwd_dot_f16 kind=backward_dot" + f16 +
+          " block_q=64 block_kv=64 threads=128 smem=0\n"
+          "kernel bwd_kv_tma_f16 kind=backward_kv" +
+          f16 + " block_q=64 block_kv=128 threads=256 smem=98304" +
+          " tma=q:64x64:128,k:128x64:128,v:128x64:128,dout:64x64:128,"
+          "row_stats:64x4:0\n"
+          "kernel bwd_q_f16 kind=backward_q" +
+          f16 + " block_q=128 block_kv=64 threads=128 smem=0\n";
+  const std::string d60 = " dtype=bf16 head_dim=60 value_dim=60 causal=none";
+  text += "kernel bwd_dot_d60 kind=backward_dot" + d60 +
+          " block_q=64 block_kv=64 threads=128 smem=0\n"
+          "kernel bwd_kv_d60 kind=backward_kv" +
+          d60 + " block_q=64 block_kv=128 threads=256 smem=180224" + kv +
+          "kernel bwd_q_d60 kind=backward_q" + d60 +
+          " block_q=128 block_kv=64 threads=256 smem=164864" + q;
+  const std::string tl = " dtype=bf16 head_dim=128 value_dim=128 "
+                         "causal=top_left block_q=64 block_kv=64 threads=128 "
+                         "smem=0\n";
+  text += "kernel bwd_dot_tl kind=backward_dot" + tl +
+          "kernel bwd_kv_tl kind=backward_kv" + tl +
+          "kernel bwd_q_tl kind=backward_q" + tl;
+  return text;
+}
+
+/// Plans the backward call `a`; prints each launch's header and tensor
+/// maps, and whether the launches share their words up to window (those of
+/// backward_dot, which takes no maps) with each kernel's maps after them.
+void backwardTmaCase(const ManifestSection &m, const char *name,
+                     const BackwardArgs &a) {
+  BackwardPlan p;
+  attn_status s = a.plan(m, p);
+  report(name, s);
+  if (s != ATTN_OK)
+    return;
+  bool shared = p.dot.tensorMaps.empty();
+  for (const Launch *l : {&p.dot, &p.keyValue, &p.query}) {
+    printLaunchHeader(name, *l);
+    printTensorMaps(*l);
+    size_t words = p.dot.args.size();
+    shared = shared && l->args.size() == words + l->tensorMaps.size() &&
+             std::equal(p.dot.args.begin(), p.dot.args.end(), l->args.begin());
+    for (size_t i = 0; i < l->tensorMaps.size(); ++i)
+      shared = shared && l->tensorMaps[i].param == words + i;
+  }
+  std::printf("  words up to window: %s; maps after them: %zu, %zu, %zu\n",
+              shared ? "shared" : "DIFFERENT", p.dot.tensorMaps.size(),
+              p.keyValue.tensorMaps.size(), p.query.tensorMaps.size());
+}
+
+/// A BHSD tensor [b, h, s, d] whose rows are `rowStride` elements apart
+/// (padded past d).
+attn_tensor paddedOf(attn_dtype dtype, int64_t b, int64_t h, int64_t s,
+                     int64_t d, int64_t rowStride, uint64_t data) {
+  attn_tensor t = bhsd(dtype, b, h, s, d, data);
+  t.strides[2] = rowStride;
+  t.strides[1] = s * rowStride;
+  t.strides[0] = h * s * rowStride;
+  return t;
+}
+
+/// BackwardArgs of D = Dv = 60 bf16 whose tensors have rows padded to 64
+/// elements (128 bytes), which TMA can read.
+BackwardArgs paddedD60() {
+  BackwardArgs a(ATTN_BF16, 60);
+  const struct {
+    attn_tensor *tensor;
+    int64_t heads, seq;
+    uint64_t data;
+  } tensors[] = {{&a.q, 8, 77, kQ},       {&a.k, 2, 1000, kK},
+                 {&a.v, 2, 1000, kV},     {&a.o, 8, 77, kO},
+                 {&a.dout, 8, 77, kDout}, {&a.dq, 8, 77, kDq},
+                 {&a.dk, 2, 1000, kDk},   {&a.dv, 2, 1000, kDv}};
+  for (const auto &t : tensors)
+    *t.tensor = paddedOf(ATTN_BF16, 2, t.heads, t.seq, 60, 64, t.data);
+  return a;
+}
+
+int runBackwardTma() {
+  Manifest parsed;
+  if (!setUp(backwardTmaModule(), parsed))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
+  backwardTmaCase(m, "bhsd", BackwardArgs());
+  backwardTmaCase(m, "bshd", BackwardArgs(ATTN_BF16, 128, /*bshdLayout=*/true));
+  {
+    // The mask's descriptor joins the shared words; the maps follow it.
+    BackwardArgs a;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    a.options.mask = &mask;
+    backwardTmaCase(m, "mask", a);
+  }
+  {
+    // B = 1: row_stats' map steps over no batch (stride 0), like q's.
+    BackwardArgs a;
+    for (attn_tensor *t :
+         {&a.q, &a.k, &a.v, &a.o, &a.dout, &a.lse, &a.dq, &a.dk, &a.dv})
+      t->shape[0] = 1;
+    backwardTmaCase(m, "batch-one", a);
+  }
+  {
+    // f16 in the atomic dQ mode: maps after dq_accum; row_stats' is f32
+    // whatever the kernels' dtype. backward_q has no tma= here.
+    BackwardArgs a(ATTN_F16, 64);
+    a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    a.options.atomic_dq = 1;
+    backwardTmaCase(m, "f16-atomic", a);
+  }
+  {
+    // Kernels without tma=: the same words for all three, no maps.
+    BackwardArgs a;
+    a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+    backwardTmaCase(m, "no-tma", a);
+  }
+  // D = 60 with rows padded to 128 bytes: the maps have the logical head
+  // dim and the padded strides.
+  backwardTmaCase(m, "d60-padded", paddedD60());
+
+  // Errors. dout's alignment is every kernel's check where its rows are
+  // whole 16-byte chunks, TMA's own where they are not (D = 60 reads
+  // element by element without maps).
+  {
+    BackwardArgs a;
+    misalignPointer(a.dout, kDout, 8);
+    backwardTmaCase(m, "dout-misaligned", a);
+    a = paddedD60();
+    misalignPointer(a.dout, kDout, 8);
+    backwardTmaCase(m, "d60-dout-misaligned", a);
+    a = paddedD60();
+    a.dout = bhsd(ATTN_BF16, 2, 8, 77, 60, kDout);
+    backwardTmaCase(m, "d60-dout-unpadded", a);
+    a = BackwardArgs();
+    a.dout.strides[0] = int64_t(1) << 39; // 2^40 bytes
+    backwardTmaCase(m, "dout-stride-2^40", a);
+    a = BackwardArgs();
+    a.workspace = kWorkspace + 16;
+    backwardTmaCase(m, "workspace-misaligned", a);
+  }
+  return 0;
+}
+
 /// The manifest keys mod= and mod_hash=, then the kernels each call takes
 /// for its options->mod out of `manifest` (Inputs/mod.manifest).
 int runMod(const std::string &manifest) {
@@ -3966,6 +4216,53 @@ int runLaunchBackward(const std::string &manifest) {
   return 0;
 }
 
+/// Backward launches through Inputs/backward-tma.manifest (bf16 d128):
+/// backward_dot without tensor maps, then backward_kv and backward_q with
+/// theirs, encoded at launch (row_stats' over the workspace), after the
+/// words the three share and before the mod operands; the calls whose
+/// arguments TMA cannot read launch nothing.
+int runLaunchBackwardTma(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  BackwardArgs a(ATTN_BF16, 128);
+  int64_t bytes = attn_backward_workspace_size(&a.q);
+  std::printf("workspace: %lld bytes\n", static_cast<long long>(bytes));
+  a.workspaceBytes = bytes;
+  report("backward", a.call(module, stream));
+  {
+    BackwardArgs b(ATTN_BF16, 128, /*bshdLayout=*/true);
+    b.workspaceBytes = bytes;
+    report("backward-bshd", b.call(module, stream));
+  }
+  {
+    BackwardArgs b(ATTN_BF16, 128);
+    b.workspaceBytes = bytes;
+    attn_tensor bias = {
+        reinterpret_cast<void *>(kBias), ATTN_F32, 1, {1000}, {1}};
+    b.options.mod = "bias";
+    b.options.mod_operands = &bias;
+    b.options.num_mod_operands = 1;
+    report("backward-bias", b.call(module, stream));
+  }
+  {
+    BackwardArgs b(ATTN_BF16, 128);
+    b.workspaceBytes = bytes;
+    misalignPointer(b.dout, kDout, 8);
+    report("backward-dout-misaligned", b.call(module, stream));
+  }
+  {
+    BackwardArgs b(ATTN_BF16, 128);
+    b.workspaceBytes = bytes;
+    b.workspace = kWorkspace + 16;
+    report("backward-workspace-misaligned", b.call(module, stream));
+  }
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
 /// The atomic dQ mode through Inputs/atomic-dq.manifest (bf16 d64): which
 /// set each call launches for its options->atomic_dq, dq_accum's words over
 /// the workspace, and the calls that launch nothing.
@@ -4728,9 +5025,11 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "varlen|backward|backward-atomic|mod FILE|load DIR|"
+                 "varlen|backward|backward-atomic|backward-tma|mod FILE|"
+                 "load DIR|"
                  "launch FILE|launch-tma FILE|launch-multi FILE|"
-                 "launch-backward FILE|launch-atomic-dq FILE|"
+                 "launch-backward FILE|launch-backward-tma FILE|"
+                 "launch-atomic-dq FILE|"
                  "launch-paged FILE|launch-varlen FILE|launch-mod FILE|"
                  "blocks FILE|launch-blocks FILE|mod-operands FILE|"
                  "launch-mod-operands FILE|checked PAGED VARLEN|"
@@ -4759,6 +5058,8 @@ int main(int argc, char **argv) {
     return runBackward();
   if (what == "backward-atomic")
     return runBackwardAtomic();
+  if (what == "backward-tma")
+    return runBackwardTma();
   if (what == "mod" && argc == 3)
     return runMod(argv[2]);
   if (what == "blocks" && argc == 3)
@@ -4775,6 +5076,8 @@ int main(int argc, char **argv) {
     return runLaunchMulti(argv[2]);
   if (what == "launch-backward" && argc == 3)
     return runLaunchBackward(argv[2]);
+  if (what == "launch-backward-tma" && argc == 3)
+    return runLaunchBackwardTma(argv[2]);
   if (what == "launch-atomic-dq" && argc == 3)
     return runLaunchAtomicDq(argv[2]);
   if (what == "launch-paged" && argc == 3)

@@ -519,7 +519,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (failed(bytes))
       return failure();
     if (*bytes != spec.sharedBytes)
-      return op->emitOpError("GPU kernel uses ")
+      return op->emitOpError("GPU kernel " + spec.name() + " uses ")
              << *bytes << " bytes of shared memory, the schedule says "
              << spec.sharedBytes;
     return kernel;

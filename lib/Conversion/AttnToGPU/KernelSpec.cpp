@@ -163,21 +163,28 @@ std::string KernelSpec::manifestLine() const {
     os << " grid=persistent";
   if (usesTma()) {
     // Box rows x columns and swizzle of each tensor map: column blocks of
-    // the swizzled tiles (TileWgmma.cpp), a Q tile or a K/V tile.
+    // the swizzled tiles (TileWgmma.cpp), a tile of query rows (Q, dO) or
+    // of keys (K, V); the backward's row records whole, unswizzled f32.
     const char *separator = " tma=";
     int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
     for (const KernelParam &p : params()) {
       StringRef name = p.name;
       if (p.type != "tmap" || !name.consume_back("_tmap"))
         continue;
-      int64_t rows = name == "q" ? blockQ : blockKV;
-      // The tile's columns: the head dim padded as attn-tile pads it.
-      int64_t cols =
-          tileColumns(name == "v" ? valueDim : headDim, target, bytes);
-      int64_t swizzle = swizzleBytes(cols * bytes);
-      os << separator << name.str() << ":" << rows << "x" << swizzle / bytes
-         << ":" << swizzle;
+      bool queryRows = llvm::is_contained({"q", "dout", "row_stats"}, name);
+      int64_t rows = queryRows ? blockQ : blockKV;
+      os << separator << name.str() << ":" << rows << "x";
       separator = ",";
+      if (name == "row_stats") {
+        os << kRowStatsFields << ":0";
+        continue;
+      }
+      // The tile's columns: the head dim padded as attn-tile pads it.
+      bool valueCols = name == "v" || name == "dout";
+      int64_t cols =
+          tileColumns(valueCols ? valueDim : headDim, target, bytes);
+      int64_t swizzle = swizzleBytes(cols * bytes);
+      os << swizzle / bytes << ":" << swizzle;
     }
   }
   os << " params=";
@@ -311,7 +318,7 @@ int64_t paramLastDim(const KernelSpec &spec, StringRef name) {
   if (llvm::is_contained({"v", "o", "dout", "dv", "partial_o"}, name))
     return spec.valueDim;
   if (name == "row_stats")
-    return 4;
+    return kRowStatsFields;
   return ShapedType::kDynamic;
 }
 

@@ -491,11 +491,11 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
     return op.emitOpError("stores into a buffer that is not a kernel "
                           "parameter");
   if (op.getAccumulate()) {
-    if (!l.cols || l.replicated() || !hopper || tma)
+    if (!l.cols || l.replicated() || !hopper || specialized)
       return op.emitOpError("accumulates into memory, which the GPU mapping "
                             "does on sm_90a, for register tiles whose rows "
-                            "the warps split, in kernels without TMA "
-                            "copies (bulk reductions)");
+                            "the warps split, in kernels without a producer "
+                            "warpgroup (bulk reductions)");
     return lowerAccumulateBulk(op, *f, *g);
   }
   OpBuilder::InsertionGuard guard(b);

@@ -48,10 +48,12 @@
 //   after the last op that reads them. So the producer loads the next
 //   tile's Q and first K/V tiles while the consumers finish the last one.
 //
-// A TMA box is a whole tile: rows past the tile's `rows` that lie inside
-// the source are read, not zero-filled (their keys are masked and their
-// rows never stored, by attn-tile); rows past the source's end read zeros.
-// The tensor maps are made by the runtime (docs/KernelABI.md).
+// A TMA box is a whole tile's rows (of a swizzled tile one column block, of
+// the backward's unswizzled row records all four fields): rows past the
+// tile's `rows` that lie inside the source are read, not zero-filled (their
+// keys are masked and their rows never stored, by attn-tile); rows past the
+// source's end read zeros. The tensor maps are made by the runtime
+// (docs/KernelABI.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -511,10 +513,16 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
                                          const SharedTile &t) {
   int64_t rank = g.sizes.size();
   std::optional<unsigned> row = rowIndex(op.getIndices());
-  if (!g.tensorMap || !t.swizzle ||
+  // A swizzled tile is copied a column block at a time; an unswizzled one
+  // (the backward's row records) whole, its rows unpadded whole 16-byte
+  // units.
+  bool dense = !t.swizzle && t.pitch == t.shape[1] &&
+               t.shape[1] * t.elementBytes() % 16 == 0 && t.shape[1] <= 256;
+  if (!g.tensorMap || !(t.swizzle || dense) ||
       !(row && static_cast<int64_t>(*row) == rank - 2))
     return op.emitOpError("cannot be copied by TMA: the sm_90a kernels copy "
-                          "tiles whose rows are consecutive in the "
+                          "swizzled tiles, or unpadded ones of whole 16-byte "
+                          "rows, whose rows are consecutive in the "
                           "second-innermost dimension of a kernel parameter "
                           "with a tensor map");
   // The tile's first row: the box's coordinates, innermost first.
@@ -540,7 +548,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
     });
   }
-  int64_t blockCols = t.swizzle / t.elementBytes();
+  int64_t blockCols = t.swizzle ? t.swizzle / t.elementBytes() : t.shape[1];
   int64_t blocks = t.shape[1] / blockCols;
   inThreadZero(e, tid, role, [&] {
     for (int64_t blk = 0; blk < blocks; ++blk) {

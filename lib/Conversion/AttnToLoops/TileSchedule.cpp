@@ -148,25 +148,27 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
   Bytes e = s.elementBytes, d = s.headCols, dv = s.valueCols;
   if (s.kind == TileShape::Kind::Gradient && target == TileTarget::Sm90a) {
     // Swizzled, unpadded, 1024-byte aligned tiles (as the forward's below);
-    // a ring is one tile of its stages' rows. The copies are cp.async, so
-    // there are no mbarriers.
+    // a ring is one tile of its stages' rows. The copies are TMA, each
+    // nest's on `stages` + 1 mbarriers (one per stage, one for the held
+    // tiles), after the tiles.
     auto tile = [&](Bytes rows, Bytes cols) {
       return (rows * cols * e).alignTo(1024);
     };
+    Bytes barriers = (Bytes(8) * (stages + 1)).alignTo(16);
     auto nest = [&](int64_t held, int64_t streamed) {
       Bytes ring = Bytes(stages) * streamed;
       return tile(held, d) + tile(held, dv) + tile(ring, d) + tile(ring, dv);
     };
     Bytes records = (Bytes(stages) * blockQ * 16).alignTo(1024);
     Bytes keyValue = nest(blockKV, blockQ) + records,
-          query = nest(blockQ, blockKV);
+          query = nest(blockQ, blockKV) + barriers;
     // The atomic dQ mode: the dS^T tile, and the f32 stage of one dQ
     // chunk that the kernel adds to global memory with a bulk reduction
     // (rows padded by 32 bytes, TileFragments.cpp).
     if (s.dsTile)
       keyValue = keyValue + tile(blockKV, blockQ) +
                  Bytes(blockQ) * (std::min(s.headCols, kGradDqChunk) * 4 + 32);
-    return largestNest(s, keyValue, query);
+    return largestNest(s, keyValue + barriers, query);
   }
   if (s.kind == TileShape::Kind::Gradient) {
     Bytes pad = 16 / s.elementBytes;

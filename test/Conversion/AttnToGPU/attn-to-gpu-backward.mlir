@@ -34,16 +34,22 @@
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: llvm.atomicrmw
 // CHECK: gpu.return
-// SM90A: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv {{.*}} threads=128 smem=51200 params=
-// SM90A-NOT: tma=
-// SM90A: gpu.func @attn_bwd_kv_f16_d64_dv64_top_left(
-// SM90A-NOT: cp.async.bulk
+// On sm_90a the dK/dV and dQ kernels take tensor maps and copy by TMA on
+// mbarriers; the dot kernel copies nothing.
+// SM90A: kernel attn_bwd_dot_f16_d64_dv64_top_left kind=backward_dot {{[^"]*}} smem=0 params={{[^"]*}},window:i64"
+// SM90A-SAME: kernel attn_bwd_kv_f16_d64_dv64_top_left kind=backward_kv {{.*}} threads=128 smem=51232 tma=q:64x64:128,k:64x64:128,v:64x64:128,dout:64x64:128,row_stats:64x4:0 params=
+// SM90A: gpu.func @attn_bwd_kv_f16_d64_dv64_top_left({{.*}}: !llvm.ptr, {{.*}}: !llvm.ptr, {{.*}}: !llvm.ptr, {{.*}}: !llvm.ptr, {{.*}}: !llvm.ptr) kernel
 // SM90A-NOT: nvvm.mma.sync
-// SM90A: nvvm.cp.async.shared.global
+// SM90A-NOT: nvvm.cp.async.shared.global
+// SM90A: nvvm.mbarrier.init
+// SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// SM90A: nvvm.mbarrier.try_wait.parity
 // SM90A: nvvm.wgmma.mma_async
 // SM90A: llvm.inline_asm {{.*}}wgmma.mma_async
 // SM90A: gpu.func @attn_bwd_q_f16_d64_dv64_top_left(
 // SM90A-NOT: nvvm.mma.sync
+// SM90A-NOT: nvvm.cp.async.shared.global
+// SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // SM90A: nvvm.wgmma.mma_async
 // SM90A-NOT: llvm.atomicrmw
 // SM90A: gpu.return
@@ -96,8 +102,8 @@ func.func @gradient_f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v
 // 128 keys (dK/dV) or 128 queries (dQ) against tiles of 64 of the other;
 // the dot kernel keeps 4 warps. A static shape smaller than a tile keeps it.
 // SM90A: kernel attn_bwd_dot_bf16_d128_dv128_none kind=backward_dot {{[^"]*}} block_q=64 block_kv=64 threads=128 smem=0
-// SM90A-SAME: kernel attn_bwd_kv_bf16_d128_dv128_none kind=backward_kv {{[^"]*}} block_q=64 block_kv=128 threads=256 smem=133120
-// SM90A-SAME: kernel attn_bwd_q_bf16_d128_dv128_none kind=backward_q {{[^"]*}} block_q=128 block_kv=64 threads=256 smem=131072
+// SM90A-SAME: kernel attn_bwd_kv_bf16_d128_dv128_none kind=backward_kv {{[^"]*}} block_q=64 block_kv=128 threads=256 smem=133152
+// SM90A-SAME: kernel attn_bwd_q_bf16_d128_dv128_none kind=backward_q {{[^"]*}} block_q=128 block_kv=64 threads=256 smem=131104
 // SM90A-LABEL: func @wide
 func.func @wide(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x70x128xbf16>, %v: tensor<1x2x70x128xbf16>, %o: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>, %lse: tensor<1x2x100xf32>) -> tensor<1x2x100x128xbf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse

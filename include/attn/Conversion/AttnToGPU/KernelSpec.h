@@ -45,6 +45,9 @@ constexpr llvm::StringLiteral kGridConstantsAttr = "attn.grid_constants";
 /// The most tensors a kernel's modifications may read (`mod_operands`), and
 /// their largest rank: the runtime's attn_tensor has 4 dims.
 constexpr int64_t kMaxModOperands = 16, kMaxModOperandRank = 4;
+/// The f32 fields of a backward row record (`row_stats`, [B, Hq, Sq, 4]:
+/// attn_kernel_abi.def).
+constexpr int64_t kRowStatsFields = 4;
 
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
@@ -124,12 +127,15 @@ struct KernelSpec {
   }
   /// The warps of the schedule and the producer warpgroup.
   int64_t threads() const { return warps * 32 + (producer ? 128 : 0); }
-  /// Whether the kernel copies its tiles by TMA (the sm_90a forward and
-  /// partial kernels): it then takes the tensor maps attn_kernel_abi.def
-  /// gives its kind.
+  /// Whether the kernel copies its tiles by TMA (the sm_90a forward,
+  /// partial, dK/dV and deterministic dQ kernels; the atomic mode's dQ
+  /// kernel converts its accumulator, without tiles): it then takes the
+  /// tensor maps attn_kernel_abi.def gives its kind.
   bool usesTma() const {
     return target == TileTarget::Sm90a && !paged &&
-           (kind == KernelKind::Forward || kind == KernelKind::DecodePartial);
+           (kind == KernelKind::Forward || kind == KernelKind::DecodePartial ||
+            kind == KernelKind::BackwardKeyValue ||
+            (kind == KernelKind::BackwardQuery && !atomicDq));
   }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
