@@ -202,8 +202,8 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "FLOPs) for the kernel of every op, as a remark">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "The GPU the kernels are for: sm_80, sm_86, sm_87, sm_89, sm_90 "
-           "or sm_90a (PTX 8.0); sm_90a maps forward kernels onto wgmma "
-           "warpgroups and copies by TMA (forward and decode)">,
+           "or sm_90a (PTX 8.0); sm_90a maps forward and backward kernels "
+           "onto wgmma warpgroups and copies by TMA (all but paged ones)">,
     Option<"persistent", "persistent", "bool", /*default=*/"false",
            "sm_90a: make the warp-specialised forward kernels persistent "
            "(one CTA per SM walks the query tiles grid-stride; manifest "

@@ -184,8 +184,14 @@ struct QueryRing {
     Value head = ix.add(ix.mul(kvHead, p.group), ix.div(n, tilesPerHead));
     Value step = ix.rem(n, tilesPerHead);
     if (!p.maskBlockQ) {
+      // The rows run to Sq, not to iEnd: the queries past iEnd that the
+      // tile holds are real rows that the index masks hide from every key
+      // (a GPU kernel's TMA box reads them; zero rows are not what it
+      // gives there, and a row past `rows` would take the masks of row
+      // `rows - 1`).
       Value q0 = ix.add(iBegin, ix.mul(step, ix.c(blockQ)));
-      return RowTile{batch, head, q0, ix.min(ix.c(blockQ), ix.sub(iEnd, q0)),
+      return RowTile{batch, head, q0,
+                     ix.min(ix.c(blockQ), ix.sub(p.querySeq, q0)),
                      /*packed=*/false};
     }
     int64_t perBlock = p.maskBlockQ / blockQ;
