@@ -157,6 +157,21 @@ void parseCase(const char *name, const std::string &text) {
   report(name, parseManifest(text, "m.manifest", m));
 }
 
+/// Each kernel of the first section: its line, name, ABI, parameter count
+/// and tensor-map boxes.
+void printTmaKernels(const Manifest &m) {
+  for (const KernelSpec &k : m.sections.front().kernels) {
+    std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
+                abiName(k).c_str(), abiParamSizes(k).size());
+    for (const TmaBox &b : k.tma)
+      std::printf("%s:%lldx%lld:%lld ", b.tensor.c_str(),
+                  static_cast<long long>(b.rows),
+                  static_cast<long long>(b.cols),
+                  static_cast<long long>(b.swizzle));
+    std::printf("\n");
+  }
+}
+
 /// Manifests of several sections, one per target: the errors, a valid one,
 /// and the section the runtime chooses for each compute capability.
 int runSections() {
@@ -348,16 +363,7 @@ int runManifest() {
                              "head_dim=128 value_dim=128 causal=top_left "
                              "block_q=128 block_kv=64 threads=256 smem=0\n",
                          "m.manifest", m));
-    for (const KernelSpec &k : m.sections.front().kernels) {
-      std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
-                  abiName(k).c_str(), abiParamSizes(k).size());
-      for (const TmaBox &b : k.tma)
-        std::printf("%s:%lldx%lld:%lld ", b.tensor.c_str(),
-                    static_cast<long long>(b.rows),
-                    static_cast<long long>(b.cols),
-                    static_cast<long long>(b.swizzle));
-      std::printf("\n");
-    }
+    printTmaKernels(m);
   }
   parseCase("tma-f32",
             h + "kernel k kind=forward dtype=f32 head_dim=32 value_dim=32 "
@@ -502,16 +508,7 @@ int runManifest() {
                    "threads=128 smem=36864 tma=q:64x64:128,k:64x64:128,"
                    "v:64x64:128,dout:64x64:128,row_stats:64x8:0\n",
                "m.manifest", m));
-    for (const KernelSpec &k : m.sections.front().kernels) {
-      std::printf("  line %d: %s (%s) params=%zu tma=", k.line, k.name.c_str(),
-                  abiName(k).c_str(), abiParamSizes(k).size());
-      for (const TmaBox &b : k.tma)
-        std::printf("%s:%lldx%lld:%lld ", b.tensor.c_str(),
-                    static_cast<long long>(b.rows),
-                    static_cast<long long>(b.cols),
-                    static_cast<long long>(b.swizzle));
-      std::printf("\n");
-    }
+    printTmaKernels(m);
   }
   parseCase("backward-tma-dot",
             h +

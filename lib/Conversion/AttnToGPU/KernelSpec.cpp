@@ -181,8 +181,7 @@ std::string KernelSpec::manifestLine() const {
       }
       // The tile's columns: the head dim padded as attn-tile pads it.
       bool valueCols = name == "v" || name == "dout";
-      int64_t cols =
-          tileColumns(valueCols ? valueDim : headDim, target, bytes);
+      int64_t cols = tileColumns(valueCols ? valueDim : headDim, target, bytes);
       int64_t swizzle = swizzleBytes(cols * bytes);
       os << swizzle / bytes << ":" << swizzle;
     }
