@@ -2509,6 +2509,14 @@ struct BackwardArgs {
   }
 };
 
+/// Bf16 backward arguments of head dim `d` whose workspace is the size
+/// the deterministic kernels need.
+BackwardArgs sizedBackwardArgs(int64_t d, bool bshdLayout = false) {
+  BackwardArgs a(ATTN_BF16, d, bshdLayout);
+  a.workspaceBytes = attn_backward_workspace_size(&a.q);
+  return a;
+}
+
 /// The three launches' headers, then the words of the first, which the
 /// other two must repeat.
 void printBackward(const char *name, const BackwardPlan &p) {
@@ -4190,10 +4198,9 @@ int runLaunchBackward(const std::string &manifest) {
   if (!module)
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
-  BackwardArgs a(ATTN_BF16, 64);
-  int64_t bytes = attn_backward_workspace_size(&a.q);
+  BackwardArgs a = sizedBackwardArgs(64);
+  int64_t bytes = a.workspaceBytes;
   std::printf("workspace: %lld bytes\n", static_cast<long long>(bytes));
-  a.workspaceBytes = bytes;
   report("backward", a.call(module, stream));
   {
     BackwardArgs b(ATTN_BF16, 64, /*bshdLayout=*/true);
@@ -4223,38 +4230,24 @@ int runLaunchBackwardTma(const std::string &manifest) {
   if (!module)
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
-  BackwardArgs a(ATTN_BF16, 128);
-  int64_t bytes = attn_backward_workspace_size(&a.q);
-  std::printf("workspace: %lld bytes\n", static_cast<long long>(bytes));
-  a.workspaceBytes = bytes;
-  report("backward", a.call(module, stream));
-  {
-    BackwardArgs b(ATTN_BF16, 128, /*bshdLayout=*/true);
-    b.workspaceBytes = bytes;
-    report("backward-bshd", b.call(module, stream));
-  }
-  {
-    BackwardArgs b(ATTN_BF16, 128);
-    b.workspaceBytes = bytes;
-    attn_tensor bias = {
-        reinterpret_cast<void *>(kBias), ATTN_F32, 1, {1000}, {1}};
-    b.options.mod = "bias";
-    b.options.mod_operands = &bias;
-    b.options.num_mod_operands = 1;
-    report("backward-bias", b.call(module, stream));
-  }
-  {
-    BackwardArgs b(ATTN_BF16, 128);
-    b.workspaceBytes = bytes;
-    misalignPointer(b.dout, kDout, 8);
-    report("backward-dout-misaligned", b.call(module, stream));
-  }
-  {
-    BackwardArgs b(ATTN_BF16, 128);
-    b.workspaceBytes = bytes;
-    b.workspace = kWorkspace + 16;
-    report("backward-workspace-misaligned", b.call(module, stream));
-  }
+  std::printf("workspace: %lld bytes\n",
+              static_cast<long long>(sizedBackwardArgs(128).workspaceBytes));
+  report("backward", sizedBackwardArgs(128).call(module, stream));
+  report("backward-bshd",
+         sizedBackwardArgs(128, /*bshdLayout=*/true).call(module, stream));
+  BackwardArgs bias = sizedBackwardArgs(128);
+  attn_tensor table = {
+      reinterpret_cast<void *>(kBias), ATTN_F32, 1, {1000}, {1}};
+  bias.options.mod = "bias";
+  bias.options.mod_operands = &table;
+  bias.options.num_mod_operands = 1;
+  report("backward-bias", bias.call(module, stream));
+  BackwardArgs dout = sizedBackwardArgs(128);
+  misalignPointer(dout.dout, kDout, 8);
+  report("backward-dout-misaligned", dout.call(module, stream));
+  BackwardArgs workspace = sizedBackwardArgs(128);
+  workspace.workspace = kWorkspace + 16;
+  report("backward-workspace-misaligned", workspace.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;
