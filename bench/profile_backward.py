@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One attn backward call (bf16, B * S = 16384, H = 2048 / D) for a
 profiler: `ncu --kernel-name regex:attn_bwd python3 bench/profile_backward.py
---manifest M --d 64 --s 4096 [--causal]`."""
+--manifest M --d 64 --s 4096 [--causal] [--atomic-dq]`."""
 
 import argparse
 import os
@@ -21,6 +21,8 @@ def main():
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--s", type=int, default=4096)
     parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--atomic-dq", action="store_true",
+                        help="the atomic dQ mode's kernels")
     args = parser.parse_args()
     module = attn_runtime.Module(args.manifest, lib=args.lib)
     b, h, s, d = 16384 // args.s, 2048 // args.d, args.s, args.d
@@ -28,7 +30,8 @@ def main():
                                  dtype=torch.bfloat16) for _ in range(4))
     kind = "top_left" if args.causal else "none"
     o, lse = module.forward(q, k, v, causal=kind, return_lse=True)
-    module.backward(q, k, v, o, dout, lse, causal=kind)
+    module.backward(q, k, v, o, dout, lse, causal=kind,
+                    atomic_dq=args.atomic_dq)
     torch.cuda.synchronize()
 
 

@@ -359,10 +359,12 @@ void TileLowering::retireTiles() {
 LogicalResult TileLowering::lowerStoreShared(TileStoreOp op, const Fragment &f,
                                              const SharedTile &t) {
   const FragLayout &l = f.layout;
-  if (t.shape.size() != 2 || !l.cols || l.replicated() || op.getAccumulate())
+  if (t.shape.size() != 2 || !l.cols || l.replicated() || op.getAccumulate() ||
+      op.getTranspose())
     return op.emitOpError("stores into a memory tile, which the GPU mapping "
                           "does for register tiles with rows split between "
-                          "the warps into a rank-2 tile, without accumulate");
+                          "the warps into a rank-2 tile, without accumulate "
+                          "or transpose");
   int64_t bytes = t.elementBytes();
   // Rows past `rows` keep what they hold; a constant count that covers the
   // tile needs no test.
@@ -406,10 +408,16 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
                                                 const Fragment &f,
                                                 const Global &g) {
   const FragLayout &l = f.layout;
-  int64_t rows = l.mTiles * Mma::kM * warps, cols = l.cols;
+  // The stage holds the destination's rows: the tile's, or with
+  // `transpose` its columns.
+  bool transposed = op.getTranspose();
+  int64_t tileRows = l.mTiles * Mma::kM * warps;
+  int64_t rows = transposed ? l.cols : tileRows;
+  int64_t cols = transposed ? tileRows : l.cols;
   // Rows padded by 32 bytes: the 8-byte stores of a warp's 8 rows then fall
-  // in distinct banks.
-  int64_t pitch = cols * 4 + 32;
+  // in distinct banks. Transposed, by 16: a warp's 4-byte stores then cover
+  // 8 consecutive words in each of 4 rows two apart (cols a multiple of 32).
+  int64_t pitch = cols * 4 + (transposed ? 16 : 32);
   // The columns the destination's rows hold; the rest are padding.
   int64_t length = op.getDest().getType().getShape().back();
   if (length % 4 || !g.chunkRows)
@@ -434,45 +442,63 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   for (int64_t mt = 0; mt < l.mTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
       int64_t first = mt * l.perTile() + half * 2;
-      Value rowBytes = e.mul(rowOf(l, first), e.c32(pitch));
-      for (int64_t nb = 0; nb < cols / Mma::kN; ++nb) {
+      Value row = rowOf(l, first);
+      for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
+        Value col = colOf(l, i);
+        if (transposed) {
+          // Tile columns i and i + 1 are two stage rows.
+          for (int64_t k = 0; k < 2; ++k) {
+            Value at =
+                e.add(stage, e.add(e.mul(e.add(col, e.c32(k)), e.c32(pitch)),
+                                   e.mul(row, e.c32(4))));
+            LLVM::StoreOp::create(b, e.loc, f.elems[i + k], sharedAt(at), 4);
+          }
+          continue;
+        }
         Value pair = vector::FromElementsOp::create(
             b, e.loc, VectorType::get({2}, e.f32()),
             ValueRange{f.elems[i], f.elems[i + 1]});
-        Value at = e.add(stage, e.add(rowBytes, e.mul(colOf(l, i), e.c32(4))));
+        Value at =
+            e.add(stage, e.add(e.mul(row, e.c32(pitch)), e.mul(col, e.c32(4))));
         LLVM::StoreOp::create(b, e.loc, pair, sharedAt(at), 8);
       }
     }
   // The bulk copies read the stage through the async proxy.
   fenceAsyncProxy();
   ctaBarrier();
-  // Thread r adds row r (rows under `rows`): one bulk reduction of `cols`
-  // f32 into the row in global memory. Upstream NVVM has the tensor form
-  // of cp.reduce.async.bulk only (it needs a tensor map), so this is
-  // inline PTX.
-  OpBuilder::InsertionGuard guard(b);
-  Value valid =
-      e.band(e.lt(tid, e.c32(rows)), e.lt(tid, scalars.lookup(op.getRows())));
-  auto ifRow = scf::IfOp::create(b, e.loc, valid, false);
-  b.setInsertionPointToStart(ifRow.thenBlock());
-  FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), tid);
-  if (failed(idx))
-    return failure();
-  Value dst = LLVM::AddrSpaceCastOp::create(
-      b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
-      e.gep(g.ptr, g.elementType, globalOffset(g, *idx, e.c32(0))));
-  Value src = LLVM::PtrToIntOp::create(
-      b, e.loc, e.i32(), sharedAt(e.add(stage, e.mul(tid, e.c32(pitch)))));
-  LLVM::InlineAsmOp::create(
-      b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(length * 4)},
-      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
-      "[$1], $2;",
-      "l,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
+  // One bulk reduction of `length` f32 per row under `rows`, from the
+  // stage's row into the row in global memory. A bulk copy takes uniform
+  // operands, so a warp issues its lanes' one at a time: the rows are dealt
+  // out across the warps (row lane x warps + warp), so that every warp
+  // issues a few. Upstream NVVM has the tensor form of cp.reduce.async.bulk
+  // only (it needs a tensor map), so this is inline PTX.
+  int64_t threads = 32 * warps;
+  for (int64_t first = 0; first < rows; first += threads) {
+    OpBuilder::InsertionGuard guard(b);
+    Value row = e.add(e.c32(first), e.add(e.mul(lane, e.c32(warps)), warp));
+    Value valid =
+        e.band(e.lt(row, e.c32(rows)), e.lt(row, scalars.lookup(op.getRows())));
+    auto ifRow = scf::IfOp::create(b, e.loc, valid, false);
+    b.setInsertionPointToStart(ifRow.thenBlock());
+    FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), row);
+    if (failed(idx))
+      return failure();
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, e.loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+        e.gep(g.ptr, g.elementType, globalOffset(g, *idx, e.c32(0))));
+    Value src = LLVM::PtrToIntOp::create(
+        b, e.loc, e.i32(), sharedAt(e.add(stage, e.mul(row, e.c32(pitch)))));
+    LLVM::InlineAsmOp::create(
+        b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(length * 4)},
+        "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+        "[$1], $2;",
+        "l,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
+  }
   return success();
 }
 
@@ -498,6 +524,9 @@ LogicalResult TileLowering::lowerStore(TileStoreOp op) {
                             "warpgroup (bulk reductions)");
     return lowerAccumulateBulk(op, *f, *g);
   }
+  if (op.getTranspose())
+    return op.emitOpError("writes a tile's columns as rows, which the GPU "
+                          "mapping does only for accumulating stores");
   OpBuilder::InsertionGuard guard(b);
   // Every warp holds a replicated tile: warp 0 writes it.
   Value cond;

@@ -118,8 +118,9 @@ static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
   Value tile = toReadOnlyBuffer(b, loc, op.getTile());
   Value r = beginFor(b, loc, ix.c(0), op.getRows(), ix.c(1));
   SmallVector<Value> indices = inlineRegion(b, op.getIndices(), r);
-  if (op.getAccumulate()) {
-    // Element by element: other iterations may add to the same elements.
+  if (op.getAccumulate() || op.getTranspose()) {
+    // Element by element: other iterations may add to the same elements,
+    // and a transposed tile's rows are the destination's columns.
     SmallVector<Value> at(indices);
     SmallVector<Value> from = {r};
     if (op.getTile().getType().getRank() == 2) {
@@ -127,10 +128,15 @@ static void lowerStore(RewriterBase &rewriter, TileStoreOp op) {
           beginFor(b, loc, ix.c(0), ix.c(rowLength(op.getDest())), ix.c(1));
       at.push_back(col);
       from.push_back(col);
+      if (op.getTranspose())
+        std::swap(from[0], from[1]);
     }
     Value v = memref::LoadOp::create(b, loc, tile, from);
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v,
-                                op.getDest(), at);
+    if (op.getAccumulate())
+      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v,
+                                  op.getDest(), at);
+    else
+      memref::StoreOp::create(b, loc, v, op.getDest(), at);
   } else if (op.getTile().getType().getRank() == 1) {
     Value v = memref::LoadOp::create(b, loc, tile, r);
     memref::StoreOp::create(b, loc, v, op.getDest(), indices);

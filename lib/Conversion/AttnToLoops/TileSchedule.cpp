@@ -143,7 +143,8 @@ static Bytes largestNest(const TileShape &s, Bytes keyValue, Bytes query) {
 /// as the forward's (records: padded, or unswizzled on sm_90a). With one
 /// nest scheduled, that nest's (the row statistics take none).
 static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
-                         int64_t stages, TileTarget target = TileTarget::Sm80,
+                         int64_t stages, int64_t warps,
+                         TileTarget target = TileTarget::Sm80,
                          bool producer = false, bool persistent = false) {
   Bytes e = s.elementBytes, d = s.headCols, dv = s.valueCols;
   if (s.kind == TileShape::Kind::Gradient && target == TileTarget::Sm90a) {
@@ -163,11 +164,14 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     Bytes keyValue = nest(blockKV, blockQ) + records,
           query = nest(blockQ, blockKV) + barriers;
     // The atomic dQ mode: the dS^T tile, and the f32 stage of one dQ
-    // chunk that the kernel adds to global memory with a bulk reduction
-    // (rows padded by 32 bytes, TileFragments.cpp).
-    if (s.dsTile)
+    // chunk that the kernel adds to global memory with a bulk reduction,
+    // a row per query (rows padded by 16 bytes for a transposed chunk, 32
+    // otherwise: TileFragments.cpp).
+    if (s.dsTile) {
+      GradDqProduct dq = gradDqProduct(s.headCols, warps);
       keyValue = keyValue + tile(blockKV, blockQ) +
-                 Bytes(blockQ) * (std::min(s.headCols, kGradDqChunk) * 4 + 32);
+                 Bytes(blockQ) * (dq.width * 4 + (dq.transposed ? 16 : 32));
+    }
     return largestNest(s, keyValue + barriers, query);
   }
   if (s.kind == TileShape::Kind::Gradient) {
@@ -298,8 +302,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // iterations (H200, bf16, D = 256: 80 keys against 64 measured 1.02x
       // to 1.06x, S = 2k to 16k, causal and not).
       auto fits = [&](int64_t keys, int64_t stages) {
-        return !sharedBytes(s, bq, keys, stages, request.target, t.producer,
-                            t.persistent)
+        return !sharedBytes(s, bq, keys, stages, t.warps, request.target,
+                            t.producer, t.persistent)
                     .exceeds(request.smemBudget);
       };
       if (!bkv && widest <= 128)
@@ -312,9 +316,10 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
         bkv = 64;
       if (!request.stages) {
         t.stages = t.producer ? 4 : 2;
-        while (t.stages > 2 && sharedBytes(s, bq, bkv, t.stages, request.target,
-                                           t.producer, t.persistent)
-                                   .exceeds(request.smemBudget))
+        while (t.stages > 2 &&
+               sharedBytes(s, bq, bkv, t.stages, t.warps, request.target,
+                           t.producer, t.persistent)
+                   .exceeds(request.smemBudget))
           --t.stages;
       }
       // With a producer the loop is rotated so that a warpgroup's softmax
@@ -372,15 +377,18 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // backward against 4 warps: 1.02x to 1.07x at S = 2k to 16k, but
     // causal 0.91x to 1.00x (docs/GPU.md). At D = 64, where 4 warps run 3
     // CTAs per SM, the dK/dV kernel took 1.03x to 1.08x the time. The
-    // atomic mode's dQ product has 64 query rows: one warpgroup. A score
+    // atomic mode's dK/dV nest takes them where its dQ^T product has the
+    // two warpgroups' rows of head columns (gradDqProduct: D = 128), without
+    // a mask operand (with one it spilled 104 to 120 bytes, 20 to 52 on 4
+    // warps); its dQ nest only converts the accumulator. A score
     // modification's derivative spilled 32 bytes in the dK/dV kernel at
     // D = 128.
     int64_t widest = std::max(s.headCols, s.valueCols);
     bool keyRows = s.gradNest == GradNest::KeyValue;
-    if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats &&
-        !s.dsTile && !request.warps && !bq && !bkv && widest > 64 &&
-        widest <= 128 && s.causal == CausalKind::None &&
-        !(keyRows && s.scoreMod)) {
+    bool dqRows = !s.dsTile || (keyRows && s.headCols % 128 == 0 && !s.mask);
+    if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats && dqRows &&
+        !request.warps && !bq && !bkv && widest > 64 && widest <= 128 &&
+        s.causal == CausalKind::None && !(keyRows && s.scoreMod)) {
       int64_t block = keyRows ? s.maskBlockK : s.maskBlockQ;
       if (!block || block % 128 == 0) {
         t.warps = 8;
@@ -433,7 +441,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
   // until the tiles fit the budget: large head dims.
-  while (sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
+  while (sharedBytes(s, bq, bkv, t.stages, t.warps, request.target, t.producer,
                      t.persistent)
              .exceeds(request.smemBudget)) {
     if (!request.blockKV && bkv > kMinBlock)
@@ -444,8 +452,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     else
       break;
   }
-  Bytes bytes = sharedBytes(s, bq, bkv, t.stages, request.target, t.producer,
-                            t.persistent);
+  Bytes bytes = sharedBytes(s, bq, bkv, t.stages, t.warps, request.target,
+                            t.producer, t.persistent);
   if (bytes.exceeds(request.smemBudget)) {
     bool gradient = s.kind == TileShape::Kind::Gradient;
     InFlightDiagnostic diag = op->emitError();

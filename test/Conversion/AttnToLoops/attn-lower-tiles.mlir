@@ -122,3 +122,31 @@ func.func @dq_accumulate(%dss: memref<64x32xf16, 3>, %ks: memref<64x16xf16, 3>,
   } {accumulate}
   return
 }
+
+// -----
+
+// A transposed store writes the tile's columns as rows: element (c, r)
+// lands in column c of row r (the dQ^T product, added to dQ); without
+// accumulate, as plain stores.
+
+// CHECK-LABEL: func.func @dq_transposed(
+// CHECK:         scf.for %[[R:.+]] =
+// CHECK:           scf.for %[[C:.+]] =
+// CHECK:             %[[V:.+]] = memref.load %{{.+}}[%[[C]], %[[R]]]
+// CHECK:             memref.atomic_rmw addf %[[V]], %{{.+}}[%{{.+}}, %{{.+}}, %[[R]], %[[C]]]
+// CHECK:         scf.for %[[R2:.+]] =
+// CHECK:           scf.for %[[C2:.+]] =
+// CHECK:             %[[W:.+]] = memref.load %{{.+}}[%[[C2]], %[[R2]]]
+// CHECK:             memref.store %[[W]], %{{.+}}[%{{.+}}, %{{.+}}, %[[R2]], %[[C2]]]
+func.func @dq_transposed(%t: tensor<16x32xf32>, %acc: memref<?x?x?x12xf32>,
+                         %n: index, %b: index, %h: index) {
+  attn.tile.store %t into %acc rows %n : tensor<16x32xf32> into memref<?x?x?x12xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  } {accumulate, transpose}
+  attn.tile.store %t into %acc rows %n : tensor<16x32xf32> into memref<?x?x?x12xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %b, %h, %r : index, index, index
+  } {transpose}
+  return
+}

@@ -246,6 +246,28 @@ func.func @store_row(%t: tensor<32x48xf16>, %o: memref<?x?x?x64xf16>, %n: index)
 
 // -----
 
+func.func @store_transposed_row(%t: tensor<48x32xf32>, %o: memref<?x?x?x64xf32>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op tile columns hold 48 elements; dest's last dimension must be static and at most that}}
+  attn.tile.store %t into %o rows %n : tensor<48x32xf32> into memref<?x?x?x64xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  } {transpose}
+  return
+}
+
+// -----
+
+func.func @store_transposed_rank(%t: tensor<32xf32>, %o: memref<?x?x?xf32>, %n: index) {
+  // expected-error @+1 {{'attn.tile.store' op transpose writes the columns of a rank-2 tile, got rank 1}}
+  attn.tile.store %t into %o rows %n : tensor<32xf32> into memref<?x?x?xf32> {
+  ^bb0(%r: index):
+    attn.tile.yield %r, %r, %r : index, index, index
+  } {transpose}
+  return
+}
+
+// -----
+
 func.func @store_rows_yield(%t: tensor<32xf32>, %o: memref<?x?x?xf32>, %n: index) {
   // expected-error @+1 {{'attn.tile.store' op region must yield 3 indices (every dest dimension), got 2 values}}
   attn.tile.store %t into %o rows %n : tensor<32xf32> into memref<?x?x?xf32> {

@@ -133,6 +133,24 @@ FailureOr<AttnTileSizes> chooseAttnTileSizes(Operation *op,
 /// what the sm_90a kernels stage in shared memory for one bulk reduction.
 constexpr int64_t kGradDqChunk = 64;
 
+/// How the non-deterministic mode's dK/dV nest computes a query tile's dQ
+/// from dS^T (staged in memory) and K: as dQ^T = K^T dS^T, `width` head
+/// columns per product, where a GPU CTA's rows (16 per warp of `warps`)
+/// divide the head columns, so that the head columns are the product's rows
+/// and every warp holds a share of them (with two warpgroups, half the
+/// columns each, all the tile's queries); otherwise as dQ = dS K in chunks
+/// of kGradDqChunk columns, the query tile's rows.
+struct GradDqProduct {
+  bool transposed;
+  int64_t width;
+};
+inline GradDqProduct gradDqProduct(int64_t headCols, int64_t warps) {
+  int64_t rows = 16 * warps;
+  if (headCols % rows == 0)
+    return {true, rows};
+  return {false, std::min(kGradDqChunk, headCols)};
+}
+
 /// Everything the tiled lowering of one op needs besides the op.
 struct AttnTileConfig {
   AttnTileSizes sizes;

@@ -196,12 +196,16 @@ LogicalResult TileStoreOp::verify() {
   if (getAccumulate() && !tile.getElementType().isF32())
     return emitOpError("accumulate adds f32 tiles only, got ")
            << tile.getElementType();
+  if (getTranspose() && tile.getRank() != 2)
+    return emitOpError("transpose writes the columns of a rank-2 tile, got "
+                       "rank ")
+           << tile.getRank();
   if (tile.getRank() == 2) {
     int64_t row = dest.getRank() ? dest.getShape().back() : 0;
-    if (dest.getRank() < 1 || ShapedType::isDynamic(row) ||
-        row > tile.getDimSize(1))
-      return emitOpError("tile rows hold ")
-             << tile.getDimSize(1)
+    int64_t held = tile.getDimSize(getTranspose() ? 0 : 1);
+    if (dest.getRank() < 1 || ShapedType::isDynamic(row) || row > held)
+      return emitOpError("tile ")
+             << (getTranspose() ? "columns" : "rows") << " hold " << held
              << " elements; dest's last dimension must be static and at "
                 "most that";
     return verifyRowRegion(*this, getIndices(), dest.getRank() - 1,

@@ -185,7 +185,10 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
     yields every index of the element `r` lands in. The tile and `dest` have
     one element type. With `accumulate` the tile is added to `dest`
     (atomically: other CTAs may add to the same elements) rather than
-    written; f32 only.
+    written; f32 only. With `transpose` a `[X, R]` tile is written by its
+    columns: column `r` of the tile is row `r` of the destination (`rows`
+    counts columns, X bounds the destination's last dimension); the
+    backward's dQ^T product, added to dQ.
 
     ```mlir
     attn.tile.store %o into %out rows %n : tensor<64x64xf16>
@@ -198,7 +201,8 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
   }];
   let arguments = (ins Attn_RegisterTile:$tile,
                    Arg<AnyStridedMemRef, "", [MemRead, MemWrite]>:$dest,
-                   Index:$rows, UnitAttr:$accumulate);
+                   Index:$rows, UnitAttr:$accumulate,
+                   UnitAttr:$transpose);
   let regions = (region SizedRegion<1>:$indices);
   let assemblyFormat = [{
     $tile `into` $dest `rows` $rows `:` type($tile) `into` type($dest)
