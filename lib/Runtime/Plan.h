@@ -46,7 +46,7 @@ constexpr uint64_t kMaxTensorMapDim = uint64_t(1) << 32;
 /// parameter `tensor` seen innermost dim first, its strides in bytes (the
 /// innermost stride, 1 element, is implied). The plan checks it against
 /// TMA's limits; the launch encodes it (Runtime.cpp), interleave none, L2
-/// promotion 256B, out-of-bounds elements read as zero.
+/// promotion 128B, out-of-bounds elements read as zero.
 struct TensorMapArg {
   size_t param = 0;            // the kernel parameter it fills
   const char *tensor = "";     // "q", "k", "v", "dout", "row_stats"

@@ -285,6 +285,17 @@ template <typename T> std::string listString(const T *values, int count) {
   return s + "]";
 }
 
+/// The L2 promotion of every tensor map: a box row of 128 bytes (the
+/// 128-byte swizzle's) is one L2 request of its own size. With 256-byte
+/// promotion an H200 looked up 25% more L2 sectors than the tensors hold
+/// (ncu, decode B = 8, Hq = 32, Hkv = 8, 128k keys: 167.8M sectors from the
+/// SMs for 134.2M, L2 throughput 97%) and decode reached 0.91x to 0.94x
+/// cuDNN's GB/s; with 128 bytes (CUTLASS's choice) the lookups are the
+/// tensors' and decode runs at 0.99x to 1.01x, the forward and backward
+/// unchanged (docs/GPU.md).
+constexpr CUtensorMapL2promotion kTensorMapL2Promotion =
+    CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+
 /// Encodes the tensor map a plan describes (Plan.h) into `map`; the
 /// module's context must be current (the driver asks for one).
 attn_status encodeTensorMap(const CudaDriver &driver, const KernelSpec &kernel,
@@ -309,8 +320,7 @@ attn_status encodeTensorMap(const CudaDriver &driver, const KernelSpec &kernel,
   if (CUresult r = driver.tensorMapEncodeTiled(
           &map, type, 4, reinterpret_cast<void *>(t.address), t.dims, t.strides,
           t.box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
+          kTensorMapL2Promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
     return cudaFailure(
         driver,
         "cuTensorMapEncodeTiled(" + std::string(t.tensor) + " of kernel '" +

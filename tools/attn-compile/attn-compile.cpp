@@ -3,7 +3,7 @@
 // The driver that applications use ahead of time:
 //
 //   attn-compile model.mlir -o out/ [--chip=sm_90a[,sm_80...]] [--raise]
-//                [--persistent] [--atomic-dq]
+//                [--persistent] [--atomic-dq] [--block-kv=N]
 //
 // runs `attn-to-ptx` (after `attn-raise` with --raise) once per chip and
 // writes out/attn.manifest and the PTX, the files attn's runtime loads
@@ -56,6 +56,12 @@ static cl::opt<bool> atomicDq(
     cl::desc("sm_90a: backward kernels in the atomic dQ mode (dK/dV kernel "
              "adds dQ with f32 atomics; faster, not bitwise reproducible; "
              "manifest dq=atomic) instead of the deterministic ones"));
+
+static cl::opt<int64_t>
+    blockKV("block-kv", cl::init(0),
+            cl::desc("Keys per K/V tile of every attention op, a multiple of "
+                     "16 (0, the default: attn-tile's cost model chooses per "
+                     "kernel); for tuning"));
 
 static constexpr llvm::StringLiteral kPtxName = "attn_kernels.ptx";
 
@@ -117,6 +123,7 @@ int main(int argc, char **argv) {
     options.chip = chip;
     options.persistent = persistent;
     options.deterministic = !atomicDq;
+    options.blockKV = blockKV;
     attn::buildAttnToPTXPipeline(pm, options);
     if (failed(pm.run(*copy)))
       return 1;

@@ -215,7 +215,8 @@ std::string KernelSpec::unsupportedReason() const {
   if (target == TileTarget::Sm90a && kind == KernelKind::Forward &&
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))
     return "the sm_90a kernels run warpgroups of 4 warps with 16 query rows "
-           "per warp (m-tiles = 1) and at most 256 keys per tile; got " +
+           "per warp (m-tiles = 1) and tiles of a multiple of 16 keys, at most "
+           "256; got " +
            std::to_string(warps) +
            " warps, block-q = " + std::to_string(blockQ) +
            ", block-kv = " + std::to_string(blockKV);

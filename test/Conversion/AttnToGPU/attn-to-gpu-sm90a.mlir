@@ -13,7 +13,7 @@
 
 // CHIP: attn-to-gpu: chip must be one of sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a (the kernels are PTX 8.0), got
 // MTILES: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1)
-// WARPS: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1) and at most 256 keys per tile; got 6 warps
+// WARPS: the sm_90a kernels run warpgroups of 4 warps with 16 query rows per warp (m-tiles = 1) and tiles of a multiple of 16 keys, at most 256; got 6 warps
 // SM90-NOT: wgmma
 
 // On sm_90a the forward kernel is the same tile form on two warpgroups:
