@@ -171,11 +171,12 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
     // On sm_90a: TMA copies, and mma.sync on the swizzled tiles, since its
     // few rows fill no 64-row warpgroup (each warp takes a key slice). A
     // paged cache is copied row by row through its block table, which no
-    // tensor map describes: sm_80's cp.async mapping, on every chip.
+    // tensor map describes: cp.async from every thread, into the same
+    // swizzled tiles.
     spec.paged = static_cast<bool>(p.getBlockTable());
     if (p.getKvLens() && !spec.paged)
       return op->emitOpError(kLensWithoutPages);
-    spec.target = spec.paged ? TileTarget::Sm80 : target;
+    spec.target = target;
     spec.elementType = p.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
