@@ -31,9 +31,9 @@ func.func @causal(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x8x4096x128xf16>, %
 
 // Decode: the 4 query heads of a key/value head in one 16-row tile, every
 // key/value tile split between the 4 warps.
-// REPORT: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 108800 bytes of tiles {{.*}}, 16 splits; {{.*}}; kernel attn_dec_bf16_d128_dv128_none
-// TILE: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 108800 bytes of tiles {{.*}}, 16 splits;
-// MANIFEST: kernel attn_dec_bf16_d128_dv128_none {{.*}} rows=16 block_kv=64 threads=128 smem=108800
+// REPORT: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 102400 bytes of tiles {{.*}}, 16 splits; {{.*}}; kernel attn_dec_bf16_d128_dv128_none
+// TILE: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 102400 bytes of tiles {{.*}}, 16 splits;
+// MANIFEST: kernel attn_dec_bf16_d128_dv128_none {{.*}} rows=16 block_kv=64 threads=128 smem=102400
 func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v: tensor<4x8x8192x128xbf16>) -> tensor<16x4x32x1x128xf32> {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 16 : i64} : tensor<4x32x1x128xbf16>, tensor<4x8x8192x128xbf16>, tensor<4x8x8192x128xbf16> -> tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32>
   return %po : tensor<16x4x32x1x128xf32>

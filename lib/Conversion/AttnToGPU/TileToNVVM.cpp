@@ -640,17 +640,25 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
     shared[op.getResult()] = t;
     return success();
   }
-  if (hopper) {
-    // Swizzled rows: the widest pattern (128, 64 or 32 bytes) that divides
-    // the row, the pattern's 8-row period whole in every tile.
+  // Swizzled rows: the widest pattern (128, 64 or 32 bytes) that divides
+  // the row, the pattern's 8-row period whole in every tile. On sm_80 too
+  // in split-KV decode (key slices), which streams K and V at the memory's
+  // speed: a warp's cp.async of whole rows into rows padded by 16 bytes
+  // asked L2 for 1.5x the sectors it copied (bench/cp_async_pitch.cu,
+  // docs/GPU.md); the swizzle keeps ldmatrix free of bank conflicts without
+  // the padding. The other sm_80 kernels keep padded rows (the swizzle's
+  // address arithmetic cost them registers: D = 80 forward spilled).
+  if (hopper || keySlices > 1) {
     t.swizzle = swizzleBytes(rowBytes);
     t.pitch = type.getShape().back();
     t.blockRows = type.getShape().drop_back().back();
     if (rowBytes % 32 || type.getShape().drop_back().back() % 8)
       return op.emitOpError("allocates ")
-             << type << "; the sm_90a kernels take tiles of 8-row groups "
-             << "with rows of whole 32-byte chunks";
-    tileBytes += llvm::alignTo(rows * rowBytes, 1024);
+             << type << "; swizzled tiles (sm_90a, split-KV decode) are "
+             << "8-row groups with rows of whole 32-byte chunks";
+    // TMA and wgmma's descriptors read the pattern from 1024-byte aligned
+    // tiles; cp.async and ldmatrix need whole 128-byte lines.
+    tileBytes += llvm::alignTo(rows * rowBytes, hopper ? 1024 : 128);
     shared[op.getResult()] = t;
     return success();
   }

@@ -133,9 +133,10 @@ static Bytes largestNest(const TileShape &s, Bytes keyValue, Bytes query) {
 
 /// Bytes of shared memory the tiles take (nullopt past int64). Forward and
 /// split-KV: the Q tile and `stages` K and V tiles, each row padded by 16
-/// bytes (ldmatrix then reads no bank twice), or for sm_90a unpadded
-/// swizzled rows with every tile 1024-byte aligned (the swizzle repeats
-/// every 8 rows of 128 bytes; the K and V rings are one tile each).
+/// bytes (ldmatrix then reads no bank twice), or unpadded swizzled rows:
+/// on sm_90a with every tile 1024-byte aligned (the swizzle repeats every
+/// 8 rows of 128 bytes; the K and V rings are one tile each), and in
+/// split-KV decode with key slices (TileToNVVM.cpp says why).
 /// Gradients: the larger of the dK/dV nest's (K and V tiles, `stages` Q
 /// and dO tiles and the 16-byte records of their rows; in the
 /// non-deterministic mode a [block-kv, block-q] dS^T tile) and the dQ
@@ -201,7 +202,12 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
     return s.paged ? tiles : tiles + (Bytes(8) * barriers).alignTo(16);
   }
-  Bytes pad = 16 / s.elementBytes;
+  // Split-KV decode with key slices: swizzled rows as sm_90a's, each tile
+  // 128-byte aligned (whole, as its rows are 8-row groups of 32-byte
+  // multiples).
+  Bytes pad = s.kind == TileShape::Kind::Partial && blockKV % warps == 0
+                  ? Bytes(0)
+                  : Bytes(16 / s.elementBytes);
   Bytes qRow = d + pad, kRow = d + pad, vRow = dv + pad;
   return (Bytes(blockQ) * qRow + Bytes(stages) * blockKV * (kRow + vRow)) * e;
 }

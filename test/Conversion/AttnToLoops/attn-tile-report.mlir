@@ -52,11 +52,11 @@ func.func @plain(%q: tensor<1x16x4096x64xf16>, %k: tensor<1x16x4096x64xf16>, %v:
 // the 4 warps each take a quarter of every key/value tile (key slices), so
 // K and V are read once per split (4 x 8 x 8192 x 256 x 2 = 134217728 of
 // the 135798784 bytes); the 12 padding rows cost FLOPs (4x), not bytes.
-// 16 x 136 x 2 + 3 x 64 x 272 x 2 = 108800 bytes; 64 KiB: 32-key tiles,
-// 4352 + 3 x 32 x 272 x 2 = 56576 bytes.
-// CHECK: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 108800 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits; HBM traffic 135798784 bytes tiled vs 142672384 standard (0.95x); matmul FLOPs 2147483648 tiled vs 536870912 standard (4.00x)
+// Swizzled, unpadded rows: 16 x 128 x 2 + 3 x 64 x 256 x 2 = 102400 bytes;
+// 64 KiB: 32-key tiles, 4096 + 3 x 32 x 256 x 2 = 53248 bytes.
+// CHECK: remark: attn-tile: block-q = 16, block-kv = 64, 3 stages, 4 warps, 4 key slices, 102400 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits; HBM traffic 135798784 bytes tiled vs 142672384 standard (0.95x); matmul FLOPs 2147483648 tiled vs 536870912 standard (4.00x)
 // CHECK: remark: attn-tile: combine, block-q = 16 rows by block-kv = 8 columns per tile, warps = 1, no shared memory; HBM traffic 1090048 bytes
-// BUDGET64K: remark: attn-tile: block-q = 16, block-kv = 32, 3 stages, 4 warps, 4 key slices, 56576 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits
+// BUDGET64K: remark: attn-tile: block-q = 16, block-kv = 32, 3 stages, 4 warps, 4 key slices, 53248 bytes of tiles in memory space #gpu.address_space<workgroup>, 16 splits
 func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v: tensor<4x8x8192x128xbf16>) -> (tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>) {
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 16 : i64} : tensor<4x32x1x128xbf16>, tensor<4x8x8192x128xbf16>, tensor<4x8x8192x128xbf16> -> tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32>
   %o, %lse = attn.combine %po, %pl : tensor<16x4x32x1x128xf32>, tensor<16x4x32x1xf32> -> tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>
