@@ -40,9 +40,11 @@ longer spins leave the GPU idle long enough to raise its clocks (H200,
 exceed 4x the L2 cache when one set fits in it, so no call reads a warm
 cache.
 
-FLOPs: 4 B Hq Sq Sk D (half with causal, Sq == Sk). Decode bytes: K and V
-read once, 2 B Hkv Sk D bytes per element; also shown as a fraction of the
-device's measured copy bandwidth.
+FLOPs: 4 B Hq Sq Sk D (half with causal, Sq == Sk); %mm is attn's forward
+TFLOP/s as a fraction of one 8192 x 8192 x 8192 matmul's in the same
+element type (cuBLAS through torch, timed the same way in the same run).
+Decode bytes: K and V read once, 2 B Hkv Sk D bytes per element; also shown
+as a fraction of the device's measured copy bandwidth.
 """
 
 import argparse
@@ -183,6 +185,19 @@ def copy_bandwidth(timer):
     return 2 * n / (ms * 1e-3) / 1e9
 
 
+def matmul_tflops(timer, dtype=torch.bfloat16, n=8192):
+    """TFLOP/s of one large matmul (n x n by n x n, `dtype`, cuBLAS through
+    torch): the ceiling the attention kernels' tensor-core rates are read
+    against."""
+    a = torch.randn(n, n, dtype=dtype, device="cuda")
+    b = torch.randn(n, n, dtype=dtype, device="cuda")
+    c = torch.empty(n, n, dtype=dtype, device="cuda")
+    ms = timer.median_ms([lambda: torch.matmul(a, b, out=c)])
+    a = b = c = None
+    torch.cuda.empty_cache()
+    return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
 def rotations(set_bytes, l2_bytes, limit=16):
     if set_bytes >= 4 * l2_bytes:
         return 1
@@ -309,7 +324,8 @@ def ratio(results, metric):
     return attn / max(peers)
 
 
-def bench_forward(module, timer, grid, dtype_name, l2, baseline=None):
+def bench_forward(module, timer, grid, dtype_name, l2, baseline=None,
+                  matmul=None):
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
     rows = []
     for d, s, causal in grid:
@@ -344,8 +360,10 @@ def bench_forward(module, timer, grid, dtype_name, l2, baseline=None):
         row = dict(d=d, s=s, causal=causal, b=b, h=h, dtype=dtype_name,
                    attn_causal=kind, rotations=count, flops=flops,
                    results=results, ratio=ratio(results, "tflops"))
+        if matmul and results["attn"].get("tflops"):
+            row["matmul_fraction"] = results["attn"]["tflops"] / matmul
         rows.append(row)
-        print_forward_row(row)
+        print_forward_row(row, matmul)
         del sets
         torch.cuda.empty_cache()
     return rows
@@ -411,17 +429,20 @@ def cell(entry, metric, width=8):
     return "%*s" % (width, "n/a")
 
 
-FORWARD_HEADER = "%-4s %6s %-6s %3s %3s | %8s %8s %8s | %6s | %s" % (
-    "D", "S", "causal", "B", "H", "attn", "flash", "cudnn", "ratio", "check")
+FORWARD_HEADER = "%-4s %6s %-6s %3s %3s | %8s %8s %8s | %6s %5s | %s" % (
+    "D", "S", "causal", "B", "H", "attn", "flash", "cudnn", "ratio", "%mm",
+    "check")
 
 
-def print_forward_row(row):
+def print_forward_row(row, matmul):
     r = row["results"]
-    print("%-4d %6d %-6s %3d %3d | %s %s %s | %6s | %s" % (
+    tflops = r["attn"].get("tflops")
+    print("%-4d %6d %-6s %3d %3d | %s %s %s | %6s %5s | %s" % (
         row["d"], row["s"], "yes" if row["causal"] else "no", row["b"],
         row["h"], cell(r["attn"], "tflops"), cell(r["flash"], "tflops"),
         cell(r["cudnn"], "tflops"),
         "%.2f" % row["ratio"] if row["ratio"] else "-",
+        "%.0f%%" % (100 * tflops / matmul) if tflops and matmul else "-",
         r["attn"].get("check", r["attn"].get("error", ""))), flush=True)
     base = r.get("base", {})
     if base.get("tflops") and r["attn"].get("tflops"):
@@ -576,10 +597,17 @@ def main():
     copy_gbs = copy_bandwidth(timer)
     print("L2 %d MB, measured copy bandwidth %.0f GB/s" % (l2 >> 20,
                                                           copy_gbs))
+    matmul = None
+    if args.only != "decode":
+        matmul = matmul_tflops(timer, {"bf16": torch.bfloat16,
+                                       "f16": torch.float16}[args.dtype])
+        print("%s matmul 8192 x 8192 x 8192 (cuBLAS): %.0f TFLOP/s; %%mm = "
+              "attn / that" % (args.dtype, matmul))
     report = dict(device=props.name, torch=torch.__version__,
                   capability="sm_%d%d" % (props.major, props.minor),
                   sms=props.multi_processor_count, l2_bytes=l2,
-                  copy_gbs=copy_gbs, manifest=os.path.abspath(args.manifest),
+                  copy_gbs=copy_gbs, matmul_tflops=matmul,
+                  manifest=os.path.abspath(args.manifest),
                   quick=args.quick, forward=[], decode=[])
 
     def save():
@@ -598,7 +626,7 @@ def main():
               args.dtype)
         print(FORWARD_HEADER)
         report["forward"] = bench_forward(module, timer, grid, args.dtype, l2,
-                                          baseline)
+                                          baseline, matmul)
         save()
     if args.only != "forward":
         grid = DECODE_QUICK if args.quick else DECODE_FULL
