@@ -131,6 +131,14 @@ static Bytes largestNest(const TileShape &s, Bytes keyValue, Bytes query) {
   return *keyValue.v > *query.v ? keyValue : query;
 }
 
+/// Whether a kernel of `s` gives each of its `warps` a slice of every
+/// key/value tile: split-KV decode, whose few rows leave the warps nothing
+/// else to split, where the keys divide.
+static bool splitsKeys(const TileShape &s, int64_t blockKV, int64_t warps) {
+  return s.kind == TileShape::Kind::Partial && warps > 1 &&
+         blockKV % warps == 0;
+}
+
 /// Bytes of shared memory the tiles take (nullopt past int64). Forward and
 /// split-KV: the Q tile and `stages` K and V tiles, each row padded by 16
 /// bytes (ldmatrix then reads no bank twice), or unpadded swizzled rows:
@@ -205,9 +213,8 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
   // Split-KV decode with key slices: swizzled rows as sm_90a's, each tile
   // 128-byte aligned (whole, as its rows are 8-row groups of 32-byte
   // multiples).
-  Bytes pad = s.kind == TileShape::Kind::Partial && blockKV % warps == 0
-                  ? Bytes(0)
-                  : Bytes(16 / s.elementBytes);
+  Bytes pad =
+      splitsKeys(s, blockKV, warps) ? Bytes(0) : Bytes(16 / s.elementBytes);
   Bytes qRow = d + pad, kRow = d + pad, vRow = dv + pad;
   return (Bytes(blockQ) * qRow + Bytes(stages) * blockKV * (kRow + vRow)) * e;
 }
@@ -472,8 +479,9 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     diag << " bytes of workgroup memory ("
          << (gradient ? "Q, dO, K, V tiles and 16-byte row records, rows "
                         "padded by 16 bytes"
-             : hopper ? "Q, K, V tiles in swizzled rows"
-                      : "Q, K, V tiles, rows padded by 16 bytes")
+             : hopper || splitsKeys(s, bkv, t.warps)
+                 ? "Q, K, V tiles in swizzled rows"
+                 : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
          << s.elementBytes
          << "-byte elements), more than smem-budget = " << request.smemBudget;
@@ -490,7 +498,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.
-  if (s.kind == TileShape::Kind::Partial && bkv % t.warps == 0)
+  if (splitsKeys(s, bkv, t.warps))
     t.keySlices = t.warps;
   return t;
 }
