@@ -106,6 +106,7 @@ class _Options(ctypes.Structure):
         ("block_mask", ctypes.POINTER(_BlockMask)),  # NULL: none
         ("mod_operands", _TENSOR_P),  # NULL: none; else num_mod_operands
         ("num_mod_operands", ctypes.c_int64),  # 0 to 16
+        ("allow_tf32", ctypes.c_int32),  # f32: f32=tf32 kernels allowed
     ]
 
 
@@ -579,6 +580,10 @@ class Module:
         self.targets = [s["target"] for s in
                         manifest_sections(self.manifest_path)]
         self.kernels, _ = parse_manifest(self.manifest_path, self.target)
+        # f32 calls: whether f32=tf32 kernels (attn-compile --tf32, TF32
+        # products) may serve them, as torch.backends.cuda.matmul.allow_tf32
+        # says for matmuls; off: the 3xTF32 kernels only.
+        self.allow_tf32 = False
 
     def close(self):
         if self._handle:
@@ -664,6 +669,7 @@ class Module:
         descs = [_describe(t, n, layout) for t, n in
                  ((q, "q"), (k, "k"), (v, "v"))]
         options = _Options()
+        options.allow_tf32 = int(bool(self.allow_tf32))
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
@@ -840,6 +846,7 @@ class Module:
                                  ("B", "max_pages")),
                  _describe_index(kv_lens, "kv_lens", ("B",))]
         options = _Options()
+        options.allow_tf32 = int(bool(self.allow_tf32))
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)
@@ -1009,6 +1016,7 @@ class Module:
                                 ("B", "max_pages")) \
             if block_table is not None else None
         options = _Options()
+        options.allow_tf32 = int(bool(self.allow_tf32))
         options.scale = 0.0 if scale is None else float(scale)
         options.causal = _CAUSAL_CODES[_causal_name(causal)]
         options.window = -1 if window is None else int(window)

@@ -413,7 +413,7 @@ int main(int argc, char **argv) {
                      {p.B, p.Hq, p.Sq, 0},
                      {p.Hq * p.Sq, p.Sq, 1, 0}};
   attn_options options = {p.scale, p.causal, p.window, NULL, 0,
-                          NULL,    NULL,     NULL,     0};
+                          NULL,    NULL,     NULL,     0,        0};
 
   printf("%s %s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld causal=%s "
          "window=%lld layout=%s\n",

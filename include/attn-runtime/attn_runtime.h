@@ -194,6 +194,10 @@ typedef struct attn_options {
   /* NULL: none; else num_mod_operands tensors */
   const attn_tensor *mod_operands;
   int64_t num_mod_operands; /* 0 to 16 */
+  /* f32 calls: 0 takes the 3xTF32 kernels only (f32's accuracy); else an
+   * f32=tf32 kernel (attn-compile --tf32: one TF32 product per step,
+   * 10-bit mantissas) where the module has one, else the 3xTF32 one. */
+  int32_t allow_tf32;
 } attn_options;
 
 typedef struct attn_module attn_module;

@@ -119,6 +119,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.chip = options.chip;
   kernelOptions.persistent = options.persistent;
   kernelOptions.deterministic = options.deterministic;
+  kernelOptions.tf32 = options.tf32;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 
   GpuNVVMAttachTargetOptions target;

@@ -204,8 +204,11 @@ ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                       int64_t valueDim, attn_causal causal, MaskKind mask,
                       bool paged, bool packedQueries, bool packedKeys,
                       bool atomicDq, std::string_view mod, int64_t blockMaskQ,
-                      int64_t blockMaskK) const {
+                      int64_t blockMaskK, bool allowTf32) const {
+  const KernelSpec *exact = nullptr;
   for (const KernelSpec &k : kernels) {
+    if (k.tf32 && !allowTf32)
+      continue;
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask || k.paged != paged ||
         k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
@@ -215,9 +218,12 @@ ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
       continue;
-    return &k;
+    if (k.tf32 || !allowTf32)
+      return &k;
+    if (!exact)
+      exact = &k;
   }
-  return nullptr;
+  return exact;
 }
 
 bool ManifestSection::hasDtype(KernelKind kind, attn_dtype dtype) const {
@@ -306,6 +312,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
     out += k.blocksKey();
     out += k.batchKeys();
     out += k.dqKey();
+    out += k.tf32Key();
     out += k.modKey();
   }
   return out.empty() ? "none" : out;
@@ -510,11 +517,11 @@ attn_status Parser::closeSection(int line, bool atEnd) {
              o.packedQueries == k.packedQueries &&
              o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq &&
              o.blockMaskQ == k.blockMaskQ && o.blockMaskK == k.blockMaskK &&
-             o.mod == k.mod;
+             o.mod == k.mod && o.tf32 == k.tf32;
       if (same)
         return error(k.line, "kernel '" + k.name + "' has the same kind, " +
                                  "dtype, head_dim, value_dim, causal, " +
-                                 "mask, q, kv, dq, blocks and mod as '" +
+                                 "mask, q, kv, dq, f32, blocks and mod as '" +
                                  o.name + "' (line " + std::to_string(o.line) +
                                  "): the runtime could not choose");
     }
@@ -633,15 +640,15 @@ attn_status Parser::parseKernel(int line,
   static const char *const keys[] = {
       "kind",   "dtype",    "head_dim", "value_dim", "causal",   "block_q",
       "rows",   "block_kv", "threads",  "smem",      "grid",     "mask",
-      "q",      "kv",       "dq",       "mod",       "mod_hash", "mod_operands",
-      "blocks", "tma",      "params"};
+      "q",      "kv",       "dq",       "f32",       "mod",      "mod_hash",
+      "mod_operands", "blocks", "tma",  "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {
       nullptr, nullptr,    &k.headDim, &k.valueDim, nullptr, &k.blockQ,
       &k.rows, &k.blockKv, &k.threads, &k.smem,     nullptr, nullptr,
       nullptr, nullptr,    nullptr,    nullptr,     nullptr, nullptr,
-      nullptr, nullptr,    nullptr};
+      nullptr, nullptr,    nullptr,    nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -732,6 +739,11 @@ attn_status Parser::parseKernel(int line,
       if (value != "atomic")
         return error(line, bad + " (atomic; absent means deterministic)");
       k.atomicDq = true;
+    } else if (key == "f32") {
+      // Without the key an f32 kernel runs 3xTF32 products (f32's accuracy).
+      if (value != "tf32")
+        return error(line, bad + " (tf32; absent means 3xTF32 products)");
+      k.tf32 = true;
     } else if (key == "mod") {
       // Without the key a kernel applies no score/mask modification.
       if (value.size() > kMaxModName)
@@ -829,6 +841,12 @@ attn_status Parser::parseKernel(int line,
                            " is for the kinds that compute scores, not "
                            "kind=decode_combine: every decode call shares "
                            "the combine kernel");
+  if (k.tf32 && (k.dtype != ATTN_F32 || k.kind == KernelKind::DecodeCombine))
+    return error(line, where +
+                           "f32=tf32 is for the f32 kernels that multiply "
+                           "(this is dtype=" +
+                           dtypeName(k.dtype) + " kind=" +
+                           kernelKindName(k.kind) + ")");
   if (k.persistent && k.kind != KernelKind::Forward)
     return error(line, where +
                            "grid=persistent is for kind=forward only "

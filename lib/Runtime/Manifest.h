@@ -118,6 +118,11 @@ struct KernelSpec {
   /// converts it into dq. attn_backward takes such kernels only with
   /// options->atomic_dq set, and never mixes them with the others.
   bool atomicDq = false;
+  /// `f32=tf32` (f32 kernels): the products run one TF32 tensor-core step
+  /// (10-bit mantissas) where the others run three (3xTF32, f32's
+  /// accuracy). A call takes such a kernel only with options->allow_tf32,
+  /// and then prefers it.
+  bool tf32 = false;
   /// `mod=NAME mod_hash=HEX16` (every kind but decode_combine): the kernel
   /// applies the score/mask modification NAME (FlexAttention's score_mod /
   /// mask_mod compiled in), whose regions hash to HEX16; both empty when it
@@ -160,6 +165,8 @@ struct KernelSpec {
   std::string batchKeys() const;
   /// " dq=atomic" for a kernel of the atomic dQ mode, else "" (messages).
   const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
+  /// " f32=tf32" for a TF32 kernel, else "" (messages).
+  const char *tf32Key() const { return tf32 ? " f32=tf32" : ""; }
   /// " mod=NAME" for a kernel with a modification, else "" (messages).
   std::string modKey() const { return mod.empty() ? "" : " mod=" + mod; }
   /// The value of the `mod_operands` key, "i64:1,f32:2" ("" for none).
@@ -228,14 +235,17 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// kernel's modification name ("" for none: a call without
   /// options->mod, and decode_combine, which never has one), and
   /// `blockMaskQ` and `blockMaskK`, its block mask's block sizes (0 for
-  /// none: a call without options->block_mask). This is the one place
-  /// where a call's kernels are matched. Null when none does.
+  /// none: a call without options->block_mask). An `f32=tf32` kernel fits
+  /// only with `allowTf32`, and is then preferred to the one without. This
+  /// is the one place where a call's kernels are matched. Null when none
+  /// does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
                          bool packedQueries = false, bool packedKeys = false,
                          bool atomicDq = false, std::string_view mod = {},
-                         int64_t blockMaskQ = 0, int64_t blockMaskK = 0) const;
+                         int64_t blockMaskQ = 0, int64_t blockMaskK = 0,
+                         bool allowTf32 = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.

@@ -306,7 +306,7 @@ attn_status checkModOperandOptions(const char *api, const attn_options &opt,
 attn_status checkOptions(const char *api, const attn_options *options,
                          Problem &p) {
   attn_options defaults = {0.0f,    ATTN_CAUSAL_NONE, -1,      nullptr, 0,
-                           nullptr, nullptr,          nullptr, 0};
+                           nullptr, nullptr,          nullptr, 0,       0};
   const attn_options &opt = options ? *options : defaults;
   int causal = rawEnum(opt.causal);
   if (causal != ATTN_CAUSAL_NONE && causal != ATTN_CAUSAL_TOP_LEFT &&
@@ -336,6 +336,7 @@ attn_status checkOptions(const char *api, const attn_options *options,
   p.scaleLog2 = static_cast<float>(scale * 1.4426950408889634);
   p.causal = opt.causal;
   p.window = opt.window < 0 ? -1 : opt.window;
+  p.allowTf32 = opt.allow_tf32 != 0;
   if (attn_status s = checkMod(api, opt.mod, p))
     return s;
   return checkModOperandOptions(api, opt, p);
@@ -1010,9 +1011,19 @@ attn_status findKernel(const char *api, const ManifestSection &section,
                         paged, p.packedQueries, p.packedKeys,
                         /*atomicDq=*/false,
                         combine ? std::string_view() : std::string_view(p.mod),
-                        p.blockMaskQ, p.blockMaskK);
+                        p.blockMaskQ, p.blockMaskK, p.allowTf32);
   if (kernel)
     return ATTN_OK;
+  if (!p.allowTf32 &&
+      section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
+                   paged, p.packedQueries, p.packedKeys, /*atomicDq=*/false,
+                   p.mod, p.blockMaskQ, p.blockMaskK, /*allowTf32=*/true))
+    return failf(ATTN_ERROR_NO_KERNEL,
+                 "%s: the module's %s kernel for this call is an f32=tf32 "
+                 "one (TF32 products, 10-bit mantissas), which a call takes "
+                 "only when asked: set options.allow_tf32 = 1, or load "
+                 "kernels compiled without --tf32 (3xTF32, f32's accuracy)",
+                 api, kernelKindName(kind));
   if (!section.hasDtype(kind, p.dtype))
     return failf(ATTN_ERROR_DTYPE,
                  "%s: the module has no %s kernel for dtype %s (it has: %s)",
@@ -1074,7 +1085,7 @@ void findBackwardSet(const ManifestSection &section, const Problem &p,
     kernels[i] = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal,
                               p.mask, /*paged=*/false, /*packedQueries=*/false,
                               /*packedKeys=*/false, atomicDq, p.mod,
-                              p.blockMaskQ, p.blockMaskK);
+                              p.blockMaskQ, p.blockMaskK, p.allowTf32);
     if (!kernels[i])
       missing.push_back(kernelKindName(kind));
   }

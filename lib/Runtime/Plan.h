@@ -103,6 +103,9 @@ struct Problem {
   // ceil(Sk / blockMaskK), that its lists number.
   int64_t blockMaskQ = 0, blockMaskK = 0;
   int64_t queryBlocks = 0, keyBlocks = 0;
+  // options->allow_tf32: f32=tf32 kernels may serve the call (and are
+  // preferred); else only the 3xTF32 ones.
+  bool allowTf32 = false;
 };
 
 /// The tensors of a forward call: attn_forward's q, k, v, o and lse (null:

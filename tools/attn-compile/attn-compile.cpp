@@ -57,6 +57,12 @@ static cl::opt<bool> atomicDq(
              "adds dQ with f32 atomics; faster, not bitwise reproducible; "
              "manifest dq=atomic) instead of the deterministic ones"));
 
+static cl::opt<bool>
+    tf32("tf32", cl::init(false),
+         cl::desc("f32 operands: one TF32 tensor-core product per step "
+                  "(10-bit mantissas; manifest f32=tf32, picked by the "
+                  "runtime's options.allow_tf32) instead of 3xTF32"));
+
 static cl::opt<int64_t>
     blockKV("block-kv", cl::init(0),
             cl::desc("Keys per K/V tile of every attention op, a multiple of "
@@ -123,6 +129,7 @@ int main(int argc, char **argv) {
     options.chip = chip;
     options.persistent = persistent;
     options.deterministic = !atomicDq;
+    options.tf32 = tf32;
     options.blockKV = blockKV;
     attn::buildAttnToPTXPipeline(pm, options);
     if (failed(pm.run(*copy)))

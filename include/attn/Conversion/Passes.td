@@ -213,7 +213,11 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "Gradient kernels: dQ from its own kernel, every sum in a fixed "
            "order (bitwise reproducible); false: sm_90a only, the dK/dV "
            "kernel adds each tile's dQ to an f32 accumulator with atomic "
-           "adds (manifest dq=atomic, the runtime's options.atomic_dq)">
+           "adds (manifest dq=atomic, the runtime's options.atomic_dq)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 operands: one TF32 product per tensor-core step (10-bit "
+           "mantissas; manifest f32=tf32, the runtime's options.allow_tf32) "
+           "instead of three (3xTF32), which keep f32's accuracy">
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Number of kernels emitted">

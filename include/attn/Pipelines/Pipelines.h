@@ -45,6 +45,11 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("Gradient kernels with a fixed order of every sum "
                      "(default); false: sm_90a's atomic dQ mode"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tf32{
+      *this, "tf32",
+      llvm::cl::desc("f32 operands: one TF32 product per tensor-core step "
+                     "(manifest f32=tf32) instead of 3xTF32"),
+      llvm::cl::init(false)};
 };
 
 /// attn ops to tensor-core kernels in `gpu.module @attn_kernels`, lowered to

@@ -79,6 +79,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.deterministic = !spec.atomicDq;
   request.smemBudget = kMaxSharedMemory;
   request.target = spec.target;
+  request.gpuKernel = true;
   if (spec.isBackward()) {
     // Each kernel the schedule of its own nest (dK/dV: key rows, the dot
     // and dQ: query rows).
@@ -139,7 +140,7 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 /// remark on the op.
 FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
                               int64_t mTiles, int64_t blockKV, bool report,
-                              bool persistent, bool deterministic,
+                              bool persistent, bool deterministic, bool tf32,
                               AttnTileSizes &tiling) {
   KernelSpec spec;
   Value mask;
@@ -252,8 +253,13 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   // Rows that are not whole 16-byte chunks are copied element by element,
   // which no tensor map and so no warp-specialised sm_90a kernel does:
   // sm_80's mapping (mma.sync, copies from every thread), on every chip.
-  if (spec.kind != KernelKind::DecodeCombine && !spec.wholeChunkRows())
+  // So are f32 operands: wgmma takes TF32 only K-major, and P V reads V
+  // MN-major (rows of keys); mma.sync m16n8k8 reads any tile by lane.
+  bool f32 = spec.elementType && spec.elementType.isF32();
+  if (spec.kind != KernelKind::DecodeCombine &&
+      (!spec.wholeChunkRows() || f32))
     spec.target = TileTarget::Sm80;
+  spec.tf32 = tf32 && f32 && spec.kind != KernelKind::DecodeCombine;
   if (failed(tileSpec(op, spec, warps, mTiles, blockKV, report, persistent,
                       tiling)))
     return failure();
@@ -305,11 +311,11 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 FailureOr<SmallVector<KernelSpec>>
 specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
          int64_t blockKV, bool report, bool persistent, bool deterministic,
-         SmallVector<AttnTileSizes> &tilings) {
+         bool tf32, SmallVector<AttnTileSizes> &tilings) {
   tilings.assign(1, AttnTileSizes());
   FailureOr<KernelSpec> spec =
       specFor(op, target, warps, mTiles, blockKV, report, persistent,
-              deterministic, tilings[0]);
+              deterministic, tf32, tilings[0]);
   if (failed(spec))
     return failure();
   SmallVector<KernelSpec> specs = {*spec};
@@ -516,7 +522,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       return failure();
     FailureOr<int64_t> bytes =
         lowerTileFormToNVVM(source, kernel, spec.params(), spec.target,
-                            spec.producer, spec.persistent);
+                            spec.producer, spec.persistent, spec.tf32);
     if (failed(bytes))
       return failure();
     if (*bytes != spec.sharedBytes)
@@ -609,7 +615,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       SmallVector<AttnTileSizes> tilings;
       FailureOr<SmallVector<KernelSpec>> specs =
           specsFor(op, *target, warps, mTiles, blockKV, report, persistent,
-                   deterministic, tilings);
+                   deterministic, tf32, tilings);
       if (failed(specs))
         return signalPassFailure();
       SmallVector<Attribute> refs;

@@ -83,6 +83,8 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
   }
   if (spec.atomicDq)
     out.push_back({"dq", "atomic", "_atomicdq"});
+  if (spec.tf32)
+    out.push_back({"f32", "tf32", "_tf32"});
   if (!spec.modName.empty()) {
     out.push_back({"mod", spec.modName, "_mod_" + spec.modName});
     out.push_back({"mod_hash", spec.modHash, ""});
@@ -198,9 +200,14 @@ std::string KernelSpec::manifestLine() const {
 }
 
 std::string KernelSpec::unsupportedReason() const {
-  if (!elementType || !(elementType.isF16() || elementType.isBF16()))
-    return "the GPU kernels take f16 or bf16 operands (tensor cores); got " +
+  if (!elementType ||
+      !(elementType.isF16() || elementType.isBF16() || elementType.isF32()))
+    return "the GPU kernels take f16, bf16 or f32 operands (tensor cores); "
+           "got " +
            (elementType ? typeName(elementType) : std::string("none"));
+  if (elementType.isF32() && target == TileTarget::Sm90a)
+    return "f32 operands have kernels on sm_80's mapping only (mma.sync on "
+           "TF32 parts)";
   // The tiles pad the head dims to whole 16-column tensor-core steps.
   if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > 256))
     return "head dim D must be in [1, 256], got " + std::to_string(headDim);

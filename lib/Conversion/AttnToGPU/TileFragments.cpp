@@ -641,6 +641,8 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   if (op.getTransposeLhs())
     return op.emitOpError("has a transposed lhs, which the GPU mapping reads "
                           "through wgmma's descriptors only (sm_90a)");
+  if (r.elementType.isF32())
+    return lowerMatmulTf32(op, *acc, r);
   SmallVector<int64_t> rs = r.shape;
   Value rhsRow = e.c32(0);
   if (rs.size() == 3) {
@@ -655,8 +657,8 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
   Type elt = r.elementType;
   if (!(elt.isBF16() || elt.isF16()) || n != l.cols || n % 16 || k % 16)
-    return op.emitOpError("needs f16 or bf16 operands and N, K in multiples "
-                          "of 16 for mma.sync.m16n8k16");
+    return op.emitOpError("needs f16, bf16 or f32 operands and N, K in "
+                          "multiples of 16 for mma.sync.m16n8k16");
   int64_t kSteps = k / Mma::kK;
 
   // The A operand of m-tile mt, k-step kk, made once, on first use.

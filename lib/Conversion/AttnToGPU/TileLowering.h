@@ -126,9 +126,9 @@ enum class Role { All, Producer, Consumer };
 class TileLowering {
 public:
   TileLowering(OpBuilder &b, Location loc, TileTarget target, bool producer,
-               bool persistent)
+               bool persistent, bool tf32)
       : b(b), e{b, loc}, hopper(target == TileTarget::Sm90a),
-        specialized(producer), persistent(persistent) {}
+        specialized(producer), persistent(persistent), tf32(tf32) {}
 
   FailureOr<int64_t> run(func::FuncOp source, gpu::GPUFuncOp kernel,
                          ArrayRef<KernelParam> params);
@@ -151,6 +151,8 @@ private:
   /// scf.forall's tiles in a grid-stride loop over a one-dimensional grid;
   /// the barriers' phases run on across tiles.
   bool persistent;
+  /// Products of f32 tiles: one TF32 mma per step instead of 3xTF32's three.
+  bool tf32;
 
   // The schedule of the loop nest being lowered.
   int64_t warps = 0, keySlices = 1, blockQ = 0, stages = 0;
@@ -279,6 +281,27 @@ private:
   /// The sm_90a form (TileWgmma.cpp): one wgmma per k-step per warpgroup.
   LogicalResult lowerMatmulWgmma(TileMatmulOp op, const Fragment &acc,
                                  const SharedTile &rhs);
+  /// f32 operands (TileTf32.cpp): mma.sync m16n8k8 on TF32 parts.
+  LogicalResult lowerMatmulTf32(TileMatmulOp op, const Fragment &acc,
+                                const SharedTile &rhs);
+  /// The A operand of m-tile `mt`, k-step `kk` (8 columns) of an f32 memory
+  /// tile whose warp rows start at `rowBase`: TF32 parts, as
+  /// lowerMatmulTf32 takes them (TileTf32.cpp).
+  SmallVector<Value> sharedATf32(const SharedTile &tile, Value rowBase,
+                                 int64_t mt, int64_t kk);
+  /// The shared-memory address of element (row + dRow, col + dCol) of the
+  /// rank-2 tile `t`, for this lane's (row, col) and constant (dRow, dCol):
+  /// a base that depends on the lane, and the constant part as a constant
+  /// offset from it, which the load takes as its immediate. (Each distinct
+  /// offset computed in full is loop-invariant apart from the stage, and
+  /// LLVM kept one register per offset across the loop: f32 products at
+  /// D = 128 spilled.) Swizzled tiles fold whole 8-row periods and column
+  /// blocks; the rest enters the base.
+  Value tileAddress(const SharedTile &t, Value row, Value col, int64_t dRow,
+                    int64_t dCol);
+  /// The TF32 parts of f32 values: their rounding, then with 3xTF32 the
+  /// rounding of each remainder, as i32 registers.
+  SmallVector<Value> tf32Parts(ArrayRef<Value> values);
   LogicalResult lowerMap(TileMapOp op);
   LogicalResult lowerReduce(TileReduceOp op);
 

@@ -401,8 +401,12 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
       return WalkResult::interrupt();
     if (out->mTiles != 1 || it->second.shape.size() != 2)
       return WalkResult::advance();
-    // Four 32-bit registers per 16 x 16 block of the warp's 16 rows.
-    int64_t regs = it->second.shape[1] / Mma::kK * 4;
+    // Four 32-bit registers per 16 x 16 block of the warp's 16 rows; an
+    // f32 tile's four per 16 x 8 block and TF32 part.
+    const SharedTile &tile = it->second;
+    bool f32 = tile.elementType.isF32();
+    int64_t regs = f32 ? tile.shape[1] / 8 * 4 * (tf32 ? 1 : 2)
+                       : tile.shape[1] / Mma::kK * 4;
     if (heldRegs + regs > kHoistBudget)
       return WalkResult::advance();
     heldRegs += regs;
@@ -415,8 +419,9 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
     waited = true;
     Value base = out->warpRows ? e.mul(warp, e.c32(Mma::kM)) : e.c32(0);
     SmallVector<Value> regsA;
-    for (int64_t kk = 0; kk < it->second.shape[1] / Mma::kK; ++kk)
-      llvm::append_range(regsA, sharedA(it->second, base, 0, kk));
+    for (int64_t kk = 0; kk < tile.shape[1] / (f32 ? 8 : Mma::kK); ++kk)
+      llvm::append_range(regsA, f32 ? sharedATf32(tile, base, 0, kk)
+                                    : sharedA(tile, base, 0, kk));
     hoistedA[lhs] = regsA;
     return WalkResult::advance();
   });
@@ -1022,8 +1027,8 @@ FailureOr<int64_t> attn::lowerTileFormToNVVM(func::FuncOp source,
                                              gpu::GPUFuncOp kernel,
                                              ArrayRef<KernelParam> params,
                                              TileTarget target, bool producer,
-                                             bool persistent) {
+                                             bool persistent, bool tf32) {
   OpBuilder b(kernel.getContext());
-  return TileLowering(b, source.getLoc(), target, producer, persistent)
+  return TileLowering(b, source.getLoc(), target, producer, persistent, tf32)
       .run(source, kernel, params);
 }

@@ -27,12 +27,13 @@ namespace attn {
 /// warps (mma.sync, ldmatrix) or sm_90a's warpgroups (wgmma); `producer`
 /// adds a producer warpgroup that issues the copies (TMA kernels only);
 /// `persistent` (with a producer) makes each CTA walk the scf.forall's
-/// tiles grid-stride over a one-dimensional grid.
+/// tiles grid-stride over a one-dimensional grid. Products of f32 tiles
+/// run on TF32 parts: three per step (3xTF32), or one with `tf32`.
 FailureOr<int64_t> lowerTileFormToNVVM(func::FuncOp source,
                                        gpu::GPUFuncOp kernel,
                                        ArrayRef<KernelParam> params,
                                        TileTarget target, bool producer,
-                                       bool persistent);
+                                       bool persistent, bool tf32);
 
 } // namespace attn
 } // namespace mlir

@@ -351,9 +351,18 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // 2.82x faster at D = 160 to 256 on an H200), 8 warps of one tile.
     bool wideCausal = (s.causal != CausalKind::None && s.headCols > 64) ||
                       s.headCols > 128 || s.valueCols > 128;
-    t.warps = request.warps ? request.warps : wideCausal && !s.mask ? 8 : 4;
+    // f32 tiles (twice the bytes, each product's operands held as two TF32
+    // parts): 4 warps of one MMA tile (two spilled 164 bytes at D = 64), 2
+    // stages, and 32-key tiles past D = 64, so that Q and the ring fit
+    // (D = 256: 199 KiB).
+    bool f32 = s.elementBytes == 4 && request.gpuKernel;
+    t.warps = request.warps          ? request.warps
+              : wideCausal && !s.mask && !f32 ? 8
+                                              : 4;
+    if (f32 && !request.stages)
+      t.stages = 2;
     // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
-    int64_t mTiles = s.mask || wideCausal ? 1 : 2;
+    int64_t mTiles = s.mask || wideCausal || f32 ? 1 : 2;
     if (bq)
       mTiles = bq / (16 * t.warps);
     else
@@ -362,16 +371,28 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // D = 192 (64 keys' scores beside O spilled 8 bytes at 192, 88 to 120
     // at 208).
     if (!bkv)
-      bkv = (mTiles == 2 && s.headCols > 64) || s.valueCols > 176 ? 32 : 64;
+      bkv = (mTiles == 2 && s.headCols > 64) || s.valueCols > 176 ||
+                    (f32 && s.headCols > 64)
+                ? 32
+                : 64;
     break;
   }
-  case TileShape::Kind::Partial:
-    t.warps = request.warps ? request.warps : 4;
+  case TileShape::Kind::Partial: {
+    // Each warp takes 16 keys of a tile. f32 tiles in 2 stages, and past
+    // D = 128 one warp of 16-key tiles (64 keys on 4 warps do not fit in 2
+    // stages; on 2 warps the O accumulator beside the swizzled tiles'
+    // addresses spilled 132 bytes, 12 with padded rows).
+    bool f32 = s.elementBytes == 4 && request.gpuKernel;
+    bool wideF32 = f32 && s.headCols > 128;
+    t.warps = request.warps ? request.warps : wideF32 ? 1 : 4;
+    if (f32 && !request.stages)
+      t.stages = 2;
     if (!bq)
       bq = 16;
     if (!bkv)
-      bkv = 64;
+      bkv = wideF32 ? 16 : 64;
     break;
+  }
   case TileShape::Kind::Gradient:
     // 64 x 64 tiles on 4 warps: each nest's register tiles have 16 rows
     // per warp (queries in the dQ nest, keys in the dK/dV nest), which

@@ -88,8 +88,13 @@ func.func @small(%q: tensor<2x9x4x16xf16>, %k: tensor<2x5x4x16xf16>, %v: tensor<
 
 // -----
 
+// f32 gradients: the same three kernels, products on TF32 parts.
+// CHECK-LABEL: gpu.func @attn_bwd_dot_f32_d64_dv64_none
+// CHECK-LABEL: gpu.func @attn_bwd_kv_f32_d64_dv64_none
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK-LABEL: gpu.func @attn_bwd_q_f32_d64_dv64_none
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
 func.func @gradient_f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>, %o: tensor<1x2x64x64xf32>, %do: tensor<1x2x64x64xf32>, %lse: tensor<1x2x64xf32>) -> tensor<1x2x64x64xf32> {
-  // expected-error @+1 {{'attn.attention_grad' op cannot be lowered to a GPU kernel: the GPU kernels take f16 or bf16 operands (tensor cores); got f32}}
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
       : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
       -> tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>

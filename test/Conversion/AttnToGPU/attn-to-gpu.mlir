@@ -100,8 +100,16 @@ func.func @decode(%q: tensor<4x32x1x128xf16>, %k: tensor<4x8x4096x128xf16>, %v: 
 
 // -----
 
+// f32 operands: products on TF32 parts (TileTf32.cpp), 3xTF32: each
+// operand rounded to TF32 (cvt.rna) and its remainder rounded again.
+// CHECK-LABEL: gpu.func @attn_fwd_f32_d64_dv64_none
+// CHECK: nvvm.convert.float.to.tf32 {{.*}}rna
+// CHECK: arith.subf
+// CHECK: nvvm.convert.float.to.tf32 {{.*}}rna
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: gpu.return
 func.func @f32_operands(%q: tensor<1x1x8x64xf32>, %k: tensor<1x1x8x64xf32>, %v: tensor<1x1x8x64xf32>) -> tensor<1x1x8x64xf32> {
-  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: the GPU kernels take f16 or bf16 operands (tensor cores); got f32}}
   %o = attn.attention %q, %k, %v : tensor<1x1x8x64xf32>, tensor<1x1x8x64xf32>, tensor<1x1x8x64xf32> -> tensor<1x1x8x64xf32>
   return %o : tensor<1x1x8x64xf32>
 }

@@ -63,7 +63,8 @@ struct KernelParam {
 
 struct KernelSpec {
   KernelKind kind = KernelKind::Forward;
-  /// f16 or bf16: the tensor-core (mma.sync m16n8k16) kernels.
+  /// f16 or bf16 (mma.sync m16n8k16, or wgmma), or f32 (sm_80's mapping
+  /// on every chip: mma.sync m16n8k8 on TF32 parts, TileTf32.cpp).
   Type elementType;
   int64_t headDim = 0, valueDim = 0;
   CausalKind causal = CausalKind::None;
@@ -100,6 +101,9 @@ struct KernelSpec {
   /// dK/dV kernel adds each tile's dQ to an f32 accumulator with atomic
   /// adds, which the dot kernel zeroes and the dQ kernel converts.
   bool atomicDq = false;
+  /// f32 operands: one TF32 product per step (manifest `f32=tf32`) instead
+  /// of 3xTF32's three.
+  bool tf32 = false;
   /// The block mask's query and key block sizes (manifest `blocks=BQxBK`:
   /// the kernel takes its lists, attn_kernel_abi.def); 0 without.
   int64_t blockMaskQ = 0, blockMaskK = 0;

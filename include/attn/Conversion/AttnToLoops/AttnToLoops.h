@@ -119,6 +119,10 @@ struct AttnTileRequest {
   /// Gradients: the schedule of this one nest (a GPU kernel's), which may
   /// differ from the other nests'; unset, one schedule for all of them.
   std::optional<GradNest> gradNest;
+  /// The schedule of a GPU kernel (attn-to-gpu): f32 tiles then take the
+  /// f32 kernels' (TF32 products, TileSchedule.cpp); attn-tile's loops on
+  /// the CPU keep the 16-bit kernels' defaults.
+  bool gpuKernel = false;
 };
 
 /// The one cost model: picks the schedule of an attn op, the requested
