@@ -22,6 +22,7 @@ import json
 import math
 import os
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -68,6 +69,8 @@ def main():
     parser.add_argument("--shapes", default=None,
                         help="D:S:causal,... instead of the grid")
     args = parser.parse_args()
+    warnings.filterwarnings("ignore", module="torch")
+    warnings.filterwarnings("ignore", message=".*kernel not used.*")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     exact = attn_runtime.Module(args.manifest, lib=args.lib)
@@ -114,8 +117,8 @@ def main():
             except Exception as e:  # noqa: BLE001 - a backend may refuse f32
                 row["results"][name] = {"refused": str(e).split("\n")[0]}
                 continue
-            impls[name] = [lambda q=q, k=k, v=v, o=o: call(q, k, v, o)
-                           for q, k, v, o in sets]
+            impls[name] = [lambda q=q, k=k, v=v, o=o, call=call:
+                           call(q, k, v, o) for q, k, v, o in sets]
         for name, calls in impls.items():
             for o in (x[3] for x in sets):
                 o.fill_(float("nan"))

@@ -246,9 +246,10 @@ def _check_dtypes(query, key, value, mask):
     dtype = query.dtype
     if dtype not in _HALF:
         raise ValueError(
-            "query has dtype %s: attn's kernels take torch.bfloat16 and "
-            "torch.float16; cast the inputs (.to(torch.bfloat16)) or run "
-            "under torch.autocast('cuda', dtype=torch.bfloat16)" % dtype)
+            "query has dtype %s: this front door takes torch.bfloat16 and "
+            "torch.float16 (attn's f32 kernels run through "
+            "attn_runtime.Module); cast the inputs (.to(torch.bfloat16)) or "
+            "run under torch.autocast('cuda', dtype=torch.bfloat16)" % dtype)
     if key.dtype != dtype or value.dtype != dtype:
         raise ValueError("query, key and value must have one dtype, not %s, "
                         "%s and %s" % (dtype, key.dtype, value.dtype))
