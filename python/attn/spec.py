@@ -66,7 +66,7 @@ class KernelSpec:
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
-            raise ValueError("attn's kernels take %s, not %r"
+            raise ValueError("the front door's kernels take %s, not %r"
                              % (" and ".join(DTYPES), self.dtype))
         for name in ("head_dim", "value_dim"):
             value = getattr(self, name)
