@@ -627,6 +627,22 @@ LogicalResult TileLowering::matmulLhs(TileMatmulOp op, const FragLayout &acc,
   return success();
 }
 
+LogicalResult TileLowering::rhsRows(TileMatmulOp op, const FragLayout &l,
+                                    const SharedTile &r, Value &firstRow,
+                                    SmallVector<int64_t> &shape) {
+  shape = r.shape;
+  firstRow = e.c32(0);
+  if (shape.size() == 3) {
+    // Key slices: warp w multiplies slice w.
+    if (!l.sliced || shape[0] != keySlices)
+      return op.emitOpError("multiplies key slices into a tile that is not "
+                            "split by slice");
+    firstRow = e.mul(warp, e.c32(shape[1]));
+    shape.erase(shape.begin());
+  }
+  return success();
+}
+
 LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
   FailureOr<Fragment> acc = fragmentOf(op, op.getAcc());
   if (failed(acc))
@@ -643,16 +659,10 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
                           "through wgmma's descriptors only (sm_90a)");
   if (r.elementType.isF32())
     return lowerMatmulTf32(op, *acc, r);
-  SmallVector<int64_t> rs = r.shape;
-  Value rhsRow = e.c32(0);
-  if (rs.size() == 3) {
-    // Key slices: warp w multiplies slice w.
-    if (!l.sliced || rs[0] != keySlices)
-      return op.emitOpError("multiplies key slices into a tile that is not "
-                            "split by slice");
-    rhsRow = e.mul(warp, e.c32(rs[1]));
-    rs.erase(rs.begin());
-  }
+  SmallVector<int64_t> rs;
+  Value rhsRow;
+  if (failed(rhsRows(op, l, r, rhsRow, rs)))
+    return failure();
   bool transpose = op.getTransposeRhs();
   int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
   Type elt = r.elementType;

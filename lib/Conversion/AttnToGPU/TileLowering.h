@@ -278,6 +278,11 @@ private:
   LogicalResult matmulLhs(TileMatmulOp op, const FragLayout &acc, int64_t k,
                           std::optional<SharedTile> &tile,
                           std::optional<Fragment> &fragment);
+  /// The first row of the mma.sync rhs `r` this warp reads (with key
+  /// slices, its slice's) and the rank-2 shape it reads.
+  LogicalResult rhsRows(TileMatmulOp op, const FragLayout &l,
+                        const SharedTile &r, Value &firstRow,
+                        SmallVector<int64_t> &shape);
   /// The sm_90a form (TileWgmma.cpp): one wgmma per k-step per warpgroup.
   LogicalResult lowerMatmulWgmma(TileMatmulOp op, const Fragment &acc,
                                  const SharedTile &rhs);

@@ -99,16 +99,10 @@ LogicalResult TileLowering::lowerMatmulTf32(TileMatmulOp op,
                                             const Fragment &acc,
                                             const SharedTile &r) {
   const FragLayout &l = acc.layout;
-  SmallVector<int64_t> rs = r.shape;
-  Value rhsRow = e.c32(0);
-  if (rs.size() == 3) {
-    // Key slices: warp w multiplies slice w.
-    if (!l.sliced || rs[0] != keySlices)
-      return op.emitOpError("multiplies key slices into a tile that is not "
-                            "split by slice");
-    rhsRow = e.mul(warp, e.c32(rs[1]));
-    rs.erase(rs.begin());
-  }
+  SmallVector<int64_t> rs;
+  Value rhsRow;
+  if (failed(rhsRows(op, l, r, rhsRow, rs)))
+    return failure();
   bool transpose = op.getTransposeRhs();
   int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
   if (n != l.cols || n % Mma::kN || k % kK8)
