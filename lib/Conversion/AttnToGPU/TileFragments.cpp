@@ -627,20 +627,22 @@ LogicalResult TileLowering::matmulLhs(TileMatmulOp op, const FragLayout &acc,
   return success();
 }
 
-LogicalResult TileLowering::rhsRows(TileMatmulOp op, const FragLayout &l,
-                                    const SharedTile &r, Value &firstRow,
-                                    SmallVector<int64_t> &shape) {
-  shape = r.shape;
-  firstRow = e.c32(0);
+FailureOr<TileLowering::MmaRhs> TileLowering::mmaRhs(TileMatmulOp op,
+                                                     const FragLayout &l,
+                                                     const SharedTile &r) {
+  ArrayRef<int64_t> shape = r.shape;
+  MmaRhs rhs{e.c32(0), static_cast<bool>(op.getTransposeRhs()), 0, 0};
   if (shape.size() == 3) {
     // Key slices: warp w multiplies slice w.
     if (!l.sliced || shape[0] != keySlices)
       return op.emitOpError("multiplies key slices into a tile that is not "
                             "split by slice");
-    firstRow = e.mul(warp, e.c32(shape[1]));
-    shape.erase(shape.begin());
+    rhs.firstRow = e.mul(warp, e.c32(shape[1]));
+    shape = shape.drop_front();
   }
-  return success();
+  rhs.n = rhs.transpose ? shape[0] : shape[1];
+  rhs.k = rhs.transpose ? shape[1] : shape[0];
+  return rhs;
 }
 
 LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
@@ -659,12 +661,10 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
                           "through wgmma's descriptors only (sm_90a)");
   if (r.elementType.isF32())
     return lowerMatmulTf32(op, *acc, r);
-  SmallVector<int64_t> rs;
-  Value rhsRow;
-  if (failed(rhsRows(op, l, r, rhsRow, rs)))
+  FailureOr<MmaRhs> rhs = mmaRhs(op, l, r);
+  if (failed(rhs))
     return failure();
-  bool transpose = op.getTransposeRhs();
-  int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
+  auto [rhsRow, transpose, n, k] = *rhs;
   Type elt = r.elementType;
   if (!(elt.isBF16() || elt.isF16()) || n != l.cols || n % 16 || k % 16)
     return op.emitOpError("needs f16, bf16 or f32 operands and N, K in "

@@ -278,11 +278,17 @@ private:
   LogicalResult matmulLhs(TileMatmulOp op, const FragLayout &acc, int64_t k,
                           std::optional<SharedTile> &tile,
                           std::optional<Fragment> &fragment);
-  /// The first row of the mma.sync rhs `r` this warp reads (with key
-  /// slices, its slice's) and the rank-2 shape it reads.
-  LogicalResult rhsRows(TileMatmulOp op, const FragLayout &l,
-                        const SharedTile &r, Value &firstRow,
-                        SmallVector<int64_t> &shape);
+  /// What a warp's mma.sync product reads of its rhs memory tile: the
+  /// first row (with key slices, its slice's), whether the rows are N
+  /// (transposed: K for S = Q K^T) or K (V for O = P V), and the product's
+  /// N and K.
+  struct MmaRhs {
+    Value firstRow;
+    bool transpose;
+    int64_t n, k;
+  };
+  FailureOr<MmaRhs> mmaRhs(TileMatmulOp op, const FragLayout &l,
+                           const SharedTile &r);
   /// The sm_90a form (TileWgmma.cpp): one wgmma per k-step per warpgroup.
   LogicalResult lowerMatmulWgmma(TileMatmulOp op, const Fragment &acc,
                                  const SharedTile &rhs);

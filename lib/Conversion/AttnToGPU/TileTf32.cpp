@@ -99,12 +99,10 @@ LogicalResult TileLowering::lowerMatmulTf32(TileMatmulOp op,
                                             const Fragment &acc,
                                             const SharedTile &r) {
   const FragLayout &l = acc.layout;
-  SmallVector<int64_t> rs;
-  Value rhsRow;
-  if (failed(rhsRows(op, l, r, rhsRow, rs)))
+  FailureOr<MmaRhs> rhs = mmaRhs(op, l, r);
+  if (failed(rhs))
     return failure();
-  bool transpose = op.getTransposeRhs();
-  int64_t n = transpose ? rs[0] : rs[1], k = transpose ? rs[1] : rs[0];
+  auto [rhsRow, transpose, n, k] = *rhs;
   if (n != l.cols || n % Mma::kN || k % kK8)
     return op.emitOpError("needs N in multiples of 8 equal to the "
                           "accumulator's columns and K in multiples of 8 for "
