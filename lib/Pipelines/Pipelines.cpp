@@ -37,6 +37,7 @@ buildAttnToLLVMModulePipeline(OpPassManager &pm,
     AttnTilePassOptions tileOptions;
     tileOptions.blockQ = options.blockQ;
     tileOptions.blockKV = options.blockKV;
+    tileOptions.valueBlocks = options.valueBlocks;
     tileOptions.smemBudget = options.smemBudget;
     tileOptions.target = options.tileTarget;
     tileOptions.memorySpace = "default";

@@ -638,17 +638,18 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
-      "kind",   "dtype",    "head_dim", "value_dim", "causal",   "block_q",
-      "rows",   "block_kv", "threads",  "smem",      "grid",     "mask",
-      "q",      "kv",       "dq",       "f32",       "mod",      "mod_hash",
-      "mod_operands", "blocks", "tma",  "params"};
+      "kind",         "dtype", "head_dim", "value_dim",    "causal",
+      "block_q",      "rows",  "block_kv", "threads",      "smem",
+      "grid",         "mask",  "q",        "kv",           "dq",
+      "f32",          "mod",   "mod_hash", "mod_operands", "blocks",
+      "value_blocks", "tma",   "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {
-      nullptr, nullptr,    &k.headDim, &k.valueDim, nullptr, &k.blockQ,
-      &k.rows, &k.blockKv, &k.threads, &k.smem,     nullptr, nullptr,
-      nullptr, nullptr,    nullptr,    nullptr,     nullptr, nullptr,
-      nullptr, nullptr,    nullptr,    nullptr};
+      nullptr, nullptr,    &k.headDim,     &k.valueDim, nullptr, &k.blockQ,
+      &k.rows, &k.blockKv, &k.threads,     &k.smem,     nullptr, nullptr,
+      nullptr, nullptr,    nullptr,        nullptr,     nullptr, nullptr,
+      nullptr, nullptr,    &k.valueBlocks, nullptr,     nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -852,6 +853,27 @@ attn_status Parser::parseKernel(int line,
                            "grid=persistent is for kind=forward only "
                            "(this is kind=" +
                            kernelKindName(k.kind) + ")");
+  // Value blocks are CTAs of their own in the grid of tiles, each reading
+  // V at its columns from the tensor's pointer (no tensor map).
+  if (k.valueBlocks > 1) {
+    if (k.kind != KernelKind::Forward && k.kind != KernelKind::DecodePartial)
+      return error(line, where +
+                             "value_blocks is for kind=forward and "
+                             "kind=decode_partial (this is kind=" +
+                             kernelKindName(k.kind) + ")");
+    if (k.valueBlocks > kMaxValueBlocks || k.valueBlocks * 8 > k.valueDim)
+      return error(line,
+                   where + "value_blocks=" + std::to_string(k.valueBlocks) +
+                       " must be at most " + std::to_string(kMaxValueBlocks) +
+                       " and value_dim / 8 (value_dim=" +
+                       std::to_string(k.valueDim) + ")");
+    if (k.persistent || seen[numKeys - 2])
+      return error(line, where + "value_blocks and " +
+                             (k.persistent ? "grid=persistent" : "tma") +
+                             " do not go together: the kernels of value "
+                             "blocks have a CTA per block and copy V "
+                             "without a tensor map");
+  }
   // A key that adds parameters is for the kinds whose ABI has them (mask=none
   // and the keys' absence are harmless anywhere).
   const struct {

@@ -30,6 +30,8 @@ constexpr int kManifestVersion = 1;
 /// compiler's own limits (docs/Limits.md).
 constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
 constexpr int64_t kMaxBlock = 1024;
+/// The most value blocks a kernel may have (`value_blocks`).
+constexpr int64_t kMaxValueBlocks = 64;
 
 /// The largest block of a block mask (the manifest's `blocks` key,
 /// attn_block_mask's block_q and block_k) that a manifest may give.
@@ -97,6 +99,10 @@ struct KernelSpec {
   int64_t blockQ = 0;                    // forward, backward_*
   int64_t rows = 0;                      // decode_partial, decode_combine
   int64_t blockKv = 0; // forward, decode_partial, backward_*; combine: columns
+  /// `value_blocks` (forward, decode_partial): the kernel computes O's
+  /// columns in this many blocks, one CTA each, consecutive in grid x
+  /// (forward) or y (decode_partial) (docs/KernelABI.md); 1 without.
+  int64_t valueBlocks = 1;
   int64_t threads = 0;
   int64_t smem = 0;
   /// `kv=paged` (decode_partial, forward with q=packed): K and V are page

@@ -1379,6 +1379,13 @@ void pushF32(std::vector<uint64_t> &args, float value) {
   args.push_back(bits);
 }
 
+/// Grid x of a forward kernel with `tiles` query tiles: a CTA per tile and
+/// value block (manifest `value_blocks`); past int64 more than any grid.
+int64_t valueBlockTiles(int64_t tiles, const KernelSpec &kernel) {
+  int64_t x = 0;
+  return mul(tiles, kernel.valueBlocks, x) ? x : INT64_MAX;
+}
+
 attn_status setGrid(const char *api, Launch &launch, int64_t x, int64_t y,
                     int64_t z) {
   if (x > kMaxGridX || y > kMaxGridYZ || z > kMaxGridYZ)
@@ -1495,11 +1502,12 @@ int64_t rowTilesPerKvHead(const Problem &p, const KernelSpec &partial) {
   return ceilDiv(rows, partial.rows);
 }
 
-/// The CTAs of one split of the partial kernel: Hkv x row tiles;
-/// INT64_MAX when that overflows.
+/// The CTAs of one split of the partial kernel: Hkv x row tiles x value
+/// blocks; INT64_MAX when that overflows.
 int64_t ctasPerBatch(const Problem &p, const KernelSpec &partial) {
   int64_t ctas = 0;
-  if (!mul(p.headsKv, rowTilesPerKvHead(p, partial), ctas))
+  if (!mul(p.headsKv, rowTilesPerKvHead(p, partial), ctas) ||
+      !mul(ctas, partial.valueBlocks, ctas))
     return INT64_MAX;
   return ctas;
 }
@@ -1770,7 +1778,9 @@ attn_status planForward(const ManifestSection &section, int smCount,
             setGrid(api, launch,
                     std::min<int64_t>(all, smCount > 0 ? smCount : 1), 1, 1))
       return s;
-  } else if (attn_status s = setGrid(api, launch, tiles, p.headsQ, p.batch)) {
+  } else if (attn_status s =
+                 setGrid(api, launch, valueBlockTiles(tiles, *launch.kernel),
+                         p.headsQ, p.batch)) {
     return s;
   }
   ForwardTensors t{q,       k, v,  /*queryOffsets=*/nullptr, nullptr, nullptr,
@@ -1816,8 +1826,10 @@ attn_status planForwardVarlen(const ManifestSection &section,
   // The CTAs past a sequence's own query tiles return at once: any count
   // of rows that covers the longest sequence serves, and T covers all.
   int64_t rows = maxSeqlenQ <= 0 || maxSeqlenQ > p.seqQ ? p.seqQ : maxSeqlenQ;
-  if (attn_status s = setGrid(api, launch, ceilDiv(rows, launch.kernel->blockQ),
-                              p.headsQ, p.sequences))
+  if (attn_status s = setGrid(
+          api, launch,
+          valueBlockTiles(ceilDiv(rows, launch.kernel->blockQ), *launch.kernel),
+          p.headsQ, p.sequences))
     return s;
   return pushForwardArgs(api, t, nullptr, nullptr, p, launch);
 }

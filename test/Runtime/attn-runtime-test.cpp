@@ -317,6 +317,15 @@ int runManifest() {
             h + "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
                 "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
                 "smem=0 grid=persistent\n");
+  // value_blocks: forward and decode_partial, at most 64 and value_dim / 8,
+  // never with a persistent grid or tensor maps.
+  parseCase("value-blocks-combine",
+            h + "kernel c kind=decode_combine dtype=bf16 value_dim=512 "
+                "rows=16 threads=32 smem=0 value_blocks=2\n");
+  parseCase("value-blocks-many", h + fwd + " value_blocks=17\n");
+  parseCase("value-blocks-zero", h + fwd + " value_blocks=0\n");
+  parseCase("value-blocks-persistent",
+            h + fwd + " value_blocks=2 grid=persistent\n");
   // The params key the compiler writes: checked against this runtime's ABI
   // (attn_kernel_abi.def), name, type and rank of every parameter in order.
   const std::string fwdParams = "q:memref4,k:memref4,v:memref4,o:memref4,"

@@ -65,8 +65,12 @@ def AttnTilePass : Pass<"attn-tile"> {
     sm_90, by default); automatic key/value tiles shrink to fit it, explicit
     tiles that exceed it are an error. The options are checked as the pass
     starts: `block-q` and `block-kv` at most 1024, `stages` at most 16,
-    `warps` at most 32, `smem-budget` from 1 to 2^30 bytes
-    (docs/Limits.md). `report` attaches a remark to every
+    `warps` at most 32, `smem-budget` from 1 to 2^30 bytes,
+    `value-blocks` at most 64 (docs/Limits.md). `value-blocks` splits the
+    columns of V and O of the forward and split-KV ops into blocks, each a
+    pass of its own over the keys (S and the softmax recomputed): what a GPU
+    kernel does past Dv = 256, where O's accumulator would not fit in
+    registers. `report` attaches a remark to every
     op with its schedule, the shared memory it takes and, for static
     shapes, the HBM bytes and matmul FLOPs of the tiling next to those of
     standard attention, which materialises S and P (in the element type) in
@@ -94,6 +98,10 @@ def AttnTilePass : Pass<"attn-tile"> {
     Option<"smemBudget", "smem-budget", "int64_t", /*default=*/"232448",
            "Bytes of workgroup memory the tiles of one loop nest may use, "
            "1 to 2^30">,
+    Option<"valueBlocks", "value-blocks", "int64_t", /*default=*/"0",
+           "Forward and split-KV: column blocks of V and O, each computed "
+           "with its own pass over the keys, at most 64 and Dv / 8 (0: the "
+           "cost model's choice)">,
     Option<"memorySpace", "memory-space", "std::string",
            /*default=*/"\"#gpu.address_space<workgroup>\"",
            "Memory space of the Q/K/V/dO tile buffers (an attribute, or "

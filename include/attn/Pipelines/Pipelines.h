@@ -70,6 +70,12 @@ struct AttnToLLVMPipelineOptions
       *this, "block-kv",
       llvm::cl::desc("attn-tile key/value tile, at most 1024 (0: automatic)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> valueBlocks{
+      *this, "value-blocks",
+      llvm::cl::desc("attn-tile: column blocks of V and O of the forward and "
+                     "split-KV ops, each a pass over the keys (0: the cost "
+                     "model's choice)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> smemBudget{
       *this, "smem-budget",
       llvm::cl::desc("attn-tile workgroup memory budget in bytes, 1 to 2^30; "

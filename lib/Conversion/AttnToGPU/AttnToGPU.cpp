@@ -60,6 +60,7 @@ AttnTileSizes setTiling(KernelSpec &spec, const AttnTileSizes &sizes) {
   spec.blockQ = sizes.blockQ;
   spec.blockKV = sizes.blockKV;
   spec.keySlices = sizes.keySlices;
+  spec.valueBlocks = sizes.valueBlocks;
   spec.sharedBytes = sizes.workgroupBytes;
   spec.producer = sizes.producer;
   spec.persistent = sizes.persistent;
@@ -255,9 +256,13 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
   // sm_80's mapping (mma.sync, copies from every thread), on every chip.
   // So are f32 operands: wgmma takes TF32 only K-major, and P V reads V
   // MN-major (rows of keys); mma.sync m16n8k8 reads any tile by lane.
+  // So are head dims past 256: Q and a ring of wide K tiles leave no room
+  // for wgmma's 64-row warpgroups and their stages, and V and O are
+  // computed in value blocks (AttnTileSizes::valueBlocks).
   bool f32 = spec.elementType && spec.elementType.isF32();
+  bool wide = std::max(spec.headDim, spec.valueDim) > kMaxValueBlockCols;
   if (spec.kind != KernelKind::DecodeCombine &&
-      (!spec.wholeChunkRows() || f32))
+      (!spec.wholeChunkRows() || f32 || wide))
     spec.target = TileTarget::Sm80;
   spec.tf32 = tf32 && f32 && spec.kind != KernelKind::DecodeCombine;
   if (failed(tileSpec(op, spec, warps, mTiles, blockKV, report, persistent,
@@ -271,6 +276,10 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
 LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
                        int64_t mTiles, int64_t blockKV, bool report,
                        bool persistent, AttnTileSizes &tiling) {
+  // The operands first: the schedule of a head dim without kernels would
+  // only fail less clearly.
+  if (std::string why = spec.operandsReason(); !why.empty())
+    return op->emitOpError("cannot be lowered to a GPU kernel: ") << why;
   // A packed batch's grid is its sequences' query tiles (the runtime sizes
   // it from max_seqlen_q), never a persistent one.
   FailureOr<AttnTileSizes> sizes = chooseTiling(

@@ -160,6 +160,8 @@ std::string KernelSpec::manifestLine() const {
   else
     os << " rows=" << rows();
   os << " block_kv=" << blockKV;
+  if (valueBlocks > 1)
+    os << " value_blocks=" << valueBlocks;
   os << " threads=" << threads() << " smem=" << sharedBytes;
   if (persistent)
     os << " grid=persistent";
@@ -200,6 +202,14 @@ std::string KernelSpec::manifestLine() const {
 }
 
 std::string KernelSpec::unsupportedReason() const {
+  if (std::string why = operandsReason(); !why.empty())
+    return why;
+  if (valueBlocks > 1 && target == TileTarget::Sm90a)
+    return "value blocks (Dv > 256) have kernels on sm_80's mapping only";
+  return scheduleReason();
+}
+
+std::string KernelSpec::operandsReason() const {
   if (!elementType ||
       !(elementType.isF16() || elementType.isBF16() || elementType.isF32()))
     return "the GPU kernels take f16, bf16 or f32 operands (tensor cores); "
@@ -209,16 +219,23 @@ std::string KernelSpec::unsupportedReason() const {
     return "f32 operands have kernels on sm_80's mapping only (mma.sync on "
            "TF32 parts)";
   // The tiles pad the head dims to whole 16-column tensor-core steps.
-  if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > 256))
-    return "head dim D must be in [1, 256], got " + std::to_string(headDim);
-  if (valueDim < 1 || valueDim > 256)
-    return "value head dim Dv must be in [1, 256], got " +
-           std::to_string(valueDim);
+  int64_t widest = isBackward() ? kMaxBackwardHeadDim : kMaxKernelHeadDim;
+  std::string which = isBackward() ? "of the backward kernels " : "";
+  if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > widest))
+    return "head dim D " + which + "must be in [1, " + std::to_string(widest) +
+           "], got " + std::to_string(headDim);
+  if (valueDim < 1 || valueDim > widest)
+    return "value head dim Dv " + which + "must be in [1, " +
+           std::to_string(widest) + "], got " + std::to_string(valueDim);
   if (!wholeChunkRows() && target == TileTarget::Sm90a)
     return "rows that are not whole 16-byte chunks (D = " +
            std::to_string(headDim) + ", Dv = " + std::to_string(valueDim) +
            ") are copied element by element, which the sm_90a kernels do "
            "not do (TMA); the sm_80 mapping does";
+  return "";
+}
+
+std::string KernelSpec::scheduleReason() const {
   if (target == TileTarget::Sm90a && kind == KernelKind::Forward &&
       (warps % 4 || blockQ != 16 * warps || blockKV > 256 || blockKV % 16))
     return "the sm_90a kernels run warpgroups of 4 warps with 16 query rows "

@@ -241,12 +241,12 @@ Value TileLowering::globalOffset(const Global &g, ArrayRef<Value> leading,
 // Instructions
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> TileLowering::ldmatrix4(Value byteOffset, bool transpose) {
+SmallVector<Value> TileLowering::ldmatrix4(Value address, bool transpose) {
   MLIRContext *ctx = b.getContext();
   Type i32 = e.i32();
   auto structTy = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
   Value res = NVVM::LdMatrixOp::create(
-      b, e.loc, structTy, sharedAt(byteOffset), 4,
+      b, e.loc, structTy, address, 4,
       transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
       NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
   SmallVector<Value> out;
@@ -318,9 +318,9 @@ SmallVector<Value> TileLowering::packA(const Fragment &f, int64_t mt,
 SmallVector<Value> TileLowering::sharedA(const SharedTile &tile, Value rowBase,
                                          int64_t mt, int64_t kk) {
   auto [laneRow, laneCol] = frag->ldmatrixA(e);
-  Value row = e.add(e.add(rowBase, e.c32(mt * Mma::kM)), laneRow);
-  Value col = e.add(laneCol, e.c32(kk * Mma::kK));
-  return ldmatrix4(tileOffset(tile, row, col), /*transpose=*/false);
+  return ldmatrix4(tileAddress(tile, e.add(rowBase, laneRow), laneCol,
+                               mt * Mma::kM, kk * Mma::kK),
+                   /*transpose=*/false);
 }
 
 void TileLowering::fenceAsyncProxy() {
@@ -710,27 +710,29 @@ LogicalResult TileLowering::lowerMatmul(TileMatmulOp op) {
         std::copy(out.begin(), out.end(), first);
       }
   };
-  auto rhsAt = [&](Value row, Value col) { return tileOffset(r, row, col); };
+  // Each ldmatrix reads the lane's base address plus a constant, the
+  // instruction's immediate (tileAddress): as whole offsets, LLVM kept
+  // every distinct one in a register, and past D = 256 ptxas spilled.
   if (transpose) {
     // rhs rows are the N dimension (K for S = Q K^T).
     auto [laneRow, laneCol] = frag->ldmatrixB(e);
     Value row0 = e.add(laneRow, rhsRow);
     for (int64_t kk = 0; kk < kSteps; ++kk)
       for (int64_t nb = 0; nb < n / Mma::kN; nb += 2)
-        multiply(nb, kk,
-                 ldmatrix4(rhsAt(e.add(row0, e.c32(nb * Mma::kN)),
-                                 e.add(laneCol, e.c32(kk * Mma::kK))),
-                           /*transpose=*/false));
+        multiply(
+            nb, kk,
+            ldmatrix4(tileAddress(r, row0, laneCol, nb * Mma::kN, kk * Mma::kK),
+                      /*transpose=*/false));
   } else {
     // rhs rows are the K dimension (V for O = P V), read transposed.
     auto [laneRow, laneCol] = frag->ldmatrixBTransposed(e);
     Value row0 = e.add(laneRow, rhsRow);
     for (int64_t nb = 0; nb < n / Mma::kN; nb += 2)
       for (int64_t kk = 0; kk < kSteps; ++kk)
-        multiply(nb, kk,
-                 ldmatrix4(rhsAt(e.add(row0, e.c32(kk * Mma::kK)),
-                                 e.add(laneCol, e.c32(nb * Mma::kN))),
-                           /*transpose=*/true));
+        multiply(
+            nb, kk,
+            ldmatrix4(tileAddress(r, row0, laneCol, kk * Mma::kK, nb * Mma::kN),
+                      /*transpose=*/true));
   }
   regs[op.getResult()] = Fragment{l, c};
   return success();

@@ -357,7 +357,7 @@ private:
   void awaitAllWgmma(int64_t since);
 
   // Instructions.
-  SmallVector<Value> ldmatrix4(Value byteOffset, bool transpose);
+  SmallVector<Value> ldmatrix4(Value address, bool transpose);
   SmallVector<Value> mma(Type elementType, ArrayRef<Value> a,
                          ArrayRef<Value> bFrag, ArrayRef<Value> c);
   Value packPair(Type elementType, Value lo, Value hi);

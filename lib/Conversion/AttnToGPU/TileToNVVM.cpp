@@ -695,6 +695,20 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
       off = e.add(off, e.mul(e.toI64(i), stride));
     }
     g->ptr = e.gep(src->ptr, src->elementType, off);
+    // Its rows stay 16-byte aligned where the first column is a multiple
+    // of a chunk's elements: a constant, or a product with such a constant
+    // (the tile form's value blocks, valueBlockProblem).
+    int64_t chunk = 128 / src->elementType.getIntOrFloatBitWidth();
+    auto alignedColumn = [&](OpFoldResult first) {
+      if (std::optional<int64_t> c = getConstantIntValue(first))
+        return *c % chunk == 0;
+      auto mul = cast<Value>(first).getDefiningOp<arith::MulIOp>();
+      return mul && llvm::any_of(mul->getOperands(), [&](Value v) {
+               std::optional<int64_t> c = getConstantIntValue(v);
+               return c && *c % chunk == 0;
+             });
+    };
+    g->chunkRows = src->chunkRows && alignedColumn(op.getMixedOffsets().back());
     g->sizes.clear();
     for (OpFoldResult size : op.getMixedSizes()) {
       Value s = index(size);

@@ -144,6 +144,8 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     checkRange("stages", stages, 0, kMaxTileStages, "0: automatic");
     checkRange("warps", warps, 0, kMaxTileWarps, "0: automatic");
     checkRange("smem-budget", smemBudget, 1, kMaxSmemBudget, "bytes");
+    checkRange("value-blocks", valueBlocks, 0, kMaxValueBlocks,
+               "column blocks of V and O; 0: automatic");
     if (!(sparsity >= 0.0 && sparsity < 1.0)) {
       root->emitError() << "attn-tile: sparsity = " << sparsity
                         << " is out of range [0, 1) (the fraction of the "
@@ -178,6 +180,7 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
                               target == "sm_90a" ? TileTarget::Sm90a
                                                  : TileTarget::Sm80,
                               /*persistent=*/false,
+                              valueBlocks,
                               deterministic};
       FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
       if (failed(sizes)) {

@@ -150,6 +150,40 @@ Value tile::tileRow(OpBuilder &b, Location loc, Value tile, Value row) {
       {type.getDimSize(1)});
 }
 
+Value tile::columnView(OpBuilder &b, Location loc, Value buffer, Value first,
+                       int64_t width) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  offsets.back() = foldSize(first);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    sizes.push_back(
+        type.isDynamicDim(d)
+            ? OpFoldResult(memref::DimOp::create(b, loc, buffer, d).getResult())
+            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  sizes.push_back(b.getIndexAttr(width));
+  return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
+}
+
+Problem tile::valueBlockProblem(OpBuilder &b, Location loc, const Problem &p,
+                                const ValueBlocking &blocking, Value block,
+                                Value &first) {
+  IndexMath ix{b, loc};
+  // Both candidates are multiples of 8 columns, and the product says so
+  // to the GPU lowering, which then copies the view's rows by 16 bytes
+  // where its buffer's rows are whole chunks (TileToNVVM.cpp).
+  int64_t lastFirst = p.dims.valueDim - blocking.width;
+  assert(blocking.step % 8 == 0 && lastFirst % 8 == 0 &&
+         "value blocks start on multiples of 8 columns");
+  first = ix.mul(
+      ix.min(ix.mul(block, ix.c(blocking.step / 8)), ix.c(lastFirst / 8)),
+      ix.c(8));
+  Problem q = p;
+  q.value = columnView(b, loc, p.value, first, blocking.width);
+  return q;
+}
+
 void tile::fill(OpBuilder &b, Location loc, Value buffer, double v) {
   Type type = cast<MemRefType>(buffer.getType()).getElementType();
   Value cst = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
@@ -189,18 +223,23 @@ SmallVector<Value> tile::beginForall(OpBuilder &b, Location loc,
 }
 
 RowTile tile::beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
-                                   int64_t blockQ, Problem *seq) {
+                                   int64_t blockQ, Problem *seq,
+                                   int64_t valueBlocks, Value *valueBlock) {
   IndexMath ix{b, loc};
   Value tiles = ix.ceilDiv(p.querySeq, ix.c(blockQ));
   SmallVector<Value> ivs = beginForall(
-      b, loc, {p.batch, p.queryHeads, tiles},
+      b, loc, {p.batch, p.queryHeads, ix.mul(tiles, ix.c(valueBlocks))},
       {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
   Value querySeq = p.querySeq;
   if (seq) {
     *seq = p.forBatch(b, loc, ivs[0]);
     querySeq = seq->querySeq;
   }
-  Value tile = ivs[2];
+  // The value blocks of a query tile are consecutive: they share its Q
+  // and K tiles in the L2 cache.
+  Value tile = ix.div(ivs[2], ix.c(valueBlocks));
+  if (valueBlock)
+    *valueBlock = ix.rem(ivs[2], ix.c(valueBlocks));
   if (p.causal != CausalKind::None && p.queryOffsets) {
     // The sequence's own tiles last first; the grid's others are empty.
     Value own = ix.ceilDiv(querySeq, ix.c(blockQ));
@@ -226,7 +265,10 @@ Problem tile::getProblem(OpBuilder &b, Location loc, OpTy op,
   Problem p;
   static_cast<AttentionConfig &>(p) = getAttentionConfig(op);
   p.headCols = std::max(sizes.headCols, p.dims.headDim);
-  p.valueCols = std::max(sizes.valueCols, p.dims.valueDim);
+  // Value blocks' tiles hold one block's columns (AttnTileSizes).
+  p.valueCols = sizes.valueBlocks > 1
+                    ? sizes.valueCols
+                    : std::max(sizes.valueCols, p.dims.valueDim);
   p.elementType = op.getQuery().getType().getElementType();
   p.query = toReadOnlyBuffer(b, loc, op.getQuery());
   p.key = toReadOnlyBuffer(b, loc, op.getKey());

@@ -270,9 +270,26 @@ struct RowTile {
 /// most visible keys) start in the first wave. With `seq`, sets it to the
 /// body's sequence (Problem::forBatch) and counts the rows in it: a packed
 /// batch's grid covers its packed rows, and the tiles past a sequence's
-/// own rows have none.
+/// own rows have none. With `valueBlocks` (AttnTileSizes::valueBlocks) the
+/// query tile dimension has that many iterations per tile, the value block
+/// set in `valueBlock`.
 RowTile beginQueryTileForall(OpBuilder &b, Location loc, const Problem &p,
-                             int64_t blockQ, Problem *seq = nullptr);
+                             int64_t blockQ, Problem *seq = nullptr,
+                             int64_t valueBlocks = 1,
+                             Value *valueBlock = nullptr);
+
+/// `p` reduced to value block `block` of `blocking` (a forward or split-KV
+/// op's, AttnTileSizes::valueBlocks): V viewed at the block's columns
+/// (`valueCols` is already the block's tiles'). Sets `first` to the
+/// block's first column.
+Problem valueBlockProblem(OpBuilder &b, Location loc, const Problem &p,
+                          const ValueBlocking &blocking, Value block,
+                          Value &first);
+
+/// The columns `[first, first + width)` of `buffer` (any rank, the last
+/// dim the columns), every other dim whole.
+Value columnView(OpBuilder &b, Location loc, Value buffer, Value first,
+                 int64_t width);
 
 /// The keys `[begin, end)` that some query in `[iLo, iHi]` may see under the
 /// causal kind and window (all of `[0, Sk)` without them).

@@ -147,17 +147,22 @@ static std::optional<Cost> tiledForward(const Shape &s, const AttnTileSizes &t,
     return std::nullopt;
   double e = s.elementBytes;
   double heads = double(s.batch) * s.hq;
+  // Each value block reads Q, K, the mask and its V columns again and
+  // computes S again (AttnTileSizes::valueBlocks).
+  double blocks = t.valueBlocks;
+  double dv = valueBlocking(s.dv, t.valueBlocks).width;
   Cost perHead;
   for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
     double rows = std::min(t.blockQ, s.sq - q0);
     auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
     Span keys = spanOf(jBegin, jEnd, t.blockKV);
     double seen = keys.keys * (s.density ? s.density : 1.0);
-    perHead.bytes += rows * (s.d + s.dv) * e + (withLse ? rows * 4 : 0) +
-                     seen * (s.d + s.dv) * e + rows * seen * s.maskBytes +
-                     s.listBytes(keys.tiles);
-    perHead.flops +=
-        s.visited(keys.tiles) * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+    perHead.bytes +=
+        blocks * (rows * (s.d + dv) * e + seen * (s.d + dv) * e +
+                  rows * seen * s.maskBytes + s.listBytes(keys.tiles)) +
+        (withLse ? rows * 4 : 0);
+    perHead.flops += blocks * s.visited(keys.tiles) * 2.0 * t.blockQ *
+                     t.blockKV * (s.d + dv);
   }
   return Cost{perHead.bytes * heads, perHead.flops * heads};
 }
@@ -171,6 +176,8 @@ static std::optional<Cost> tiledPartial(const Shape &s, const AttnTileSizes &t,
     return std::nullopt;
   double e = s.elementBytes;
   int64_t chunk = ceilDiv(s.sk, splits);
+  double blocks = t.valueBlocks;
+  double dv = valueBlocking(s.dv, t.valueBlocks).width;
   Cost perGroup;
   for (int64_t n = 0; n < splits; ++n) {
     for (int64_t r0 = 0; r0 < packed; r0 += t.blockQ) {
@@ -182,10 +189,12 @@ static std::optional<Cost> tiledPartial(const Shape &s, const AttnTileSizes &t,
       jBegin = std::max(jBegin, n * chunk);
       jEnd = std::min({jEnd, n * chunk + chunk, s.sk});
       Span keys = spanOf(jBegin, jEnd, t.blockKV);
-      perGroup.bytes += rows * s.d * e + rows * (s.dv + 1) * 4.0 +
-                        keys.keys * (s.d + s.dv) * e +
-                        double(rows) * keys.keys * s.maskBytes;
-      perGroup.flops += keys.tiles * 2.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+      perGroup.bytes += blocks * (rows * s.d * e + rows * dv * 4.0 +
+                                  keys.keys * (s.d + dv) * e +
+                                  double(rows) * keys.keys * s.maskBytes) +
+                        rows * 4.0;
+      perGroup.flops +=
+          blocks * keys.tiles * 2.0 * t.blockQ * t.blockKV * (s.d + dv);
     }
   }
   double groups = double(s.batch) * s.hkv;
@@ -285,15 +294,17 @@ std::string attn::describeAttnTiling(Operation *op,
     space.clear();
     config.memorySpace.print(os);
   }
-  std::string head =
-      llvm::formatv("attn-tile: block-q = {0}, block-kv = {1}, {2} stages, "
-                    "{3} warps, {4}{5} bytes of tiles in memory space {6}",
-                    t.blockQ, t.blockKV, t.stages, t.warps,
-                    t.keySlices > 1 ? llvm::formatv("{0} key slices, ",
-                                                    t.keySlices)
-                                          .str()
-                                    : std::string(),
-                    t.workgroupBytes, space);
+  std::string head = llvm::formatv(
+      "attn-tile: block-q = {0}, block-kv = {1}, {2} stages, "
+      "{3} warps, {4}{5}{6} bytes of tiles in memory space {7}",
+      t.blockQ, t.blockKV, t.stages, t.warps,
+      t.keySlices > 1 ? llvm::formatv("{0} key slices, ", t.keySlices).str()
+                      : std::string(),
+      t.valueBlocks > 1 ? llvm::formatv("{0} value blocks of {1} columns, ",
+                                        t.valueBlocks, t.valueCols)
+                              .str()
+                        : std::string(),
+      t.workgroupBytes, space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";
   // The tiled counts of an op with a block mask assume `sparsity`.

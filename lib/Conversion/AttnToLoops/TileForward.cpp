@@ -309,8 +309,22 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
   {
     OpBuilder::InsertionGuard guard(b);
     Problem seq;
-    RowTile rows = beginQueryTileForall(b, loc, p, br, &seq);
+    int64_t valueBlocks = config.sizes.valueBlocks;
+    Value valueBlock;
+    RowTile rows =
+        beginQueryTileForall(b, loc, p, br, &seq, valueBlocks, &valueBlock);
     setSchedule(b, config);
+    // A value block reads its columns of V and writes them of O; the
+    // first block writes LSE.
+    Value outBlock = out, lseRows = rows.rows;
+    if (valueBlocks > 1) {
+      ValueBlocking blocking = valueBlocking(d.valueDim, valueBlocks);
+      Value first;
+      seq = valueBlockProblem(b, loc, seq, blocking, valueBlock, first);
+      outBlock = columnView(b, loc, out, first, blocking.width);
+      lseRows = ix.select(ix.cmp(arith::CmpIPredicate::eq, valueBlock, ix.c(0)),
+                          rows.rows, ix.c(0));
+    }
     auto [iLo, iHi] = rows.queryRange(ix, seq);
     auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
     // A packed batch's tiles past their sequence's rows visit no keys.
@@ -329,9 +343,9 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
         b, loc,
         normalisedTile(b, loc, st,
                        RankedTensorType::get({br, p.valueCols}, p.elementType)),
-        out, rows.rows, outRow);
+        outBlock, rows.rows, outRow);
     if (lse)
-      tileStore(b, loc, lseTile(b, loc, st), lse, rows.rows,
+      tileStore(b, loc, lseTile(b, loc, st), lse, lseRows,
                 [&](OpBuilder &b, Location loc, Value r) {
                   IndexMath ix{b, loc};
                   return seq.lseIndices(b, loc, rows.batch, rows.head,
@@ -379,15 +393,22 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     // that share one key/value head, so the group reads each K/V tile once.
     // One loop dimension walks the key/value heads and their row tiles (on
     // a GPU, grid dimension y; one row tile per head when the rows fit).
+    // With value blocks (AttnTileSizes::valueBlocks) each row tile is that
+    // many consecutive iterations of it, one per block.
     Value group = p.group;
     Value packedRows = ix.mul(group, p.querySeq);
     Value rowTiles = ix.ceilDiv(packedRows, ix.c(br));
+    int64_t valueBlocks = config.sizes.valueBlocks;
     SmallVector<Value> ivs = beginForall(
-        b, loc, {splits, p.batch, ix.mul(p.kvHeads, rowTiles)},
+        b, loc,
+        {splits, p.batch,
+         ix.mul(ix.mul(p.kvHeads, rowTiles), ix.c(valueBlocks))},
         {gpu::MappingId::DimX, gpu::MappingId::DimZ, gpu::MappingId::DimY});
     Value split = ivs[0], batch = ivs[1];
-    Value kvHead = ix.div(ivs[2], rowTiles);
-    Value r0 = ix.mul(ix.rem(ivs[2], rowTiles), ix.c(br));
+    Value rowTile = ix.div(ivs[2], ix.c(valueBlocks));
+    Value valueBlock = ix.rem(ivs[2], ix.c(valueBlocks));
+    Value kvHead = ix.div(rowTile, rowTiles);
+    Value r0 = ix.mul(ix.rem(rowTile, rowTiles), ix.c(br));
     RowTile rows{batch, ix.mul(kvHead, group), r0,
                  ix.min(ix.c(br), ix.sub(packedRows, r0)), /*packed=*/true};
     setSchedule(b, config);
@@ -396,6 +417,15 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     // (the sequence's own Sk with per-sequence key counts); a split past
     // Sk is empty and its loop runs no iteration.
     Problem seq = p.forBatch(b, loc, batch);
+    Value partsBlock = parts, lseRows = rows.rows;
+    if (valueBlocks > 1) {
+      ValueBlocking blocking = valueBlocking(d.valueDim, valueBlocks);
+      Value first;
+      seq = valueBlockProblem(b, loc, seq, blocking, valueBlock, first);
+      partsBlock = columnView(b, loc, parts, first, blocking.width);
+      lseRows = ix.select(ix.cmp(arith::CmpIPredicate::eq, valueBlock, ix.c(0)),
+                          rows.rows, ix.c(0));
+    }
     Value chunk = ix.ceilDiv(seq.keySeq, splits);
     Value splitBegin = ix.mul(split, chunk);
     Value splitEnd = ix.min(seq.keySeq, ix.add(splitBegin, chunk));
@@ -415,8 +445,8 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
               normalisedTile(
                   b, loc, st,
                   RankedTensorType::get({br, p.valueCols}, b.getF32Type())),
-              parts, rows.rows, partRow);
-    tileStore(b, loc, lseTile(b, loc, st), lses, rows.rows, partRow);
+              partsBlock, rows.rows, partRow);
+    tileStore(b, loc, lseTile(b, loc, st), lses, lseRows, partRow);
   }
 
   if (!config.destinations.empty())

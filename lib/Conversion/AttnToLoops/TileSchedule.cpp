@@ -251,6 +251,43 @@ int64_t attn::tileColumns(int64_t dim, TileTarget target,
   return cols;
 }
 
+ValueBlocking attn::valueBlocking(int64_t valueDim, int64_t count) {
+  if (count <= 1)
+    return {1, valueDim, valueDim};
+  int64_t step = llvm::alignTo(llvm::divideCeil(valueDim, count), 8);
+  return {count, step, std::min(valueDim, step + valueDim % 8)};
+}
+
+/// The value column blocks of `s` (AttnTileSizes::valueBlocks): the
+/// request's, or in a GPU kernel the fewest whose tiles are at most
+/// kMaxValueBlockCols columns. Sets `s.valueCols` to one block's tile
+/// columns. Fails (with an error on `op`) on a request the value head dim
+/// cannot serve.
+static FailureOr<int64_t> chooseValueBlocks(Operation *op, TileShape &s,
+                                            const AttnTileRequest &request) {
+  auto columns = [&](int64_t count) {
+    return tileColumns(valueBlocking(s.valueDim, count).width, request.target,
+                       s.elementBytes);
+  };
+  if (s.kind == TileShape::Kind::Gradient) {
+    s.valueCols = columns(1);
+    return 1;
+  }
+  int64_t count = request.valueBlocks;
+  if (count > 1 && count * 8 > s.valueDim)
+    return op->emitError() << "value-blocks = " << count
+                           << " needs a value head dim of at least 8 columns "
+                              "a block, got Dv = "
+                           << s.valueDim;
+  if (!count) {
+    count = 1;
+    while (request.gpuKernel && columns(count) > kMaxValueBlockCols)
+      ++count;
+  }
+  s.valueCols = columns(count);
+  return count;
+}
+
 FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
@@ -258,11 +295,14 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     shape->dsTile = !request.deterministic;
     shape->gradNest = request.gradNest;
   }
+  int64_t valueBlocks = 1;
   if (shape) {
     shape->headCols =
         tileColumns(shape->headDim, request.target, shape->elementBytes);
-    shape->valueCols =
-        tileColumns(shape->valueDim, request.target, shape->elementBytes);
+    FailureOr<int64_t> blocks = chooseValueBlocks(op, *shape, request);
+    if (failed(blocks))
+      return failure();
+    valueBlocks = *blocks;
   }
   if (!shape) {
     // attn.combine: tiles of 16 rows per warp by 8 output columns: the few
@@ -356,13 +396,18 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // stages, and 32-key tiles past D = 64, so that Q and the ring fit
     // (D = 256: 199 KiB).
     bool f32 = s.elementBytes == 4 && request.gpuKernel;
-    t.warps = request.warps          ? request.warps
-              : wideCausal && !s.mask && !f32 ? 8
-                                              : 4;
-    if (f32 && !request.stages)
+    // Past D = 256 (or in value blocks): 4 warps of one MMA tile in 2
+    // stages of 32 keys, so that Q (64 rows) and the ring fit, and each
+    // block's O is what D = 256 holds; past D = 512 16 keys (32 spilled 8
+    // to 20 bytes at D = 576, and 64 did at D = 264 and 320).
+    bool wide = s.headCols > kMaxValueBlockCols || valueBlocks > 1;
+    t.warps = request.warps                            ? request.warps
+              : wideCausal && !s.mask && !f32 && !wide ? 8
+                                                       : 4;
+    if ((f32 || wide) && !request.stages)
       t.stages = 2;
     // 16-row MMA tiles per warp: two reuse every K/V fragment twice.
-    int64_t mTiles = s.mask || wideCausal || f32 ? 1 : 2;
+    int64_t mTiles = s.mask || wideCausal || f32 || wide ? 1 : 2;
     if (bq)
       mTiles = bq / (16 * t.warps);
     else
@@ -372,8 +417,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // at 208).
     if (!bkv)
       bkv = (mTiles == 2 && s.headCols > 64) || s.valueCols > 176 ||
-                    (f32 && s.headCols > 64)
-                ? 32
+                    (f32 && s.headCols > 64) || wide
+                ? (wide && s.headCols > 512 ? 16 : 32)
                 : 64;
     break;
   }
@@ -382,10 +427,12 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // D = 128 one warp of 16-key tiles (64 keys on 4 warps do not fit in 2
     // stages; on 2 warps the O accumulator beside the swizzled tiles'
     // addresses spilled 132 bytes, 12 with padded rows).
+    // Past D = 256 (or in value blocks) 2 stages: D = 576 takes 226 KiB.
     bool f32 = s.elementBytes == 4 && request.gpuKernel;
     bool wideF32 = f32 && s.headCols > 128;
+    bool wide = s.headCols > kMaxValueBlockCols || valueBlocks > 1;
     t.warps = request.warps ? request.warps : wideF32 ? 1 : 4;
-    if (f32 && !request.stages)
+    if ((f32 || wide) && !request.stages)
       t.stages = 2;
     if (!bq)
       bq = 16;
@@ -516,6 +563,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   t.blockKV = bkv;
   t.headCols = s.headCols;
   t.valueCols = s.valueCols;
+  t.valueBlocks = valueBlocks;
   t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.

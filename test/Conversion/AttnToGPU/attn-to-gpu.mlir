@@ -116,10 +116,27 @@ func.func @f32_operands(%q: tensor<1x1x8x64xf32>, %k: tensor<1x1x8x64xf32>, %v: 
 
 // -----
 
-func.func @wide_head_dim(%q: tensor<1x1x8x320xf16>, %k: tensor<1x1x8x320xf16>, %v: tensor<1x1x8x320xf16>) -> tensor<1x1x8x320xf16> {
-  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be in [1, 256], got 320}}
-  %o = attn.attention %q, %k, %v : tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16> -> tensor<1x1x8x320xf16>
-  return %o : tensor<1x1x8x320xf16>
+func.func @wide_head_dim(%q: tensor<1x1x8x584xf16>, %k: tensor<1x1x8x584xf16>, %v: tensor<1x1x8x64xf16>) -> tensor<1x1x8x64xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: head dim D must be in [1, 576], got 584}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x584xf16>, tensor<1x1x8x584xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x8x64xf16>
+  return %o : tensor<1x1x8x64xf16>
+}
+
+// -----
+
+func.func @wide_value_dim(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x1024xf16>) -> tensor<1x1x8x1024xf16> {
+  // expected-error @+1 {{'attn.attention' op cannot be lowered to a GPU kernel: value head dim Dv must be in [1, 576], got 1024}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x1024xf16> -> tensor<1x1x8x1024xf16>
+  return %o : tensor<1x1x8x1024xf16>
+}
+
+// -----
+
+// The backward kernels hold dK and dV whole: D and Dv up to 256.
+func.func @wide_head_dim_grad(%q: tensor<1x1x8x320xf16>, %k: tensor<1x1x8x320xf16>, %v: tensor<1x1x8x320xf16>, %o: tensor<1x1x8x320xf16>, %do: tensor<1x1x8x320xf16>, %lse: tensor<1x1x8xf32>) -> tensor<1x1x8x320xf16> {
+  // expected-error @+1 {{'attn.attention_grad' op cannot be lowered to a GPU kernel: head dim D of the backward kernels must be in [1, 256], got 320}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8xf32> -> tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>
+  return %dq : tensor<1x1x8x320xf16>
 }
 
 // -----

@@ -31,6 +31,12 @@ enum class KernelKind {
 /// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
 constexpr int64_t kMaxSharedMemory = 227 * 1024;
 
+/// The widest head dims D and Dv of a forward, split-KV or combine kernel
+/// (MLA's D = 576; past 256 on sm_80's mapping, in value blocks:
+/// AttnTileSizes::valueBlocks), and of a backward kernel, whose dK/dV
+/// kernel holds dK and dV whole.
+constexpr int64_t kMaxKernelHeadDim = 576, kMaxBackwardHeadDim = 256;
+
 /// The swizzle of a memory tile with rows of `rowBytes` on sm_90a: the
 /// widest of wgmma's and TMA's patterns (128, 64 or 32 bytes) that divides
 /// the row; the row is then that many column blocks.
@@ -86,6 +92,10 @@ struct KernelSpec {
   /// Parts of each K/V tile with their own softmax state, one per warp
   /// (decode), merged at the end.
   int64_t keySlices = 1;
+  /// Forward and decode partial: the value column blocks of the schedule
+  /// (AttnTileSizes::valueBlocks), one CTA each (manifest `value_blocks`):
+  /// past Dv = 256 O's accumulator holds one block's columns.
+  int64_t valueBlocks = 1;
   /// Dynamic shared memory: the Q tile and the ring of K and V tiles, rows
   /// padded by 16 bytes so that ldmatrix reads no bank twice (sm_90a:
   /// swizzled, unpadded).
@@ -160,6 +170,11 @@ struct KernelSpec {
     return headDim * bytes % 16 == 0 && valueDim * bytes % 16 == 0;
   }
   std::string unsupportedReason() const;
+  /// The part of unsupportedReason that the schedule does not change:
+  /// element type, head dims, rows on the chip's mapping.
+  std::string operandsReason() const;
+  /// The part that checks the schedule (warps, tiles) against the mapping.
+  std::string scheduleReason() const;
 };
 
 /// An empty gpu.func (entry block, no terminator) with the signature

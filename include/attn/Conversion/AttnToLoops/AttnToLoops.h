@@ -65,9 +65,34 @@ struct AttnTileSizes {
   /// costs a few zero columns of arithmetic, never a copy of the tensors.
   /// 0 for attn.combine, which has no such tiles.
   int64_t headCols = 0, valueCols = 0;
+  /// Forward and split-KV: the value column blocks (valueBlocking). Each
+  /// query tile (decode: row tile) is computed once per block, S = Q K^T
+  /// and the softmax again each time, the product with V and the stores
+  /// of O on that block's columns only, so that the f32 accumulator of O
+  /// holds at most kMaxValueBlockCols columns. 1: all of Dv at once.
+  /// `valueCols` is then the columns of one block's tiles.
+  int64_t valueBlocks = 1;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
+
+/// The widest value column block a GPU kernel's accumulator of O holds:
+/// 16-row MMA tiles of 256 f32 columns are 128 registers a thread, as at
+/// D = 256 (ptxas spilled nothing there; twice that would not fit at all).
+constexpr int64_t kMaxValueBlockCols = 256;
+
+/// The columns of V (and O) that `count` value blocks of a value head dim
+/// `valueDim` read and write: block c covers [first(c), first(c) + width)
+/// with first(c) = min(c step, valueDim - width). `step` is a multiple of
+/// 8 and `width` is `step` plus valueDim mod 8, so every block starts on a
+/// multiple of 8 columns (whole 16-byte chunks of 2-byte elements where
+/// the rows are) and the last one ends at valueDim; consecutive blocks
+/// may overlap by a few columns, which both compute alike. One block:
+/// step = width = valueDim.
+struct ValueBlocking {
+  int64_t count = 1, step = 0, width = 0;
+};
+ValueBlocking valueBlocking(int64_t valueDim, int64_t count);
 
 /// The columns a tile row holds a multiple of (AttnTileSizes::headCols):
 /// the k-step of the tensor cores (mma.sync m16n8k16, wgmma k16), which is
@@ -104,6 +129,7 @@ constexpr int64_t kMaxTileBlock = 1024;
 constexpr int64_t kMaxTileStages = 16;
 constexpr int64_t kMaxTileWarps = 32;
 constexpr int64_t kMaxSmemBudget = int64_t(1) << 30;
+constexpr int64_t kMaxValueBlocks = 64;
 
 /// What the user asked for; 0 means "choose".
 struct AttnTileRequest {
@@ -113,6 +139,10 @@ struct AttnTileRequest {
   TileTarget target = TileTarget::Sm80;
   /// sm_90a: a persistent grid where the schedule has a producer.
   bool persistent = false;
+  /// Forward and split-KV: value column blocks (AttnTileSizes::valueBlocks),
+  /// 0 to choose: one block, or in a GPU kernel as few as keep each
+  /// block's tiles within kMaxValueBlockCols columns.
+  int64_t valueBlocks = 0;
   /// Gradients: the deterministic mode (else the dK/dV nest also holds a
   /// dS^T tile in workgroup memory for the dQ product).
   bool deterministic = true;
