@@ -799,6 +799,14 @@ def head_dim_cases(module, quick):
                 case("decode", dtype, 2, 32, 8, 4, 1000, d, "bottom_right",
                      dv=dv, splits=5),
             ]
+            if max(d, dv) > 256:
+                # Value blocks; MLA's shape: every query head on one KV
+                # head, a few queries a sequence (speculative decoding).
+                mine += [
+                    case("decode", dtype, 4, 128, 1, 1, 8192, d, dv=dv),
+                    case("decode", dtype, 2, 16, 1, 3, 3000, d,
+                         "bottom_right", dv=dv),
+                ]
         if "backward_kv" in kinds:
             mine += [
                 case("backward", dtype, 2, 4, 4, 77, 1000, d, dv=dv),

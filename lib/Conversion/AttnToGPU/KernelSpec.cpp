@@ -287,10 +287,16 @@ std::string KernelSpec::scheduleReason() const {
   if (packedQueries && !paged && !packedKeys)
     return "a packed batch's GPU kernels take packed keys (key_offsets) or "
            "a paged cache (kv_lens with block_table)";
-  if (kind == KernelKind::DecodePartial && blockKV % (16 * warps))
+  if (kind == KernelKind::DecodePartial && keySlices > 1 &&
+      blockKV % (16 * warps))
     return "decode kernels split each K/V tile between the warps: block-kv "
            "must be a multiple of 16 x warps (" +
            std::to_string(16 * warps) + "), got " + std::to_string(blockKV);
+  if (kind == KernelKind::DecodePartial && keySlices == 1 &&
+      blockQ != 16 * warps)
+    return "decode kernels without key slices give every warp one 16-row "
+           "tile of the rows: rows must be 16 x warps (" +
+           std::to_string(16 * warps) + "), got " + std::to_string(blockQ);
   return "";
 }
 

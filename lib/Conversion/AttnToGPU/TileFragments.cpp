@@ -241,6 +241,24 @@ Value TileLowering::globalOffset(const Global &g, ArrayRef<Value> leading,
 // Instructions
 //===----------------------------------------------------------------------===//
 
+Value TileLowering::tileAddress(const SharedTile &t, Value row, Value col,
+                                int64_t dRow, int64_t dCol) {
+  int64_t eb = t.elementBytes(), fixed;
+  if (!t.swizzle) {
+    fixed = (dRow * t.pitch + dCol) * eb;
+  } else {
+    int64_t blockCols = t.swizzle / eb;
+    fixed =
+        dRow / 8 * 8 * t.swizzle + dCol / blockCols * t.blockRows * t.swizzle;
+    if (dRow % 8)
+      row = e.add(row, e.c32(dRow % 8));
+    if (dCol % blockCols)
+      col = e.add(col, e.c32(dCol % blockCols));
+  }
+  Value base = sharedAt(tileOffset(t, row, col));
+  return fixed ? e.gep(base, b.getI8Type(), e.c32(fixed)) : base;
+}
+
 SmallVector<Value> TileLowering::ldmatrix4(Value address, bool transpose) {
   MLIRContext *ctx = b.getContext();
   Type i32 = e.i32();

@@ -306,8 +306,8 @@ private:
   /// offset from it, which the load takes as its immediate. (Each distinct
   /// offset computed in full is loop-invariant apart from the stage, and
   /// LLVM kept one register per offset across the loop: f32 products at
-  /// D = 128 spilled.) Swizzled tiles fold whole 8-row periods and column
-  /// blocks; the rest enters the base.
+  /// D = 128 and 16-bit ones past D = 256 spilled.) Swizzled tiles fold
+  /// whole 8-row periods and column blocks; the rest enters the base.
   Value tileAddress(const SharedTile &t, Value row, Value col, int64_t dRow,
                     int64_t dCol);
   /// The TF32 parts of f32 values: their rounding, then with 3xTF32 the

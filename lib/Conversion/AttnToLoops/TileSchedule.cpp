@@ -51,6 +51,8 @@ struct TileShape {
   /// A score modification (region 0): its derivative takes registers in
   /// the dK/dV nest.
   bool scoreMod = false;
+  /// Query heads per key/value head, when static (0 otherwise).
+  int64_t group = 0;
 };
 } // namespace
 
@@ -73,6 +75,9 @@ static TileShape getTileShape(OpTy op) {
   s.paged = c.paged;
   s.scoreMod = !op->getRegion(0).empty();
   s.rows = staticDim(c.dims.querySeq);
+  if (!ShapedType::isDynamic(c.dims.queryHeads) &&
+      !ShapedType::isDynamic(c.dims.kvHeads) && c.dims.kvHeads > 0)
+    s.group = c.dims.groupSize();
   s.keys = staticDim(c.dims.keySeq);
   if (BlockMask blocks = getBlockMask(op)) {
     s.maskBlockQ = blocks.blockQ;
@@ -134,9 +139,10 @@ static Bytes largestNest(const TileShape &s, Bytes keyValue, Bytes query) {
 /// Whether a kernel of `s` gives each of its `warps` a slice of every
 /// key/value tile: split-KV decode, whose few rows leave the warps nothing
 /// else to split, where the keys divide.
-static bool splitsKeys(const TileShape &s, int64_t blockKV, int64_t warps) {
+static bool splitsKeys(const TileShape &s, int64_t blockQ, int64_t blockKV,
+                       int64_t warps) {
   return s.kind == TileShape::Kind::Partial && warps > 1 &&
-         blockKV % warps == 0;
+         blockKV % warps == 0 && blockQ < 16 * warps;
 }
 
 /// Bytes of shared memory the tiles take (nullopt past int64). Forward and
@@ -213,8 +219,9 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
   // Split-KV decode with key slices: swizzled rows as sm_90a's, each tile
   // 128-byte aligned (whole, as its rows are 8-row groups of 32-byte
   // multiples).
-  Bytes pad =
-      splitsKeys(s, blockKV, warps) ? Bytes(0) : Bytes(16 / s.elementBytes);
+  Bytes pad = splitsKeys(s, blockQ, blockKV, warps)
+                  ? Bytes(0)
+                  : Bytes(16 / s.elementBytes);
   Bytes qRow = d + pad, kRow = d + pad, vRow = dv + pad;
   return (Bytes(blockQ) * qRow + Bytes(stages) * blockKV * (kRow + vRow)) * e;
 }
@@ -434,10 +441,16 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     t.warps = request.warps ? request.warps : wideF32 ? 1 : 4;
     if ((f32 || wide) && !request.stages)
       t.stages = 2;
+    // Past D = 256 with at least 64 query heads a key/value head (MLA's
+    // 128 on one): a 16-row MMA tile per warp over whole key tiles, the
+    // forward's schedule, instead of key slices, whose 16 rows run the
+    // tensor cores at a 16th of a 64-row tile's reuse of each K/V tile
+    // (H200, D = 576, Dv = 512, key slices: 160 to 171 GB/s).
+    bool manyRows = wide && s.group >= 64 && !request.warps;
     if (!bq)
-      bq = 16;
+      bq = manyRows ? 16 * t.warps : 16;
     if (!bkv)
-      bkv = wideF32 ? 16 : 64;
+      bkv = wideF32 ? 16 : manyRows ? (s.headCols > 512 ? 16 : 32) : 64;
     break;
   }
   case TileShape::Kind::Gradient:
@@ -547,7 +560,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     diag << " bytes of workgroup memory ("
          << (gradient ? "Q, dO, K, V tiles and 16-byte row records, rows "
                         "padded by 16 bytes"
-             : hopper || splitsKeys(s, bkv, t.warps)
+             : hopper || splitsKeys(s, bq, bkv, t.warps)
                  ? "Q, K, V tiles in swizzled rows"
                  : "Q, K, V tiles, rows padded by 16 bytes")
          << ", D = " << s.headDim << ", Dv = " << s.valueDim << ", "
@@ -567,7 +580,7 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.
-  if (splitsKeys(s, bkv, t.warps))
+  if (splitsKeys(s, bq, bkv, t.warps))
     t.keySlices = t.warps;
   return t;
 }
