@@ -280,6 +280,24 @@ static Value lseTile(OpBuilder &b, Location loc, const SoftmaxState &st) {
                  });
 }
 
+/// Restricts `seq` to value block `block` of `blocks`
+/// (AttnTileSizes::valueBlocks): it reads the block's columns of V, and
+/// the results are `out` viewed at them and the rows of LSE it writes
+/// (the first block's only). With one block, `out` and all of `rows`.
+static std::pair<Value, Value>
+restrictToValueBlock(OpBuilder &b, Location loc, Problem &seq, int64_t blocks,
+                     Value block, Value out, const RowTile &rows) {
+  if (blocks == 1)
+    return {out, rows.rows};
+  IndexMath ix{b, loc};
+  ValueBlocking blocking = valueBlocking(seq.dims.valueDim, blocks);
+  Value first;
+  seq = valueBlockProblem(b, loc, seq, blocking, block, first);
+  Value isFirst = ix.cmp(arith::CmpIPredicate::eq, block, ix.c(0));
+  return {columnView(b, loc, out, first, blocking.width),
+          ix.select(isFirst, rows.rows, ix.c(0))};
+}
+
 LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                   const AttnTileConfig &config) {
   OpBuilder &b = rewriter;
@@ -314,17 +332,8 @@ LogicalResult tile::tileAttention(RewriterBase &rewriter, AttentionOp op,
     RowTile rows =
         beginQueryTileForall(b, loc, p, br, &seq, valueBlocks, &valueBlock);
     setSchedule(b, config);
-    // A value block reads its columns of V and writes them of O; the
-    // first block writes LSE.
-    Value outBlock = out, lseRows = rows.rows;
-    if (valueBlocks > 1) {
-      ValueBlocking blocking = valueBlocking(d.valueDim, valueBlocks);
-      Value first;
-      seq = valueBlockProblem(b, loc, seq, blocking, valueBlock, first);
-      outBlock = columnView(b, loc, out, first, blocking.width);
-      lseRows = ix.select(ix.cmp(arith::CmpIPredicate::eq, valueBlock, ix.c(0)),
-                          rows.rows, ix.c(0));
-    }
+    auto [outBlock, lseRows] =
+        restrictToValueBlock(b, loc, seq, valueBlocks, valueBlock, out, rows);
     auto [iLo, iHi] = rows.queryRange(ix, seq);
     auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
     // A packed batch's tiles past their sequence's rows visit no keys.
@@ -417,15 +426,8 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     // (the sequence's own Sk with per-sequence key counts); a split past
     // Sk is empty and its loop runs no iteration.
     Problem seq = p.forBatch(b, loc, batch);
-    Value partsBlock = parts, lseRows = rows.rows;
-    if (valueBlocks > 1) {
-      ValueBlocking blocking = valueBlocking(d.valueDim, valueBlocks);
-      Value first;
-      seq = valueBlockProblem(b, loc, seq, blocking, valueBlock, first);
-      partsBlock = columnView(b, loc, parts, first, blocking.width);
-      lseRows = ix.select(ix.cmp(arith::CmpIPredicate::eq, valueBlock, ix.c(0)),
-                          rows.rows, ix.c(0));
-    }
+    auto [partsBlock, lseRows] =
+        restrictToValueBlock(b, loc, seq, valueBlocks, valueBlock, parts, rows);
     Value chunk = ix.ceilDiv(seq.keySeq, splits);
     Value splitBegin = ix.mul(split, chunk);
     Value splitEnd = ix.min(seq.keySeq, ix.add(splitBegin, chunk));
