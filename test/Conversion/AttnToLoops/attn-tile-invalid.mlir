@@ -11,6 +11,8 @@
 // RUN: not attn-opt %s --attn-to-llvm="block-kv=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGE-KV
 // RUN: not attn-opt %s --attn-tile="report sparsity=1" 2>&1 | FileCheck %s --check-prefix=SPARSITY
 // RUN: not attn-opt %s --attn-tile="report sparsity=-0.5" 2>&1 | FileCheck %s --check-prefix=SPARSITY-NEGATIVE
+// RUN: not attn-opt %s --attn-tile="value-blocks=65" 2>&1 | FileCheck %s --check-prefix=VALUE-BLOCKS-HUGE
+// RUN: not attn-opt %s -split-input-file --attn-tile="value-blocks=9" 2>&1 | FileCheck %s --check-prefix=VALUE-BLOCKS-DV
 
 // Explicit tiles that exceed smem-budget (227 KiB = 232448 bytes by
 // default) are an error on the op, not silently shrunk: f32 rows padded by
@@ -36,6 +38,8 @@
 // BUDGET-ZERO: error: attn-tile: smem-budget = 0 is out of range [1, 1073741824] (bytes)
 // BUDGET-HUGE: error: attn-tile: smem-budget = 9223372036854775807 is out of range [1, 1073741824] (bytes)
 // SPARSITY: error: attn-tile: sparsity = 1.000000e+00 is out of range [0, 1) (the fraction of the blocks a block mask leaves out)
+// VALUE-BLOCKS-HUGE: error: attn-tile: value-blocks = 65 is out of range [0, 64] (column blocks of V and O; 0: automatic)
+// VALUE-BLOCKS-DV: error: value-blocks = 9 needs a value head dim of at least 8 columns a block, got Dv = 64
 // SPARSITY-NEGATIVE: error: attn-tile: sparsity = -5.000000e-01 is out of range [0, 1)
 func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>) -> tensor<2x4x77x64xf32> {
   // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 3 stages need 243712 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
