@@ -215,7 +215,33 @@ def rel_error(a, b):
 
 def backend_of(name):
     return {"flash": SDPBackend.FLASH_ATTENTION,
-            "cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+            "cudnn": SDPBackend.CUDNN_ATTENTION,
+            "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "math": SDPBackend.MATH}[name]
+
+
+def reference_rows(q, k, v, causal, rows):
+    """float64 O of the first `rows` queries of batch 0 ([1, Hq, rows, Dv]),
+    the KV heads repeated over their query heads, causal bottom-right
+    (query i sees keys j <= i + Sk - Sq)."""
+    q, k, v = (t[:1].double() for t in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = (t.repeat_interleave(group, dim=1) for t in (k, v))
+    offset = k.shape[2] - q.shape[2]
+    q = q[:, :, :rows]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        i = torch.arange(q.shape[2], device=q.device)[:, None]
+        j = torch.arange(k.shape[2], device=q.device)[None, :]
+        s = s.masked_fill(j > i + offset, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def rows_error(got, ref):
+    """The relative Frobenius error, in float64, of the rows of `got` that
+    reference_rows computed."""
+    got = got[:1, :, :ref.shape[2]].double()
+    return float((got - ref).norm() / ref.norm())
 
 
 def sdpa_call(name, q, k, v, causal, gqa):

@@ -19,45 +19,24 @@ L2), TFLOP/s (4 B H S^2 D, halved causal) and attn / each peer.
 
 import argparse
 import json
-import math
 import os
 import sys
 import warnings
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_runtime  # noqa: E402
-from bench_attention import Timer, rotations  # noqa: E402
+from bench_attention import (Timer, backend_of, reference_rows,  # noqa: E402
+                             rotations, rows_error)
 
-PEERS = {"efficient": SDPBackend.EFFICIENT_ATTENTION,
-         "math": SDPBackend.MATH,
-         "flash": SDPBackend.FLASH_ATTENTION,
-         "cudnn": SDPBackend.CUDNN_ATTENTION}
+PEERS = ["efficient", "math", "flash", "cudnn"]
 GRID = [(d, s, c) for d in (64, 128, 256) for s in (1024, 4096, 16384)
         for c in (False, True)]
-
-
-def reference(q, k, v, causal, rows=512):
-    """float64 O of the first `rows` queries of batch 0 (bottom_right = top
-    left here: Sq = Sk)."""
-    q, k, v = (t[:1].double() for t in (q, k, v))
-    q = q[:, :, :rows]
-    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        i = torch.arange(q.shape[2], device=q.device)[:, None]
-        j = torch.arange(k.shape[2], device=q.device)[None, :]
-        s = s.masked_fill(j > i, float("-inf"))
-    return torch.softmax(s, -1) @ v
-
-
-def rel_error(got, ref):
-    got = got[:1, :, :ref.shape[2]].double()
-    return float((got - ref).norm() / ref.norm())
 
 
 def main():
@@ -95,7 +74,7 @@ def main():
                       for _ in range(3)) + (torch.empty(b, h, s, d,
                                                         device="cuda"),)
                 for _ in range(count)]
-        ref = reference(*sets[0][:3], causal)
+        ref = reference_rows(*sets[0][:3], causal, 512)
         flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
         row = dict(d=d, s=s, causal=causal, b=b, h=h, results={})
         impls = {}
@@ -106,8 +85,8 @@ def main():
                 continue
             impls[name] = [lambda q=q, k=k, v=v, o=o, m=m: m.forward(
                 q, k, v, causal=kind, out=o) for q, k, v, o in sets]
-        for name, backend in PEERS.items():
-            def call(q, k, v, o, backend=backend):
+        for name in PEERS:
+            def call(q, k, v, o, backend=backend_of(name)):
                 with sdpa_kernel(backend):
                     o.copy_(F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal))
@@ -124,7 +103,7 @@ def main():
                 o.fill_(float("nan"))
             calls[0]()
             torch.cuda.synchronize()
-            err = rel_error(sets[0][3], ref)
+            err = rows_error(sets[0][3], ref)
             ms = timer.graph_ms(calls) or timer.median_ms(calls)
             row["results"][name] = dict(ms=ms, tflops=flops / ms / 1e9,
                                         rel_err=err)

@@ -18,51 +18,27 @@ L2) and attn / each peer. The SDPA backends that refuse a shape say so.
 
 import argparse
 import json
-import math
 import os
 import sys
 import warnings
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_runtime  # noqa: E402
-from bench_attention import Timer, rotations  # noqa: E402
+from bench_attention import (Timer, backend_of, reference_rows,  # noqa: E402
+                             rotations, rows_error)
 
-PEERS = {"flash": SDPBackend.FLASH_ATTENTION,
-         "cudnn": SDPBackend.CUDNN_ATTENTION,
-         "efficient": SDPBackend.EFFICIENT_ATTENTION,
-         "math": SDPBackend.MATH}
+PEERS = ["flash", "cudnn", "efficient", "math"]
 # (D, Dv, S, causal); the math backend materialises S x S per head.
 FORWARD = [(d, dv, s, c) for d, dv in ((320, 320), (512, 512), (576, 512))
            for s in (2048, 8192) for c in (False, True)]
 # (B, KV length) of MLA decode.
 DECODE = [(1, 16384), (8, 16384), (64, 4096), (8, 65536)]
-
-
-def reference(q, k, v, causal, rows):
-    q, k, v = (t[:1].double() for t in (q, k, v))
-    if k.shape[1] != q.shape[1]:
-        k = k.expand(-1, q.shape[1], -1, -1)
-        v = v.expand(-1, q.shape[1], -1, -1)
-    # Bottom-right causal: query i sees keys j <= i + Sk - Sq.
-    offset = k.shape[2] - q.shape[2]
-    q = q[:, :, :rows]
-    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        i = torch.arange(q.shape[2], device=q.device)[:, None]
-        j = torch.arange(k.shape[2], device=q.device)[None, :]
-        s = s.masked_fill(j > i + offset, float("-inf"))
-    return torch.softmax(s, -1) @ v
-
-
-def rel_error(got, ref):
-    got = got[:1, :, :ref.shape[2]].double()
-    return float((got - ref).norm() / ref.norm())
 
 
 def run_row(timer, mine, peers, ref, out_of, work):
@@ -80,7 +56,7 @@ def run_row(timer, mine, peers, ref, out_of, work):
             o.fill_(float("nan"))
         calls[0]()
         torch.cuda.synchronize()
-        err = rel_error(out[0], ref)
+        err = rows_error(out[0], ref)
         ms = timer.graph_ms(calls) or timer.median_ms(calls)
         res[name] = dict(ms=ms, rate=work / ms / 1e9, rel_err=err)
     return res
@@ -104,8 +80,8 @@ def main():
 
     def peer_calls(sets, causal, gqa):
         calls = {}
-        for name, backend in PEERS.items():
-            def call(q, k, v, o, backend=backend):
+        for name in PEERS:
+            def call(q, k, v, o, backend=backend_of(name)):
                 with sdpa_kernel(backend):
                     o.copy_(F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal, enable_gqa=gqa))
@@ -143,7 +119,7 @@ def main():
                  torch.empty(b, h, s, dv, device="cuda", dtype=dt),
                  torch.empty(b, h, s, dv, device="cuda", dtype=dt))
                 for _ in range(count)]
-        ref = reference(*sets[0][:3], causal, 256)
+        ref = reference_rows(*sets[0][:3], causal, 256)
         kind = "bottom_right" if causal else "none"
         if not module.has_kernel("forward", "bf16", d, dv, kind):
             continue
@@ -170,7 +146,7 @@ def main():
                  torch.empty(b, h, 1, dv, device="cuda", dtype=dt),
                  torch.empty(b, h, 1, dv, device="cuda", dtype=dt))
                 for _ in range(count)]
-        ref = reference(*sets[0][:3], False, 1)
+        ref = reference_rows(*sets[0][:3], False, 1)
         if not module.has_kernel("decode_partial", "bf16", d, dv, "none"):
             break
         work = [module.decode_workspace(q, k, v) for q, k, v, _, _ in sets]
