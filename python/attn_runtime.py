@@ -605,7 +605,7 @@ class Module:
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none", paged=False, packed=False,
-                   atomic_dq=False, mod=None, blocks=None):
+                   atomic_dq=False, mod=None, blocks=None, tf32=None):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
@@ -617,8 +617,9 @@ class Module:
         atomic dQ mode, manifest dq=atomic, rather than a deterministic
         one; mod: a kernel of that modification, manifest mod=, None or ""
         one without; blocks: (BQ, BK), a kernel with a block mask of those
-        block sizes, manifest blocks=BQxBK, None one without) in the
-        section the module loaded, or None: the kernels of the manifest's
+        block sizes, manifest blocks=BQxBK, None one without; tf32: True an
+        f32 kernel of TF32 products, manifest f32=tf32, False one of 3xTF32
+        or of a 16-bit dtype, None either) in the section the module loaded, or None: the kernels of the manifest's
         other targets do not count.
         """
         if not isinstance(dtype, str):
@@ -633,6 +634,9 @@ class Module:
             if k.get("dq") != ("atomic" if atomic_dq else None):
                 continue
             if k.get("blocks") != wanted_blocks:
+                continue
+            if (tf32 is not None and kind != "decode_combine"
+                    and k.get("f32") != ("tf32" if tf32 else None)):
                 continue
             if kind != "decode_combine" and k.get("mod") != (mod or None):
                 continue

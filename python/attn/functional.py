@@ -22,7 +22,7 @@ except ImportError as e:  # torch < 2.4: no torch.library.custom_op
 
 __all__ = ["scaled_dot_product_attention"]
 
-_HALF = (torch.bfloat16, torch.float16)
+_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
@@ -37,9 +37,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *,
     of reading it as is_causal.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
-    tensors of one dtype, bfloat16 or float16 (under torch.autocast on CUDA,
-    floating inputs are cast to its dtype first, as torch's SDPA is), any
-    strides. Hq != Hkv (GQA, MQA) needs enable_gqa=True and Hq % Hkv == 0.
+    tensors of one dtype, bfloat16, float16 or float32 (under torch.autocast
+    on CUDA, floating inputs are cast to its dtype first, as torch's SDPA
+    is), any strides. float32 runs on TF32 tensor cores: three TF32
+    products a step (3xTF32, f32's accuracy) by default, one (f16's
+    accuracy, about 2x faster) where torch allows TF32 for f32 matmuls
+    (torch.backends.cuda.matmul.fp32_precision = 'tf32', or allow_tf32 =
+    True). Hq != Hkv (GQA, MQA) needs enable_gqa=True and Hq % Hkv == 0.
     attn_mask: None, or a tensor that broadcasts to [B, Hq, Sq, Sk]: bool
     (True = the key takes part) or floating of query's dtype (added to the
     scores); it gets no gradient, so one that requires grad is refused.
@@ -244,12 +248,12 @@ def _autocast(query, key, value, mask):
 
 def _check_dtypes(query, key, value, mask):
     dtype = query.dtype
-    if dtype not in _HALF:
+    if dtype not in _DTYPES:
         raise ValueError(
-            "query has dtype %s: this front door takes torch.bfloat16 and "
-            "torch.float16 (attn's f32 kernels run through "
-            "attn_runtime.Module); cast the inputs (.to(torch.bfloat16)) or "
-            "run under torch.autocast('cuda', dtype=torch.bfloat16)" % dtype)
+            "query has dtype %s: attn's kernels take torch.bfloat16, "
+            "torch.float16 and torch.float32; cast the inputs "
+            "(.to(torch.bfloat16)) or run under torch.autocast('cuda', "
+            "dtype=torch.bfloat16)" % dtype)
     if key.dtype != dtype or value.dtype != dtype:
         raise ValueError("query, key and value must have one dtype, not %s, "
                         "%s and %s" % (dtype, key.dtype, value.dtype))

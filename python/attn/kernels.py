@@ -29,7 +29,10 @@ with manifest dq=atomic, which attn-compile --atomic-dq emits; its cache
 entry is its own (the spec key ends in _atomicdq). Where nothing supplies
 them (no folder has them, the compiler refuses, e.g. for sm_80, whose
 lowering has no atomic dQ kernels), the provider serves the spec's
-deterministic kernels instead and says so once on the `attn` logger.
+deterministic kernels instead and says so once on the `attn` logger. So
+does a spec of TF32 products (KernelSpec.tf32, attn-compile --tf32,
+manifest f32=tf32, its entry's key ending in _tf32): where nothing supplies
+them, its 3xTF32 kernels serve it.
 
 The runtime library is attn_runtime's: $ATTN_RUNTIME_LIB, or build-rt/lib
 or build/lib of this repository.
@@ -171,7 +174,10 @@ class KernelProvider:
         them. For a spec of the atomic dQ mode, the module of its
         deterministic kernels when nothing supplies the atomic ones (the
         runtime then runs those: Module.backward(..., atomic_dq=True) takes
-        the atomic kernels only where the module has them)."""
+        the atomic kernels only where the module has them), and for one of
+        TF32 products the module of its 3xTF32 kernels (KernelSpec.fallback;
+        with Module.allow_tf32 set the runtime takes f32=tf32 kernels where
+        the module has them, 3xTF32 ones elsewhere)."""
         with self._lock:
             module = self._modules.get((spec, str(device)))
             if module is None:
@@ -196,19 +202,26 @@ class KernelProvider:
         try:
             return self._find(spec, device)
         except NoKernelError as e:
-            if not spec.atomic_dq:
+            fallback, missing = spec.fallback()
+            if fallback is None:
                 raise
             reason = e
-        fallback = spec.deterministic()
         module = self._modules.get((fallback, str(device)))
         if module is None:
-            module = self._find(fallback, device)
+            module = self._find_or_fall_back(fallback, device)
             self._modules[(fallback, str(device))] = module
-        log.warning("attn: no atomic-dQ kernels for %s on %s; using the "
-                    "deterministic backward (attn.set_atomic_dq has no "
-                    "effect for it)", spec.describe(), device)
+        if missing == "atomic-dQ":
+            log.warning("attn: no atomic-dQ kernels for %s on %s; using the "
+                        "deterministic backward (attn.set_atomic_dq has no "
+                        "effect for it)", spec.describe(), device)
+            source = "deterministic fallback"
+        else:
+            log.warning("attn: no f32=tf32 kernels for %s on %s; using the "
+                        "3xTF32 ones (f32's accuracy: torch's TF32 setting "
+                        "has no effect for them)", spec.describe(), device)
+            source = "3xTF32 fallback"
         log.debug("attn: why: %s", reason)
-        self._record(spec, device, "deterministic fallback",
+        self._record(spec, device, source,
                      getattr(module, "manifest_path", None))
         return module
 
@@ -339,8 +352,16 @@ def _matches(record, kind, spec):
             and record.get("q") is None  # not a packed batch's kernel
             and record.get("dq") == ("atomic" if _atomic(kind, spec)
                                      else None)
+            and record.get("f32") == _f32(kind, spec)
             and record.get("mod") == _mod_name(spec)
             and record.get("mod_operands") == spec.mod_operands())
+
+
+def _f32(kind, spec):
+    """The manifest's f32= of the spec's `kind` kernel: 'tf32' for TF32
+    products (the combine multiplies nothing), None for 3xTF32 or a 16-bit
+    dtype."""
+    return "tf32" if spec.tf32 and kind != "decode_combine" else None
 
 
 def _mod_name(spec):
@@ -353,7 +374,7 @@ def _has_kernel(module, kind, spec):
     record = module.has_kernel(kind, spec.dtype, spec.head_dim,
                                spec.value_dim, spec.causal, spec.mask,
                                atomic_dq=_atomic(kind, spec),
-                               mod=_mod_name(spec))
+                               mod=_mod_name(spec), tf32=spec.tf32)
     return (record is not None
             and record.get("mod_operands") == spec.mod_operands())
 

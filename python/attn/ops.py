@@ -33,7 +33,9 @@ an attn_runtime.AttnError.
 The backward op reads attn.set_atomic_dq's setting and torch's
 deterministic mode each time it runs (not when it is traced): with the
 setting on and the mode off, it asks for the atomic dQ kernels and the
-larger workspace they need.
+larger workspace they need. Both ops read torch's TF32 setting for f32
+matmuls the same way: with it on, f32 inputs may run on kernels of one
+TF32 product a step (attn-compile --tf32), else on 3xTF32's.
 """
 
 from typing import List, Optional, Tuple
@@ -50,7 +52,7 @@ if not hasattr(torch.library, "custom_op"):
                       "(torch.library.custom_op); this is torch %s"
                       % torch.__version__)
 
-DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 _ALIGNMENT = 16  # bytes: of data pointers and strides (docs/Runtime.md)
 
 
@@ -62,7 +64,21 @@ def _spec(q, v, mask, causal, backward, atomic_dq=False, mod="",
         mask_kind = "bool" if mask.dtype == torch.bool else "add"
     return KernelSpec(DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
                       mask_kind, backward, atomic_dq,
-                      _modification(mod, mod_operands))
+                      _modification(mod, mod_operands),
+                      tf32=q.dtype == torch.float32 and _tf32_allowed())
+
+
+def _tf32_allowed():
+    """Whether torch lets f32 matmuls on CUDA run on TF32
+    (torch.backends.cuda.matmul.fp32_precision == 'tf32', or allow_tf32
+    on a torch without it): then f32 calls may take kernels of one TF32
+    product a step (f16's accuracy, about 2x faster); else 3xTF32's
+    (f32's accuracy)."""
+    matmul = torch.backends.cuda.matmul
+    precision = getattr(matmul, "fp32_precision", None)
+    if precision is not None:
+        return precision == "tf32"
+    return bool(matmul.allow_tf32)
 
 
 def _modification(mod, mod_operands):
@@ -81,9 +97,11 @@ def _modification(mod, mod_operands):
 
 def _module(q, v, mask, causal, backward, atomic_dq=False, mod="",
             mod_operands=()):
-    return default_provider().module(
-        _spec(q, v, mask, causal, backward, atomic_dq, mod, mod_operands),
-        q.device)
+    spec = _spec(q, v, mask, causal, backward, atomic_dq, mod, mod_operands)
+    module = default_provider().module(spec, q.device)
+    # The runtime then takes f32=tf32 kernels where the module has them.
+    module.allow_tf32 = spec.tf32
+    return module
 
 
 def _mod_kwargs(mod, mod_operands):

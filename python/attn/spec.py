@@ -3,7 +3,8 @@ for it.
 
 attn's GPU kernels read batch, head counts and sequence lengths at run
 time; what they are compiled for is the element type, the head dims D and
-Dv, the causal kind and the mask kind. A KernelSpec names one such
+Dv, the causal kind and the mask kind (and, for f32, the products:
+3xTF32, f32's accuracy, or one TF32 product, f16's). A KernelSpec names one such
 specialisation, for inference (the forward kernel) or for training (the
 forward and the backward's three kernels, deterministic or of the atomic dQ
 mode), with or without a score/mask modification (attn.mods.Modification:
@@ -18,7 +19,7 @@ import dataclasses
 __all__ = ["BACKWARD_KINDS", "CAUSAL_KINDS", "DTYPES", "KernelSpec",
            "MASK_KINDS"]
 
-DTYPES = ("bf16", "f16")
+DTYPES = ("bf16", "f16", "f32")
 CAUSAL_KINDS = ("none", "top_left", "bottom_right")
 MASK_KINDS = ("none", "add", "bool")
 BACKWARD_KINDS = ("backward_dot", "backward_kv", "backward_q")
@@ -44,12 +45,14 @@ func.func @backward(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo}, %do: {vo}, %lse: {ls
 
 @dataclasses.dataclass(frozen=True)
 class KernelSpec:
-    """dtype 'bf16' or 'f16'; head_dim D of q and k, value_dim Dv of v;
+    """dtype 'bf16', 'f16' or 'f32'; head_dim D of q and k, value_dim Dv of v;
     causal 'none', 'top_left' (PyTorch's is_causal) or 'bottom_right';
     mask 'none', 'add' (a floating mask of the dtype) or 'bool'; backward:
     the backward's kernels too (training); atomic_dq (with backward): those
     of the atomic dQ mode (attn-compile --atomic-dq, manifest dq=atomic:
-    dq not bitwise reproducible) instead of the deterministic ones; mod:
+    dq not bitwise reproducible) instead of the deterministic ones; tf32
+    (with dtype 'f32'): kernels of one TF32 product a step (attn-compile
+    --tf32, manifest f32=tf32) instead of 3xTF32's three; mod:
     None or an attn.mods.Modification, whose kernels (manifest
     mod=<its name>, and mod_operands= for the tensors it reads) are the
     spec's; the spec needs only its regions (Modification.signature()),
@@ -63,11 +66,13 @@ class KernelSpec:
     backward: bool = False
     atomic_dq: bool = False
     mod: object = None
+    tf32: bool = False
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
-            raise ValueError("the front door's kernels take %s, not %r"
-                             % (" and ".join(DTYPES), self.dtype))
+            raise ValueError("the front door's kernels take %s and %s, not %r"
+                             % (", ".join(DTYPES[:-1]), DTYPES[-1],
+                                self.dtype))
         for name in ("head_dim", "value_dim"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -85,6 +90,9 @@ class KernelSpec:
                     "manifest_operands")):
             raise ValueError("mod must be None or an attn.mods.Modification,"
                              " not %r" % (self.mod,))
+        if self.tf32 and self.dtype != "f32":
+            raise ValueError("tf32 is a mode of the f32 kernels' products: "
+                             "it needs dtype 'f32', not %r" % (self.dtype,))
         if self.atomic_dq and not self.backward:
             raise ValueError("atomic_dq is a mode of the backward's kernels: "
                              "it needs backward=True")
@@ -97,26 +105,30 @@ class KernelSpec:
     @property
     def key(self):
         """A file name: bf16_d64_dv64_top_left_mask-bool_train, with
-        _atomicdq after it for the atomic dQ mode's kernels, so that the two
-        sets never share a cache entry, and _mod-<name>-<12 hex digits of
+        _atomicdq after it for the atomic dQ mode's kernels and _tf32 for
+        TF32 products, so that two sets never share a cache entry, and
+        _mod-<name>-<12 hex digits of
         the regions' sha256> for a modification's (names may be the user's:
         two modifications of one name never share an entry either)."""
-        return "%s_d%d_dv%d_%s_mask-%s_%s%s%s" % (
+        return "%s_d%d_dv%d_%s_mask-%s_%s%s%s%s" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
             "train" if self.backward else "fwd",
             "_atomicdq" if self.atomic_dq else "",
+            "_tf32" if self.tf32 else "",
             "" if self.mod is None else "_mod-%s-%s" % (self.mod.name,
                                                         self.mod.hash[:12]))
 
     def describe(self):
         """As the runtime's messages name a kernel: bf16 d64/64
-        causal=top_left mask=bool (dq=atomic for the atomic dQ mode, mod=NAME
+        causal=top_left mask=bool (dq=atomic for the atomic dQ mode,
+        f32=tf32 for TF32 products, mod=NAME
         for a modification's, mod_operands=i64:1,... for the tensors it
         reads), and which kinds."""
         operands = self.mod_operands()
-        return "%s d%d/%d causal=%s mask=%s%s%s%s (%s)" % (
+        return "%s d%d/%d causal=%s mask=%s%s%s%s%s (%s)" % (
             self.dtype, self.head_dim, self.value_dim, self.causal, self.mask,
             " dq=atomic" if self.atomic_dq else "",
+            " f32=tf32" if self.tf32 else "",
             "" if self.mod is None else " mod=" + self.mod.name,
             "" if operands is None else " mod_operands=" + operands,
             ", ".join(self.kinds))
@@ -134,11 +146,24 @@ class KernelSpec:
         it)."""
         return dataclasses.replace(self, atomic_dq=False)
 
+    def fallback(self):
+        """The spec whose kernels serve this one's calls where nothing
+        supplies its own, and what that gives up, or (None, None): the
+        atomic dQ mode and TF32 products are permissions, whose calls the
+        deterministic backward and 3xTF32 products serve too."""
+        if self.atomic_dq:
+            return self.deterministic(), "atomic-dQ"
+        if self.tf32:
+            return dataclasses.replace(self, tf32=False), "f32=tf32"
+        return None, None
+
     def compile_flags(self):
         """attn-compile's options beyond --chip for this spec's kernels:
         --atomic-dq emits the backward's atomic dQ kernels instead of the
-        deterministic ones (the MLIR is the same)."""
-        return ["--atomic-dq"] if self.atomic_dq else []
+        deterministic ones, --tf32 one TF32 product a step (the MLIR is the
+        same)."""
+        return (["--atomic-dq"] if self.atomic_dq else []) + (
+            ["--tf32"] if self.tf32 else [])
 
     def mlir(self):
         """A module with the attn ops whose kernels this spec needs:

@@ -2,7 +2,7 @@
 """GPU tests of python/attn, the PyTorch front door, on precompiled kernels.
 
     python3 test/GPU/torch_tests.py --kernels DIR [--lib LIB]
-        [--only forward,grad,compile,fake,mods,modtensors,train,hf]
+        [--only forward,grad,f32,compile,fake,mods,modtensors,train,hf]
         [--seed N]
         [--atomic-dq]
     python3 test/GPU/torch_tests.py --write-mlir FILE
@@ -29,6 +29,13 @@ Parts (--only picks some):
            math reference, same tolerances per gradient; every element
            finite, exact zeros where no score reaches; a second backward
            bitwise equal to the first (determinism).
+  f32      float32 inputs, D 64 and 128, the forward and grad parts'
+           unmasked cases: out, dq, dk, dv within 1e-4 (f32's tolerance, as
+           gpu_tests.py's) on 3xTF32 kernels (attn-compile of
+           examples/gpu/f32.mlir), then with torch's TF32 setting for f32
+           matmuls on within f16's 5e-3, which must run f32=tf32 kernels
+           (attn-compile --tf32 of the same file; the check is skipped
+           where only the 3xTF32 ones serve).
   compile  torch.compile(fullgraph=True) of a small attention block (causal;
            bool mask under f32 -> bf16 autocast; dynamic shapes at two
            lengths): forward and gradients within the tolerance of eager,
@@ -100,14 +107,17 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 
-PARTS = ("forward", "grad", "compile", "fake", "mods", "modtensors", "train",
-         "hf")
-TOLERANCE = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
+PARTS = ("forward", "grad", "f32", "compile", "fake", "mods", "modtensors",
+         "train", "hf")
+# float32: 3xTF32's, f32's (gpu_tests.py's); with TF32 allowed f16's.
+TOLERANCE = {torch.bfloat16: 2e-2, torch.float16: 5e-3, torch.float32: 1e-4}
+TF32_TOLERANCE = 5e-3
 HF_TOLERANCE = 3e-2
 TRAIN_STEPS = 300
 TRAIN_ABS, TRAIN_REL = 0.05, 0.02
 PERIOD = 16
-DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16",
+               torch.float32: "f32"}
 
 
 class Skip(Exception):
@@ -189,9 +199,9 @@ def visibility(q_shape, sk, mask, causal, device):
 
 
 def case(dtype, d, b, hq, hkv, sq, sk, causal=False, mask=None,
-         layout="bhsd", grad=True):
+         layout="bhsd", grad=True, tf32=False):
     return dict(dtype=dtype, d=d, b=b, hq=hq, hkv=hkv, sq=sq, sk=sk,
-                causal=causal, mask=mask, layout=layout, grad=grad)
+                causal=causal, mask=mask, layout=layout, grad=grad, tf32=tf32)
 
 
 def case_name(c):
@@ -200,7 +210,7 @@ def case_name(c):
         c["sk"], " causal" if c["causal"] else "")
     if c["mask"]:
         name += " mask=%s%s" % c["mask"]
-    return name + " " + c["layout"]
+    return name + " " + c["layout"] + (" tf32" if c["tf32"] else "")
 
 
 def cases():
@@ -229,6 +239,63 @@ def cases():
                      layout="bshd", grad=masked_grad),
             ]
     return out
+
+
+def f32_cases():
+    """float32 cases without masks (examples/gpu/f32.mlir has none), on
+    3xTF32 kernels and then with TF32 allowed."""
+    out = []
+    for tf32 in (False, True):
+        for d in (64, 128):
+            f32 = dict(dtype=torch.float32, d=d, tf32=tf32)
+            out += [
+                case(b=2, hq=8, hkv=8, sq=77, sk=1000, **f32),
+                case(b=2, hq=8, hkv=8, sq=77, sk=1000, causal=True,
+                     layout="bshd", **f32),
+                case(b=1, hq=8, hkv=8, sq=1000, sk=77, causal=True, **f32),
+                case(b=1, hq=4, hkv=4, sq=1, sk=4097, **f32),
+                case(b=2, hq=8, hkv=2, sq=256, sk=256, causal=True,
+                     layout="strided", **f32),
+                case(b=1, hq=8, hkv=1, sq=128, sk=300, **f32),
+            ]
+    return out
+
+
+class Tf32Allowed:
+    """torch's TF32 setting for f32 matmuls on CUDA on (fp32_precision, or
+    allow_tf32 on a torch without it), restored after."""
+
+    def __enter__(self):
+        self.matmul = torch.backends.cuda.matmul
+        self.new_api = hasattr(self.matmul, "fp32_precision")
+        name = "fp32_precision" if self.new_api else "allow_tf32"
+        self.saved = getattr(self.matmul, name)
+        setattr(self.matmul, name, "tf32" if self.new_api else True)
+
+    def __exit__(self, *exc):
+        setattr(self.matmul, "fp32_precision" if self.new_api
+                else "allow_tf32", self.saved)
+
+
+def tolerance(c):
+    return TF32_TOLERANCE if c["tf32"] else TOLERANCE[c["dtype"]]
+
+
+def run_f32(c, check, gen):
+    """check(c, gen) with TF32 allowed for a tf32 case, which must then have
+    run on f32=tf32 kernels (a Skip where their 3xTF32 fallback served)."""
+    import attn
+    if not c["tf32"]:
+        return check(c, gen)
+    with Tf32Allowed():
+        detail = check(c, gen)
+    used = [r for r in attn.kernel_cache_info()["modules"]
+            if r["spec"].startswith("f32_d%d_" % c["d"])
+            and r["spec"].endswith("_tf32")]
+    if used and used[-1]["source"] == "3xTF32 fallback":
+        raise Skip("no f32=tf32 kernels supplied; the 3xTF32 ones ran")
+    assert used, "no f32=tf32 spec was asked for"
+    return detail + ", f32=tf32 kernels"
 
 
 def operand(b, h, s, d, dtype, layout, gen):
@@ -290,7 +357,7 @@ def check_forward(c, gen):
         q, k, v, mask, is_causal=c["causal"], enable_gqa=c["hq"] != c["hkv"]))
     ref = reference(q.double(), k.double(), v.double(), mask, c["causal"])
     rel = relative_error(out, ref, "out")
-    tol = TOLERANCE[c["dtype"]]
+    tol = tolerance(c)
     assert rel <= tol, "out rel err %.2e > %.0e" % (rel, tol)
     unseen = ~visibility(q.shape, c["sk"], mask, c["causal"], q.device).any(-1)
     if bool(unseen.any()):
@@ -322,7 +389,7 @@ def check_grad(c, gen):
     key_seen = visible.reshape(c["b"], c["hkv"], group, c["sq"],
                                c["sk"]).any(3).any(2)
     worst = 0.0
-    tol = TOLERANCE[c["dtype"]]
+    tol = tolerance(c)
     for name, g, r, seen in zip(("dq", "dk", "dv"), grads, ref_leaves,
                                 (row_seen, key_seen, key_seen)):
         rel = relative_error(g, r.grad, name)
@@ -977,6 +1044,12 @@ def main():
             if c["grad"]:
                 results.run("grad " + case_name(c),
                             lambda c=c: check_grad(c, gen))
+    if "f32" in parts:
+        for c in f32_cases():
+            results.run("forward " + case_name(c),
+                        lambda c=c: run_f32(c, check_forward, gen))
+            results.run("grad " + case_name(c),
+                        lambda c=c: run_f32(c, check_grad, gen))
     if "compile" in parts:
         for variant in ("causal", "autocast", "dynamic"):
             results.run("compile " + variant,

@@ -257,6 +257,8 @@ private:
   LogicalResult lowerView(Operation *op);
   LogicalResult lowerForall(scf::ForallOp op);
   LogicalResult lowerFor(scf::ForOp op);
+  /// The registers a thread holds for the register tiles `op` carries.
+  int64_t carriedRegisters(scf::ForOp op) const;
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerAlloc(memref::AllocOp op);
   LogicalResult lowerSubView(memref::SubViewOp op);

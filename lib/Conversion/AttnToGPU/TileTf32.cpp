@@ -150,23 +150,32 @@ LogicalResult TileLowering::lowerMatmulTf32(TileMatmulOp op,
       c[i] = LLVM::ExtractValueOp::create(b, e.loc, res, i);
   };
 
-  // A product into an accumulator that already holds a sum (O += P V
-  // across the key tiles, dK and dV across the query tiles) runs its MMAs
-  // from zero and adds their result with f32 adds: the tensor cores round
-  // their f32 sums toward zero, which biases a chain of MMAs through every
-  // key tile (H200, D = 128, 16k keys: 1.2e-4 relative error, 2.3e-4 at
-  // 128k keys in one split), while f32 adds round to nearest (D = 64,
-  // 16k keys: 9.2e-7, SDPA's f32 kernel 8.8e-7). Only for accumulators of
-  // up to kRunningSumRegs registers a thread: ptxas spilled with the fresh
-  // sums beside larger ones (D = 128 and 256), in chunks of 2 to 8 column
-  // blocks too; those keep the chain.
-  constexpr int64_t kRunningSumRegs = 32;
+  // A product into an accumulator that a loop carries (O += P V across
+  // the key tiles, dQ across the key tiles, dK and dV across the query
+  // tiles) runs its MMAs from zero and adds their result with f32 adds: the
+  // tensor cores round their f32 sums toward zero, which biases a chain of
+  // MMAs through every key tile, while f32 adds round to nearest. H100,
+  // D = 128, 3xTF32, O against float64: the chain 2.9e-5 at 4k keys and
+  // 1.2e-4 at 16k, the fresh sums 1.4e-6 at both (SDPA's f32 kernel
+  // 8.9e-7), at 0.89x the speed (docs/GPU.md). In chunks of
+  // kFreshSumBlocks 8-column blocks (32 registers a thread). Only where
+  // the accumulator has at most 32 registers a thread (D = 64) or, with
+  // 3xTF32 products, its loop carries at most 64 (O and dQ up to D = 128,
+  // dK and dV up to D = 64): ptxas spilled beside larger ones; and with
+  // TF32 products (--tf32) TF32's own rounding (4e-4) hides the chain's
+  // bias, so D = 128 would lose 10% for nothing.
+  constexpr int64_t kFreshSumAccRegs = 32, kFreshSumLoopRegs = 64,
+                    kFreshSumBlocks = 8;
   SmallVector<Value> c = acc.elems;
-  bool running = static_cast<int64_t>(c.size()) <= kRunningSumRegs &&
+  auto loop = op->getParentOfType<scf::ForOp>();
+  bool running = loop &&
+                 (static_cast<int64_t>(c.size()) <= kFreshSumAccRegs ||
+                  (!tf32 && carriedRegisters(loop) <= kFreshSumLoopRegs)) &&
                  !llvm::all_of(c, [](Value v) {
                    return matchPattern(v, m_AnyZeroFloat());
                  });
-  int64_t blocks = n / Mma::kN, chunk = blocks;
+  int64_t blocks = n / Mma::kN,
+          chunk = running ? std::min(blocks, kFreshSumBlocks) : blocks;
   auto product = [&](ArrayRef<Value> a, ArrayRef<Value> bp,
                      MutableArrayRef<Value> out) {
     ArrayRef<Value> aHi = a.take_front(kARegs), bHi = bp.take_front(kBRegs);

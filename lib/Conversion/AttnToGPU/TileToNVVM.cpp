@@ -342,6 +342,14 @@ LogicalResult TileLowering::lowerForall(scf::ForallOp op) {
   return lowerBlock(*op.getBody(), nullptr);
 }
 
+int64_t TileLowering::carriedRegisters(scf::ForOp op) const {
+  int64_t regs = 0;
+  for (Value carried : op.getRegionIterArgs())
+    if (auto type = dyn_cast<RankedTensorType>(carried.getType()))
+      regs += type.getNumElements() / (32 * warps);
+  return regs;
+}
+
 LogicalResult TileLowering::lowerFor(scf::ForOp op) {
   for (Value v : {op.getLowerBound(), op.getUpperBound(), op.getStep()})
     if (!scalars.contains(v))
@@ -384,10 +392,7 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
   // (O 64 + Q 32); the backward's dK/dV loop at D = 128 carries 128 and
   // would spill with K (32) and V (32) held too.
   constexpr int64_t kHoistBudget = 96;
-  int64_t heldRegs = 0;
-  for (Value carried : op.getRegionIterArgs())
-    if (auto type = dyn_cast<RankedTensorType>(carried.getType()))
-      heldRegs += type.getNumElements() / (32 * warps);
+  int64_t heldRegs = carriedRegisters(op);
   bool waited = false;
   WalkResult hoist = op.getBody()->walk([&](TileMatmulOp mm) {
     Value lhs = mm.getLhs();
