@@ -9,7 +9,11 @@ DIR is `attn-compile examples/gpu/wide-head-dims.mlir` (bf16). Forward rows
 (B * S = 16384 tokens, Hq = Hkv = 16): TFLOP/s counted as 2 B H S^2 (D +
 Dv), halved causal. Decode rows (MLA's shape: Hq = 128 query heads sharing
 one KV head, D = 576, Dv = 512, one query a sequence): GB/s counted as the
-K and V bytes read once. Each row gives every implementation's relative
+K and V bytes read once; where the manifest has the paged decode kernel,
+"paged" is attn_decode_paged on the same keys in page pools of 64 keys
+[P, 64, 1, D] and [P, 64, 1, Dv] (FlashMLA's page size; the pages in
+random order), which a ratio attn/paged < 1 means is slower than the
+contiguous cache. Each row gives every implementation's relative
 Frobenius error of O against a float64 reference (the first 256 queries of
 batch 0; decode: batch 0), its time (bench_attention.Timer: CUDA graphs of
 back-to-back calls, the median of 10 replays; inputs rotated past 4x the
@@ -39,6 +43,27 @@ FORWARD = [(d, dv, s, c) for d, dv in ((320, 320), (512, 512), (576, 512))
            for s in (2048, 8192) for c in (False, True)]
 # (B, KV length) of MLA decode.
 DECODE = [(1, 16384), (8, 16384), (64, 4096), (8, 65536)]
+
+
+PAGE = 64
+
+
+def paged_cache(k, v, gen):
+    """k [B, 1, S, D] and v [B, 1, S, Dv] as page pools of PAGE keys
+    [P, PAGE, 1, D] and [P, PAGE, 1, Dv] (bshd) in a random page order, the
+    block table [B, S / PAGE] int32 and the lengths [B] int32."""
+    b, _, s, _ = k.shape
+    pages = s // PAGE
+    order = torch.randperm(b * pages, generator=gen, device=k.device)
+    where = torch.empty_like(order)
+    where[order] = torch.arange(b * pages, device=k.device)
+
+    def pool(t):
+        blocks = t.reshape(b * pages, PAGE, 1, t.shape[-1])
+        return blocks[order].contiguous()
+    table = where.reshape(b, pages).to(torch.int32)
+    lens = torch.full((b,), s, dtype=torch.int32, device=k.device)
+    return pool(k), pool(v), table, lens
 
 
 def run_row(timer, mine, peers, ref, out_of, work):
@@ -110,6 +135,9 @@ def main():
         return ratios
 
     for d, dv, s, causal in FORWARD:
+        kind = "bottom_right" if causal else "none"
+        if not module.has_kernel("forward", "bf16", d, dv, kind):
+            continue
         b, h = 16384 // s, 16
         hkv = 1 if d == 576 else h
         count = rotations(b * s * (h * (d + dv) + hkv * (d + dv)) * 2, l2)
@@ -120,9 +148,6 @@ def main():
                  torch.empty(b, h, s, dv, device="cuda", dtype=dt))
                 for _ in range(count)]
         ref = reference_rows(*sets[0][:3], causal, 256)
-        kind = "bottom_right" if causal else "none"
-        if not module.has_kernel("forward", "bf16", d, dv, kind):
-            continue
         mine = [lambda q=q, k=k, v=v, o=o: module.forward(
             q, k, v, causal=kind, out=o) for q, k, v, o, _ in sets]
         peers = {} if s > 8192 else peer_calls(sets, causal, hkv != h)
@@ -139,6 +164,8 @@ def main():
 
     d, dv, h = 576, 512, 128
     for b, sk in DECODE:
+        if not module.has_kernel("decode_partial", "bf16", d, dv, "none"):
+            break
         count = rotations(b * sk * (d + dv) * 2, l2)
         sets = [(torch.randn(b, h, 1, d, device="cuda", dtype=dt),
                  torch.randn(b, 1, sk, d, device="cuda", dtype=dt),
@@ -147,13 +174,22 @@ def main():
                  torch.empty(b, h, 1, dv, device="cuda", dtype=dt))
                 for _ in range(count)]
         ref = reference_rows(*sets[0][:3], False, 1)
-        if not module.has_kernel("decode_partial", "bf16", d, dv, "none"):
-            break
         work = [module.decode_workspace(q, k, v) for q, k, v, _, _ in sets]
         mine = [lambda q=q, k=k, v=v, o=o, w=w: module.decode(
             q, k, v, out=o, workspace=w)
             for (q, k, v, o, _), w in zip(sets, work)]
         peers = peer_calls(sets, False, True)
+        if module.has_kernel("decode_partial", "bf16", d, dv, "none",
+                             paged=True):
+            gen = torch.Generator(device="cuda")
+            gen.manual_seed(b * sk)
+            caches = [paged_cache(k, v, gen) for _, k, v, _, _ in sets]
+            paged_work = [module.decode_paged_workspace(q, *c, kv_layout="bshd")
+                          for (q, _, _, _, _), c in zip(sets, caches)]
+            peers["paged"] = [
+                lambda q=q, c=c, o=o, w=w: module.decode_paged(
+                    q, *c, kv_layout="bshd", out=o, workspace=w)
+                for (q, _, _, _, o), c, w in zip(sets, caches, paged_work)]
         res = run_row(timer, mine, peers, ref,
                       lambda n: [x[3] if n == "attn" else x[4] for x in sets],
                       b * sk * (d + dv) * 2.0 * 1e3)  # bytes, to GB/s

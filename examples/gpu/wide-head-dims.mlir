@@ -4,7 +4,8 @@
 // goes whole into S = Q K^T). Forward D = 264, 320, 384, 512 and D = 300
 // (rows that are not whole 16-byte chunks), Dv != D both ways, MLA's
 // D = 576 with Dv = 512 (prefill, and decode with one KV head shared by
-// every query head); test/GPU/gpu_tests.py runs every kernel it finds
+// every query head, from contiguous K/V or a paged cache of [P, page, 1,
+// D] pools); test/GPU/gpu_tests.py runs every kernel it finds
 // (head_dim_cases). The backward kernels stop at D = 256.
 
 func.func @fwd_bf16_d264_dv264_none(%q: tensor<?x16x?x264xbf16>, %k: tensor<?x16x?x264xbf16>, %v: tensor<?x16x?x264xbf16>) -> (tensor<?x16x?x264xbf16>, tensor<?x16x?xf32>) {
@@ -88,4 +89,14 @@ func.func @decode_bf16_d576_dv512_bottom_right(%q: tensor<?x128x?x576xbf16>, %k:
   %po, %pl = attn.attention_partial %q, %k, %v {num_splits = 8 : i64, causal = #attn.causal<bottom_right>} : tensor<?x128x?x576xbf16>, tensor<?x1x?x576xbf16>, tensor<?x1x?x512xbf16> -> tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32>
   %o = attn.combine %po, %pl : tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32> -> tensor<?x128x?x512xbf16>
   return %o : tensor<?x128x?x512xbf16>
+}
+func.func @paged_bf16_d576_dv512_none(%q: tensor<?x?x128x576xbf16>, %k: tensor<?x?x1x576xbf16>, %v: tensor<?x?x1x512xbf16>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x?x128x512xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>) {num_splits = 8 : i64, layout = #attn.layout<bshd>} : tensor<?x?x128x576xbf16>, tensor<?x?x1x576xbf16>, tensor<?x?x1x512xbf16> -> tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32>
+  %o = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32> -> tensor<?x?x128x512xbf16>
+  return %o : tensor<?x?x128x512xbf16>
+}
+func.func @paged_bf16_d576_dv512_bottom_right(%q: tensor<?x?x128x576xbf16>, %k: tensor<?x?x1x576xbf16>, %v: tensor<?x?x1x512xbf16>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x?x128x512xbf16> {
+  %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>) {num_splits = 8 : i64, layout = #attn.layout<bshd>, causal = #attn.causal<bottom_right>} : tensor<?x?x128x576xbf16>, tensor<?x?x1x576xbf16>, tensor<?x?x1x512xbf16> -> tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32>
+  %o = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32> -> tensor<?x?x128x512xbf16>
+  return %o : tensor<?x?x128x512xbf16>
 }

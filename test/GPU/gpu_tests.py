@@ -553,12 +553,12 @@ def paged_lengths(page):
 
 def paged_case(dtype, page, hkv, sq=1, causal="none", window=None,
                splits=None, kv_layout="bshd", layout="bhsd", lse=True,
-               lens=None, relen=False):
-    """A decode_paged case: Hq = 32, D = Dv = 128, one sequence per length
-    (B = len(lens))."""
+               lens=None, relen=False, hq=32, d=128, dv=None):
+    """A decode_paged case (Hq = 32, D = Dv = 128 unless given), one
+    sequence per length (B = len(lens))."""
     lens = paged_lengths(page) if lens is None else lens
-    c = case("paged", dtype, len(lens), 32, hkv, sq, max(lens), 128, causal,
-             window=window, layout=layout, lse=lse, splits=splits)
+    c = case("paged", dtype, len(lens), hq, hkv, sq, max(lens), d, causal,
+             window=window, layout=layout, lse=lse, splits=splits, dv=dv)
     c.update(page=page, lens=list(lens), kv_layout=kv_layout, relen=relen)
     return c
 
@@ -769,7 +769,9 @@ def head_dim_cases(module, quick):
         dims = (k.get("dtype"), k.get("head_dim"), k.get("value_dim"))
         if None in dims or dims[1:] in STANDARD_HEAD_DIMS:
             continue
-        found.setdefault(dims, set()).add(k["kind"])
+        paged = k["kind"] == "decode_partial" and k.get("kv") == "paged"
+        found.setdefault(dims, set()).add("decode_paged" if paged
+                                          else k["kind"])
     cases = []
     for (dtype, d, dv), kinds in sorted(found.items()):
         mine = []
@@ -807,6 +809,18 @@ def head_dim_cases(module, quick):
                     case("decode", dtype, 2, 16, 1, 3, 3000, d,
                          "bottom_right", dv=dv),
                 ]
+        if "decode_paged" in kinds:
+            # MLA's serving shape: 128 query heads on one KV head of a
+            # paged cache (FlashMLA's pages of 64 keys), ragged lengths
+            # with an empty sequence; a few queries a sequence, aligned at
+            # each sequence's end; pages of 1 and 16.
+            mine += [
+                paged_case(dtype, 64, 1, hq=128, d=d, dv=dv),
+                paged_case(dtype, 16, 1, sq=3, causal="bottom_right",
+                           hq=128, d=d, dv=dv, lens=[0, 1, 700, 2049]),
+                paged_case(dtype, 1, 1, hq=16, d=d, dv=dv,
+                           lens=[77, 300, 5]),
+            ]
         if "backward_kv" in kinds:
             mine += [
                 case("backward", dtype, 2, 4, 4, 77, 1000, d, dv=dv),
