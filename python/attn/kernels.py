@@ -69,13 +69,20 @@ class NoKernelError(RuntimeError):
 
 def chip_for(capability):
     """attn-compile's --chip for a device of this compute capability: the
-    sm_90a kernels (wgmma, TMA) run only on sm_90; sm_80's run on every
-    later device."""
+    sm_90a kernels (wgmma, TMA) run only on sm_90; the others are sm_80's
+    mapping (mma.sync), each chip's fitting its shared memory per block:
+    sm_80 and sm_87 163 KiB, sm_86 and sm_89 99 KiB. Later chips take the
+    kernels of the last chip named here with as much: sm_90's (227 KiB)
+    on 10.x and 11.x, sm_89's (99 KiB) on 12.x and later."""
     major, minor = capability
     if (major, minor) == (9, 0):
         return "sm_90a"
-    if major >= 8:
-        return "sm_80"
+    if major == 8:
+        return {0: "sm_80", 6: "sm_86", 7: "sm_87"}.get(minor, "sm_89")
+    if major in (10, 11):
+        return "sm_90"
+    if major >= 12:
+        return "sm_89"
     raise RuntimeError("attn's kernels need a GPU of compute capability 8.0 "
                        "or later (bf16 tensor cores); this one is %d.%d"
                        % (major, minor))

@@ -61,9 +61,11 @@ def AttnTilePass : Pass<"attn-tile"> {
     The schedule comes from one cost model (TileSchedule.cpp), the defaults
     of the GPU kernels: `block-q`, `block-kv`, `stages` and `warps` of 0
     choose; explicit values win. `smem-budget` is the shared memory the
-    tiles of one loop nest may take (227 KiB, a CTA's limit on sm_80 and
-    sm_90, by default); automatic key/value tiles shrink to fit it, explicit
-    tiles that exceed it are an error. The options are checked as the pass
+    tiles of one loop nest may take (227 KiB, a CTA's limit on sm_90, by
+    default; the GPU kernels take their chip's, docs/TileToGPU.md);
+    automatic tiles shrink to fit it (keys per tile, then stages, a
+    forward's second m-tile and warps), explicit tiles that exceed it are
+    an error. The options are checked as the pass
     starts: `block-q` and `block-kv` at most 1024, `stages` at most 16,
     `warps` at most 32, `smem-budget` from 1 to 2^30 bytes,
     `value-blocks` at most 64 (docs/Limits.md). `value-blocks` splits the

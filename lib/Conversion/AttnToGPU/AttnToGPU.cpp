@@ -78,7 +78,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.warps = warps;
   request.persistent = persistent;
   request.deterministic = !spec.atomicDq;
-  request.smemBudget = kMaxSharedMemory;
+  request.smemBudget = spec.sharedMemoryLimit;
   request.target = spec.target;
   request.gpuKernel = true;
   if (spec.isBackward()) {
@@ -97,10 +97,26 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
     // Otherwise one kernel serves every shape: the tiles are the warps'
     // 16-row MMA tiles (m-tiles of them), never shrunk to a static shape's
     // rows or keys as the CPU's are.
-    request.warps = warps ? warps : 4;
-    request.blockQ = 16 * request.warps * (mTiles ? mTiles : 1);
-    if (!request.blockKV)
-      request.blockKV = 16 * request.warps;
+    // Where 4 warps' tiles exceed the chip's shared memory (sm_86 and
+    // sm_89: 99 KiB; f32 on sm_80), 2 warps', then 1's, unless the warps
+    // were asked for; the last try reports why none fits.
+    int64_t requestedKV = request.blockKV;
+    for (int64_t w : {4, 2, 1}) {
+      if (warps && w != warps)
+        continue;
+      request.warps = w;
+      request.blockQ = 16 * w * (mTiles ? mTiles : 1);
+      request.blockKV = requestedKV ? requestedKV : 16 * w;
+      bool last = warps || w == 1;
+      std::optional<ScopedDiagnosticHandler> quiet;
+      if (!last)
+        quiet.emplace(op->getContext(), [](Diagnostic &) { return success(); });
+      FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
+      if (succeeded(sizes))
+        return setTiling(spec, *sizes);
+      if (last)
+        return failure();
+    }
   } else if (mTiles && spec.kind == KernelKind::Forward) {
     // The query tile follows from the warps the model picks.
     FailureOr<AttnTileSizes> first = chooseAttnTileSizes(op, request);
@@ -126,6 +142,20 @@ std::optional<TileTarget> parseChip(StringRef chip) {
   return std::nullopt;
 }
 
+/// The dynamic shared memory a CTA may have on `chip` (the CUDA
+/// programming guide's table of compute capabilities): 163 KiB on sm_80
+/// and sm_87 (A100, Orin), 99 KiB on sm_86 and sm_89 (the GeForce and
+/// workstation chips), 227 KiB on sm_90. Each chip's kernels are scheduled
+/// within its own, so that they load on it; a chip of a larger budget runs
+/// them too.
+int64_t chipSharedMemory(StringRef chip) {
+  if (chip == "sm_80" || chip == "sm_87")
+    return 163 * 1024;
+  if (chip == "sm_86" || chip == "sm_89")
+    return 99 * 1024;
+  return kMaxSharedMemory;
+}
+
 /// Why `kv_lens` without a block table has no kernel of its own.
 constexpr StringLiteral kLensWithoutPages =
     "has per-sequence key counts without a block table; the GPU kernels "
@@ -139,11 +169,13 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 /// The kernel spec of an attn op, or an error on the op. With `report`,
 /// attn-tile's account of the schedule, the one the kernel runs, as a
 /// remark on the op.
-FailureOr<KernelSpec> specFor(Operation *op, TileTarget target, int64_t warps,
+FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
+                              int64_t sharedMemory, int64_t warps,
                               int64_t mTiles, int64_t blockKV, bool report,
                               bool persistent, bool deterministic, bool tf32,
                               AttnTileSizes &tiling) {
   KernelSpec spec;
+  spec.sharedMemoryLimit = sharedMemory;
   Value mask;
   if (auto a = dyn_cast<AttentionOp>(op)) {
     AttentionDims dims = getAttentionDims(a.getLayout(), a.getQuery().getType(),
@@ -317,17 +349,17 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 /// form, each nest's schedule; the dot kernel, and the atomic dQ mode's dQ
 /// kernel, which converts the accumulator, have no tiles in shared
 /// memory).
-FailureOr<SmallVector<KernelSpec>>
-specsFor(Operation *op, TileTarget target, int64_t warps, int64_t mTiles,
-         int64_t blockKV, bool report, bool persistent, bool deterministic,
-         bool tf32, SmallVector<AttnTileSizes> &tilings) {
+FailureOr<SmallVector<KernelSpec, 3>>
+specsFor(Operation *op, TileTarget target, int64_t sharedMemory, int64_t warps,
+         int64_t mTiles, int64_t blockKV, bool report, bool persistent,
+         bool deterministic, bool tf32, SmallVector<AttnTileSizes> &tilings) {
   tilings.assign(1, AttnTileSizes());
   FailureOr<KernelSpec> spec =
-      specFor(op, target, warps, mTiles, blockKV, report, persistent,
-              deterministic, tf32, tilings[0]);
+      specFor(op, target, sharedMemory, warps, mTiles, blockKV, report,
+              persistent, deterministic, tf32, tilings[0]);
   if (failed(spec))
     return failure();
-  SmallVector<KernelSpec> specs = {*spec};
+  SmallVector<KernelSpec, 3> specs = {*spec};
   if (!spec->isBackward())
     return specs;
   specs[0].sharedBytes = 0;
@@ -622,9 +654,9 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     SymbolTable symbols(kernels);
     for (Operation *op : ops) {
       SmallVector<AttnTileSizes> tilings;
-      FailureOr<SmallVector<KernelSpec>> specs =
-          specsFor(op, *target, warps, mTiles, blockKV, report, persistent,
-                   deterministic, tf32, tilings);
+      FailureOr<SmallVector<KernelSpec, 3>> specs =
+          specsFor(op, *target, chipSharedMemory(chip), warps, mTiles, blockKV,
+                   report, persistent, deterministic, tf32, tilings);
       if (failed(specs))
         return signalPassFailure();
       SmallVector<Attribute> refs;

@@ -534,17 +534,41 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     }
   }
   // Halve the automatic key/value tile (then the query tile of gradients)
-  // until the tiles fit the budget: large head dims.
+  // until the tiles fit the budget: large head dims. Then, with no tile
+  // asked for, fewer stages, m-tiles and warps: chips of less shared
+  // memory (AttnToGPU.cpp's chipSharedMemory).
   while (sharedBytes(s, bq, bkv, t.stages, t.warps, request.target, t.producer,
                      t.persistent)
              .exceeds(request.smemBudget)) {
-    if (!request.blockKV && bkv > kMinBlock)
+    if (!request.blockKV && bkv > kMinBlock) {
+      // Decode's key slices (16 keys of a tile per warp) keep a warp for
+      // every 16 keys.
+      bool slices = splitsKeys(s, bq, bkv, t.warps);
       bkv /= 2;
-    else if (!request.blockQ && s.kind == TileShape::Kind::Gradient &&
-             bq > kMinBlock)
+      if (slices && !request.warps && request.gpuKernel)
+        t.warps = std::clamp<int64_t>(bkv / 16, 1, t.warps);
+    } else if (!request.blockQ && s.kind == TileShape::Kind::Gradient &&
+               bq > kMinBlock) {
       bq /= 2;
-    else
+    } else if (request.blockQ || request.blockKV) {
+      // Explicit tiles that do not fit are the user's to change.
       break;
+    } else if (!request.stages && t.stages > 2) {
+      // Then fewer stages, and a forward's second m-tile (chips of
+      // 99 KiB, sm_86 and sm_89).
+      --t.stages;
+    } else if (s.kind == TileShape::Kind::Forward && bq > 16 * t.warps) {
+      bq /= 2;
+    } else if (!request.warps && !hopper && t.warps > 1 &&
+               (s.kind == TileShape::Kind::Forward ||
+                (s.kind == TileShape::Kind::Partial &&
+                 !splitsKeys(s, bq, bkv, t.warps)))) {
+      // Then fewer warps of 16-row tiles.
+      t.warps /= 2;
+      bq /= 2;
+    } else {
+      break;
+    }
   }
   Bytes bytes = sharedBytes(s, bq, bkv, t.stages, t.warps, request.target,
                             t.producer, t.persistent);

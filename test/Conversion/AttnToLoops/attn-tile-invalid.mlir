@@ -17,11 +17,11 @@
 // Explicit tiles that exceed smem-budget (227 KiB = 232448 bytes by
 // default) are an error on the op, not silently shrunk: f32 rows padded by
 // 4 elements, 128 x 68 x 4 + 3 x 128 x (68 + 68) x 4 = 243712 bytes.
-// Automatic tiles halve the key/value tile down to 16 keys; the 128-row
-// query tile is the kernel's and stays, so 4096 bytes cannot be met:
-// 128 x 68 x 4 + 3 x 16 x 136 x 4 = 60928 bytes.
+// Automatic tiles halve the key/value tile down to 16 keys, then take 2
+// stages, one m-tile and one warp, so 4096 bytes cannot be met:
+// 16 x 68 x 4 + 2 x 16 x 136 x 4 = 21760 bytes.
 
-// AUTO: error: tiles of block-q = 128 and block-kv = 16 in 3 stages need 60928 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
+// AUTO: error: tiles of block-q = 16 and block-kv = 16 in 2 stages need 21760 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 4096; no smaller automatic tile fits: raise smem-budget
 // SPACE: error: attn-tile: memory-space must be a memref memory space attribute (e.g. #gpu.address_space<workgroup> or 3) or 'default', got 'workgroup'
 // SPACE-STRING: error: attn-tile: memory-space must be a memref memory space attribute
 // Options are checked where they enter, against explicit limits

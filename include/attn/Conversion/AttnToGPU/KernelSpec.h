@@ -28,7 +28,8 @@ enum class KernelKind {
 #include "attn-runtime/attn_kernel_abi.def"
 };
 
-/// Dynamic shared memory one CTA may have on sm_80 and sm_90 (227 KiB).
+/// Dynamic shared memory one CTA may have on sm_90 (227 KiB), the most of
+/// any chip the kernels target (AttnToGPU.cpp's chipSharedMemory).
 constexpr int64_t kMaxSharedMemory = 227 * 1024;
 
 /// The widest head dims D and Dv of a forward, split-KV or combine kernel
@@ -100,6 +101,9 @@ struct KernelSpec {
   /// padded by 16 bytes so that ldmatrix reads no bank twice (sm_90a:
   /// swizzled, unpadded).
   int64_t sharedBytes = 0;
+  /// What the chip the kernel is compiled for lets a CTA have (the
+  /// schedule's budget for sharedBytes).
+  int64_t sharedMemoryLimit = kMaxSharedMemory;
 
   /// K and V are page pools read through a block table, with per-sequence
   /// key counts (decode partial and forward; manifest `kv=paged`).
