@@ -237,6 +237,15 @@ def reference_rows(q, k, v, causal, rows):
     return torch.softmax(s, -1) @ v
 
 
+def write_rows(path, rows):
+    """The benchmark's rows as JSON at `path`, with the device and torch's
+    version (values JSON has no type for, as strings)."""
+    with open(path, "w") as f:
+        json.dump(dict(device=torch.cuda.get_device_name(),
+                       torch=torch.__version__, rows=rows), f, indent=1,
+                  default=str)
+
+
 def rows_error(got, ref):
     """The relative Frobenius error, in float64, of the rows of `got` that
     reference_rows computed."""

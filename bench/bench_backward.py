@@ -31,7 +31,6 @@ backward kernels (another schedule, an earlier compiler), same tensors.
 --repeats N times every implementation N times in turn, keeping its best.
 """
 
-import json
 import os
 import sys
 
@@ -263,9 +262,7 @@ def main():
     rows = bench(module, timer, grid, args.with_forward, atomic, baseline,
                  args.kernel_times, args.repeats)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(device=props.name, torch=torch.__version__,
-                           rows=rows), f, indent=1, default=str)
+        ba.write_rows(args.json, rows)
     return 1 if any(not e.get("check_ok", True)
                     for r in rows for n, e in r["results"].items()
                     if n.startswith("attn")) else 0

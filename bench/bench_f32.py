@@ -18,7 +18,6 @@ L2), TFLOP/s (4 B H S^2 D, halved causal) and attn / each peer.
 """
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -32,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_runtime  # noqa: E402
 from bench_attention import (Timer, backend_of, reference_rows,  # noqa: E402
-                             rotations, rows_error)
+                             rotations, rows_error, write_rows)
 
 PEERS = ["efficient", "math", "flash", "cudnn"]
 GRID = [(d, s, c) for d in (64, 128, 256) for s in (1024, 4096, 16384)
@@ -130,9 +129,7 @@ def main():
         del sets
         torch.cuda.empty_cache()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(device=props.name, torch=torch.__version__,
-                           rows=rows), f, indent=1)
+        write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ L2) and attn / each peer. The SDPA backends that refuse a shape say so.
 """
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -35,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_runtime  # noqa: E402
 from bench_attention import (Timer, backend_of, reference_rows,  # noqa: E402
-                             rotations, rows_error)
+                             rotations, rows_error, write_rows)
 
 PEERS = ["flash", "cudnn", "efficient", "math"]
 # (D, Dv, S, causal); the math backend materialises S x S per head.
@@ -200,9 +199,7 @@ def main():
         del sets
         torch.cuda.empty_cache()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(device=props.name, torch=torch.__version__,
-                           rows=rows), f, indent=1)
+        write_rows(args.json, rows)
 
 
 if __name__ == "__main__":
