@@ -378,6 +378,8 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
+  /// Waits until `barrier` completes the phase of `parity`.
+  void waitParity(Value barrier, Value parity);
   /// Slots: `stages` full barriers, Q's, then with a producer `stages`
   /// empty ones, persistent, Q's empty one, and for each barrier set past
   /// the first `stages` full and `stages` empty ones.

@@ -417,9 +417,8 @@ Value TileLowering::armGroup(int64_t set) {
     // before this fill's of its empty barrier; before the stage's first
     // fill, the phase before the first, which counts as complete).
     Value parity = e.bxor(fillParity(groupIndex), e.c32(1));
-    NVVM::MBarrierTryWaitParityOp::create(
-        b, e.loc, barrierAt(emptySlot(set, e.urem(groupIndex, e.c32(stages)))),
-        parity, e.c32(kWaitTicks));
+    waitParity(barrierAt(emptySlot(set, e.urem(groupIndex, e.c32(stages)))),
+               parity);
   }
   Value barrier = barrierAt(fullSlot(set, e.urem(groupIndex, e.c32(stages))));
   groupFull[set] = barrier;
@@ -429,6 +428,32 @@ Value TileLowering::armGroup(int64_t set) {
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
   });
   return barrier;
+}
+
+void TileLowering::waitParity(Value barrier, Value parity) {
+  // The producer's thread waits alone: upstream's loop on its own try_wait.
+  if (role == Role::Producer) {
+    NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
+                                          e.c32(kWaitTicks));
+    return;
+  }
+  // Whole warps wait here. Upstream's loop branches on each thread's
+  // try_wait result, so ptxas takes the wait for a loop that threads may
+  // leave apart: every loop around it gets a convergence barrier and loses
+  // the uniform datapath (a persistent kernel's tile loop, and the key loop
+  // inside it). Voting the results across the warp makes the loop's exit
+  // warp-uniform. Upstream has no op for this form, hence inline PTX.
+  Value address = LLVM::PtrToIntOp::create(b, e.loc, e.i32(), barrier);
+  LLVM::InlineAsmOp::create(
+      b, e.loc, TypeRange(), ValueRange{address, parity, e.c32(kWaitTicks)},
+      "{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [$0], $1, $2;\n\t"
+      "vote.sync.all.pred P1, P1, -1;\n\t"
+      "@!P1 bra.uni LAB_WAIT;\n\t}",
+      "r,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
 }
 
 void TileLowering::waitForGroup(Value iter, int64_t set) {
@@ -442,8 +467,7 @@ void TileLowering::waitForGroup(Value iter, int64_t set) {
     parity = qParity();
     topLevelWaited = true;
   }
-  NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
-                                        e.c32(kWaitTicks));
+  waitParity(barrier, parity);
 }
 
 void TileLowering::awaitTopLevelLoads() {
@@ -534,9 +558,8 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
     // A persistent producer first waits until the consumers are done with
     // the last tile's (the phase before the first counts as complete).
     if (persistent && role == Role::Producer && !topLevelEmptyWaited) {
-      NVVM::MBarrierTryWaitParityOp::create(
-          b, e.loc, barrierAt(e.c32(topLevelEmptySlot())),
-          e.bxor(qParity(), e.c32(1)), e.c32(kWaitTicks));
+      waitParity(barrierAt(e.c32(topLevelEmptySlot())),
+                 e.bxor(qParity(), e.c32(1)));
       topLevelEmptyWaited = true;
     }
     // A load outside any scf.if arrives on its own.

@@ -61,10 +61,19 @@ Value TileLowering::wgmmaDescriptor(const SharedTile &t, Value byteOffset,
   uint64_t fields = static_cast<uint64_t>(lbo >> 4) << 16 |
                     static_cast<uint64_t>(sbo >> 4) << 32 |
                     static_cast<uint64_t>(mode) << 62;
+  // The start address is the shared base's field plus the offset's: the
+  // base is 1024-byte aligned and the window below 256 KiB, so nothing
+  // carries, and each descriptor is one add to a value made once per
+  // kernel (the base's masked to its 18 bits of the shared window, which
+  // also holds the CTA's rank in its cluster). Folded in 64 bits, the
+  // sum kept a 64-bit add, shift and mask per descriptor.
   Value base =
-      LLVM::PtrToIntOp::create(b, e.loc, e.i64(), sharedAt(byteOffset));
-  Value start = e.shr(e.band(base, e.c64(0x3FFFF)), e.c64(4));
-  return e.bor(start, e.c64(static_cast<int64_t>(fields)));
+      e.shr(e.band(LLVM::PtrToIntOp::create(b, e.loc, e.i32(), sharedBase()),
+                   e.c32(0x3FFFF)),
+            e.c32(4));
+  Value start = e.add(base, e.shr(byteOffset, e.c32(4)));
+  return e.bor(LLVM::ZExtOp::create(b, e.loc, e.i64(), start),
+               e.c64(static_cast<int64_t>(fields)));
 }
 
 /// The byte offset of k-step `kk` of the K-major tile `t` from row `row`:

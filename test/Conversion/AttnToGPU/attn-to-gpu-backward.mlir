@@ -43,7 +43,7 @@
 // SM90A-NOT: nvvm.cp.async.shared.global
 // SM90A: nvvm.mbarrier.init
 // SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// SM90A: nvvm.mbarrier.try_wait.parity
+// SM90A: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // SM90A: nvvm.wgmma.mma_async
 // SM90A: llvm.inline_asm {{.*}}wgmma.mma_async
 // SM90A: gpu.func @attn_bwd_q_f16_d64_dv64_top_left(

@@ -46,11 +46,11 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx %[[B0:.*]], %c32768_i32 : !llvm.ptr<3>, i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %[[B0]], box
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]], %[[B0]], box
-// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32{{.*}}, %c10000000_i32
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred{{.*}}"r,r,n" %{{.*}}, %c0_i32{{.*}}, %c10000000_i32
 // CHECK: scf.for %[[J:.*]] = %[[LB:[a-z0-9_]+]] to
 // CHECK: %[[ITER:.*]] = arith.divsi
 // CHECK: arith.remui %[[ITER]], %c2_i32
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: arith.addi %[[ITER]], %c1_i32
@@ -61,8 +61,16 @@
 // packed from the S accumulators in registers, V MN-major (the trailing 1
 // in the PTX). Each product is waited for where its result is first read,
 // and its registers are taken out of the wgmma's struct only then. No
-// cp.async: every copy is a TMA box.
+// cp.async: every copy is a TMA box. A descriptor's start address is the
+// shared base's field (its 18 bits of the shared window, >> 4) plus the
+// tile offset >> 4, in 32 bits, then the constant fields.
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[SBASE:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
+// CHECK-NEXT: %[[MASKED:.*]] = arith.andi %[[SBASE]], %c262143_i32{{.*}} : i32
+// CHECK-NEXT: %[[FIELD:.*]] = arith.shrui %[[MASKED]], %{{.*}} : i32
+// CHECK: %[[START:.*]] = arith.addi %[[FIELD]], %{{.*}} : i32
+// CHECK: %[[WIDE:.*]] = llvm.zext %[[START]] : i32 to i64
+// CHECK-NEXT: arith.ori %[[WIDE]], %c4611686293305360384_i64{{.*}} : i64
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
@@ -145,13 +153,13 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // CHECK: scf.for %[[J:[a-z0-9]+]] =
 // CHECK: %[[ITER:.*]] = arith.divsi
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // CHECK: %[[BACK:.*]] = arith.subi %[[ITER]], %c1_i32
 // CHECK: arith.maxsi %[[BACK]], %c0_i32
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // CHECK-NOT: gpu.barrier
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
@@ -165,7 +173,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // CHECK: scf.yield
 // CHECK: scf.if
 // CHECK: arith.subi %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: gpu.return
@@ -211,9 +219,9 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // PERSIST-NEXT: nvvm.setmaxregister increase 232
 // PERSIST-NOT: nvvm.cp.async.bulk.tensor
 // PERSIST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) : i32 {
-// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // PERSIST: scf.for
-// PERSIST: nvvm.mbarrier.try_wait.parity
+// PERSIST: llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64{{.*}}vote.sync.all.pred
 // PERSIST-NOT: gpu.barrier
 // PERSIST: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // PERSIST: %[[WG:.*]] = arith.remui %{{.*}}, %c128_i32
