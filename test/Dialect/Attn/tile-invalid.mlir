@@ -172,6 +172,18 @@ func.func @map_yield(%x: tensor<32xf32>) {
 
 // -----
 
+// A rank-0 input broadcasts: its map has no results.
+func.func @map_scalar_yield(%x: tensor<f32>) {
+  // expected-error @+1 {{'attn.tile.map' op region must yield one 'f16' element}}
+  %r = attn.tile.map ins(%x : tensor<f32>) -> tensor<32xf16> {
+  ^bb0(%i: index, %a: f32):
+    attn.tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 func.func @map_rank(%x: tensor<2x2x32x16xf32>) {
   // expected-error @+1 {{'attn.tile.map' op result must be a tile of rank 1 to 3}}
   %r = attn.tile.map ins(%x : tensor<2x2x32x16xf32>) -> tensor<2x2x32x16xf32> {

@@ -111,6 +111,9 @@ AffineMap TileMapOp::getInputMap(unsigned i) {
     return cast<AffineMapAttr>((*maps)[i]).getValue();
   unsigned rank = getResult().getType().getRank();
   unsigned inputRank = cast<RankedTensorType>(getInputs()[i].getType()).getRank();
+  // A rank-0 input: no results (getMajorSubMap(0) is the null map).
+  if (inputRank == 0)
+    return AffineMap::get(rank, 0, getContext());
   return AffineMap::getMultiDimIdentityMap(rank, getContext())
       .getMajorSubMap(inputRank);
 }
