@@ -61,12 +61,12 @@ Value TileLowering::wgmmaDescriptor(const SharedTile &t, Value byteOffset,
   uint64_t fields = static_cast<uint64_t>(lbo >> 4) << 16 |
                     static_cast<uint64_t>(sbo >> 4) << 32 |
                     static_cast<uint64_t>(mode) << 62;
-  // The start address is the shared base's field plus the offset's: the
-  // base is 1024-byte aligned and the window below 256 KiB, so nothing
-  // carries, and each descriptor is one add to a value made once per
-  // kernel (the base's masked to its 18 bits of the shared window, which
-  // also holds the CTA's rank in its cluster). Folded in 64 bits, the
-  // sum kept a 64-bit add, shift and mask per descriptor.
+  // The start address is the shared base's field plus the offset's: both
+  // are multiples of 16 bytes and the window is below 256 KiB, so the sum
+  // is the field of their sum, and each descriptor is one add to a value
+  // made once per kernel (the base masked to its 18 bits of the shared
+  // window, above which it holds the CTA's rank in its cluster). Folded in
+  // 64 bits, the masked sum cost a 64-bit add, shift and mask each.
   Value base =
       e.shr(e.band(LLVM::PtrToIntOp::create(b, e.loc, e.i32(), sharedBase()),
                    e.c32(0x3FFFF)),
