@@ -16,7 +16,14 @@ per query head). Each is timed eagerly and as a CUDA graph of one step.
 
     python3 bench/bench_paged.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--quick] \\
-        [--configs B:MEAN:PAGE,...] [--json OUT/bench_paged.json]
+        [--configs B:MEAN:PAGE,...] [--json OUT/bench_paged.json] \\
+        [--lengths spread|skewed|long] [--splits N] \\
+        [--baseline-manifest OTHER/attn.manifest]
+
+--lengths skewed (long): one sequence holds a quarter (half) of the
+batch's keys, the others share the rest equally. --splits: the paged calls' split count.
+--baseline-manifest: another module's paged decode timed as "base" in the
+same process (e.g. the per-sequence kernels against the balanced ones).
 
 Grid: bf16, Hq = 32, Hkv = 8, D = 128, one query token; B in {8, 64},
 mean length 4k and 16k, page sizes 16 and 128 (--quick: B = 8 and 64 at
@@ -58,7 +65,6 @@ from bench_attention import (  # noqa: E402
 
 HQ, HKV, D = 32, 8, 128
 DTYPE = torch.bfloat16
-IMPLS = ["paged", "even", "dense", "sdpa"]
 CHECK_TOLERANCE = 2e-2  # ||a - b|| / ||b|| for bf16 outputs
 
 CONFIGS_FULL = [(b, mean, page) for b in (8, 64) for mean in (4096, 16384)
@@ -70,8 +76,18 @@ CONFIGS_QUICK = [(8, 16384, 16), (64, 16384, 16)]
 #===------------------------------------------------------------------------===#
 
 
+# "spread" (lengths from L to 10 L), "skewed" or "long" (--lengths).
+LENGTHS = "spread"
+
+
 def ragged_lengths(b, mean, gen):
-    """B lengths from L to 10 L (both present), mean about `mean`."""
+    """B lengths from L to 10 L (both present), mean about `mean`; with
+    LENGTHS = "skewed", one sequence holds a quarter of the batch's keys
+    and the others share the rest; with "long", half of them."""
+    if LENGTHS in ("skewed", "long") and b > 1:
+        long = b * mean // (4 if LENGTHS == "skewed" else 2)
+        rest = max(1, (b * mean - long) // (b - 1))
+        return [long] + [rest] * (b - 1)
     low = max(1, round(2 * mean / 11))
     u = torch.rand(b, generator=gen)
     lens = (low + u * 9 * low).round().long()
@@ -144,11 +160,13 @@ def sdpa(s):
 #===------------------------------------------------------------------------===#
 
 
-def make_calls(module, sets):
+def make_calls(module, sets, baseline=None, splits=0):
     """Per implementation, one call per input set, with every buffer
     (outputs, workspaces) allocated here: the calls allocate nothing, so
-    that a CUDA graph can capture them."""
-    paged, even, dense, peer = [], [], [], []
+    that a CUDA graph can capture them. `baseline`: a second module whose
+    paged decode is timed as "base"; `splits`: the paged calls' split
+    count (0: their default)."""
+    paged, even, dense, peer, base = [], [], [], [], []
     for s in sets:
         s["even_out"] = torch.empty_like(s["out"])
         s["even_ws"] = module.decode_workspace(s["q"], s["k_even"],
@@ -158,18 +176,31 @@ def make_calls(module, sets):
             workspace=s["even_ws"]))
         s["paged_ws"] = module.decode_paged_workspace(
             s["q"], s["k_pages"], s["v_pages"], s["table"], s["kv_lens"],
-            kv_layout="bshd")
+            kv_layout="bshd", num_splits=splits)
         s["dense_out"] = torch.empty_like(s["out"])
         s["dense_ws"] = module.decode_workspace(s["q"], s["k_dense"],
                                                 s["v_dense"])
         paged.append(lambda s=s: module.decode_paged(
             s["q"], s["k_pages"], s["v_pages"], s["table"], s["kv_lens"],
-            kv_layout="bshd", out=s["out"], workspace=s["paged_ws"]))
+            kv_layout="bshd", out=s["out"], workspace=s["paged_ws"],
+            num_splits=splits))
+        if baseline is not None:
+            s["base_out"] = torch.empty_like(s["out"])
+            s["base_ws"] = baseline.decode_paged_workspace(
+                s["q"], s["k_pages"], s["v_pages"], s["table"], s["kv_lens"],
+                kv_layout="bshd")
+            base.append(lambda s=s: baseline.decode_paged(
+                s["q"], s["k_pages"], s["v_pages"], s["table"],
+                s["kv_lens"], kv_layout="bshd", out=s["base_out"],
+                workspace=s["base_ws"]))
         dense.append(lambda s=s: module.decode(
             s["q"], s["k_dense"], s["v_dense"], out=s["dense_out"],
             workspace=s["dense_ws"]))
         peer.append(lambda s=s: sdpa(s))
-    return dict(paged=paged, even=even, dense=dense, sdpa=peer)
+    calls = dict(paged=paged, even=even, dense=dense, sdpa=peer)
+    if baseline is not None:
+        calls["base"] = base
+    return calls
 
 
 def capture(call):
@@ -207,6 +238,11 @@ def check(module, sets, calls):
     err = rel_error(paged, calls["sdpa"][0]())
     results["sdpa"] = "paged vs sdpa %.1e" % err
     ok &= err <= CHECK_TOLERANCE
+    if "base" in calls:
+        calls["base"][0]()
+        err = rel_error(paged, s["base_out"])
+        results["base"] = "paged vs base %.1e" % err
+        ok &= err <= CHECK_TOLERANCE
     graph = capture(calls["paged"][0])
     saved = s["kv_lens"].clone()
     s["kv_lens"].copy_((saved * 2) // 3)
@@ -245,7 +281,8 @@ def time_impl(timer, impl_calls, graphs):
 #===------------------------------------------------------------------------===#
 
 
-def bench_config(module, timer, b, mean, page, l2, copy_gbs, graphs, seed):
+def bench_config(module, timer, b, mean, page, l2, copy_gbs, graphs, seed,
+                 baseline=None, splits=0):
     row = dict(b=b, mean=mean, page=page, hq=HQ, hkv=HKV, d=D)
     if not module.has_kernel("decode_partial", "bf16", D, D, "none",
                              paged=True):
@@ -269,17 +306,18 @@ def bench_config(module, timer, b, mean, page, l2, copy_gbs, graphs, seed):
     kv_bytes = sum(lens) * HKV * (D + D) * 2
     qo_bytes = 2 * b * HQ * D * 2
     row["bytes"] = kv_bytes + qo_bytes
-    calls = make_calls(module, sets)
+    calls = make_calls(module, sets, baseline, splits)
     row["splits"] = module.decode_paged_splits(
         sets[0]["q"], sets[0]["k_pages"], sets[0]["v_pages"],
-        sets[0]["table"], sets[0]["kv_lens"], kv_layout="bshd")
+        sets[0]["table"], sets[0]["kv_lens"], kv_layout="bshd",
+        num_splits=splits)
     row["checks"], row["check_ok"] = check(module, sets, calls)
     results = {}
     # "even" reads its own keys: B x the mean length (the same count up
     # to rounding).
     even_keys = sets[0]["k_even"].shape[2] * b
     impl_bytes = dict(even=even_keys * HKV * (D + D) * 2 + qo_bytes)
-    for name in IMPLS:
+    for name in calls:
         entry = time_impl(timer, calls[name], graphs)
         for mode in ("eager", "graph"):
             if entry.get(mode):
@@ -330,7 +368,13 @@ def print_row(row):
         ratio("graph", "sdpa"),
         "ok" if row["check_ok"] else "MISMATCH: " + "; ".join(
             row["checks"].values()), row["splits"]), flush=True)
-    for name in IMPLS:
+    if "base" in r and r["base"].get("graph_gbs"):
+        print("       base (--baseline-manifest): %7.0f %7.0f GB/s eager, "
+              "graph; paged / base (graphs) %.2f" % (
+                  r["base"].get("eager_gbs", 0), r["base"]["graph_gbs"],
+                  r["paged"].get("graph_gbs", 0) / r["base"]["graph_gbs"]),
+              flush=True)
+    for name in r:
         for key in ("error", "graph_error"):
             if r[name].get(key):
                 print("       %s: %s" % (name, r[name][key]), flush=True)
@@ -354,7 +398,19 @@ def main():
                              "mode per configuration (default 300, 150 "
                              "with --quick)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline-manifest", default=None,
+                        help="also time this manifest's paged decode, in "
+                             "the same process (e.g. kernels of another "
+                             "compiler)")
+    parser.add_argument("--splits", type=int, default=0,
+                        help="the paged calls' split count (0: default)")
+    parser.add_argument("--lengths", choices=["spread", "skewed", "long"],
+                        default="spread",
+                        help="spread: L to 10 L; skewed (long): one "
+                             "sequence holds a quarter (half) of the keys")
     args = parser.parse_args()
+    global LENGTHS
+    LENGTHS = args.lengths
 
     props = cuda_device()
     if props is None:
@@ -363,6 +419,8 @@ def main():
     timer = Timer(args.target_ms or (150 if args.quick else 300), warmup=5,
                   min_iters=10, max_iters=500)
     module = attn_runtime.Module(args.manifest, lib=args.lib)
+    baseline = (attn_runtime.Module(args.baseline_manifest, lib=args.lib)
+                if args.baseline_manifest else None)
     print("attn paged decode vs padded attn_decode and SDPA on %s (torch %s)"
           % (props.name, torch.__version__))
     copy_gbs = copy_bandwidth(timer)
@@ -386,7 +444,8 @@ def main():
     started = time.time()
     for b, mean, page in configs:
         row = bench_config(module, timer, b, mean, page, l2, copy_gbs,
-                           not args.no_graphs, args.seed)
+                           not args.no_graphs, args.seed, baseline,
+                           args.splits)
         report["rows"].append(row)
         print_row(row)
         if args.json:
@@ -396,11 +455,11 @@ def main():
     mismatches = sum(not r["check_ok"] for r in timed)
     print("\n%d configurations timed in %.0fs; %d output mismatches" % (
         len(timed), time.time() - started, mismatches))
-    for other in ("even", "dense", "sdpa"):
+    for other in ("even", "dense", "sdpa", "base"):
         ratios = [r["results"]["paged"]["graph_gbs"] /
                   r["results"][other]["graph_gbs"] for r in timed
                   if r["results"]["paged"].get("graph_gbs")
-                  and r["results"][other].get("graph_gbs")]
+                  and r["results"].get(other, {}).get("graph_gbs")]
         if ratios:
             print("geometric mean paged / %s (graphs): %.2f" % (
                 other, math.exp(sum(map(math.log, ratios)) / len(ratios))))

@@ -862,10 +862,11 @@ class Module:
                             num_splits=0, *, causal=False, window=None,
                             scale=None, layout="bhsd", kv_layout=None,
                             mod=None, mod_operands=None):
-        """The split count decode_paged() uses: attn_decode's heuristic for
+        """The split count decode_paged() uses: the paged heuristic for
         Sk = max_pages * page_size, the capacity (the lengths stay on the
-        device); num_splits <= 0 picks it, more than the key tiles is
-        clamped."""
+        device), or the balanced kernels' (manifest splits=balanced) where
+        the module has them for the call; num_splits <= 0 picks it, more
+        than the key tiles is clamped."""
         descs, options = self._prepare_paged(
             q, k_cache, v_cache, block_table, kv_lens, causal, window, scale,
             layout, kv_layout, mod, mod_operands)
@@ -918,7 +919,9 @@ class Module:
         the device, and a sequence of length 0 gives O = 0, LSE = -inf.
         causal='bottom_right' aligns each sequence's Sq queries at its own
         end. The options are decode()'s (no mask; mod= and mod_operands= as
-        forward()'s).
+        forward()'s). Where the module has balanced kernels for the call
+        (manifest splits=balanced), the runtime takes those: they split the
+        batch's keys into work items of one size, whatever the lengths.
 
         The host never reads block_table or kv_lens, so a call captured in
         a CUDA graph serves every step: update the tensors in place and

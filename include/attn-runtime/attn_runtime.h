@@ -301,7 +301,10 @@ ATTN_RUNTIME_API attn_status attn_forward_varlen(
  * tiles of the decode_partial kernel's `rows`, one CTA each per split.
  * `workspace` is device memory, 256-byte aligned, of at least
  * attn_decode_workspace_size(q, v, attn_decode_splits(...)) bytes (of v it
- * reads only Dv, so a paged call passes its v_cache). */
+ * reads only Dv, so a paged call passes its v_cache): the f32 partial
+ * results, N * B * Hq * Sq * (Dv + 1) * 4 bytes, then the (B + 1) i32
+ * offsets of attn_decode_paged's balanced work list, each part 256-byte
+ * aligned; one size for every decode call. */
 ATTN_RUNTIME_API int64_t attn_decode_workspace_size(const attn_tensor *q,
                                                     const attn_tensor *v,
                                                     int64_t num_splits);
@@ -330,7 +333,8 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * [B, max_pages], kv_lens i32 [B], each with its last dim contiguous and a
  * 4-byte aligned data pointer; q, o, lse, the options (no mask, no block
  * mask) and the workspace are attn_decode's, on the paged decode_partial kernel
- * (manifest kv=paged) and the same decode_combine kernel.
+ * (manifest kv=paged) and the same decode_combine kernel, or on the
+ * balanced pair below.
  *
  * Block table entries and lengths are device data, which the host never
  * reads: one call serves every step of a CUDA graph whose lengths change.
@@ -345,6 +349,17 @@ ATTN_RUNTIME_API attn_status attn_decode_splits(
  * splits for last (docs/Runtime.md); the workspace
  * attn_decode_workspace_size(q, v_cache, n): v_cache only gives Dv there.
  * max_pages * page_size must be below 2^31 (kv_lens cannot count more keys).
+ *
+ * Balanced kernels: where the module has a paged decode_partial kernel
+ * with manifest splits=balanced for the call, the call takes it and the
+ * decode_combine kernel with splits=balanced of its dtype and Dv
+ * (ATTN_ERROR_NO_KERNEL without one) instead. They cut the batch's keys,
+ * not each sequence's, into N * B work items of one chunk of keys each,
+ * which the partial kernel computes from kv_lens on the device, so that
+ * ragged lengths leave no SM waiting for the longest sequence; N is
+ * `num_splits` as above, its default the balanced kernels' own model
+ * (docs/Runtime.md), and the workspace the same size. Without such a
+ * kernel the call launches the per-sequence kernels above.
  *
  * Checked mode, for debugging: when the module was loaded with
  * ATTN_RUNTIME_CHECK=1, the call, after its other checks, copies kv_lens

@@ -17,6 +17,7 @@ enum class AbiWhen {
   mask,
   tma,
   paged,
+  balanced,
   packed,
   packed_kv,
   atomic,
@@ -50,9 +51,10 @@ constexpr KernelKind kKinds[] = {
 
 /// Whether the ABI gives kernels of `kind` parameters that only some of
 /// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
-/// and block table, a packed batch's offsets, the atomic dQ mode's
-/// accumulator, a block mask's lists): the manifest keys that ask for those
-/// (mask, tma, kv, q, dq, blocks) are for such kinds only.
+/// and block table, the balanced work list's offsets, a packed batch's
+/// offsets, the atomic dQ mode's accumulator, a block mask's lists): the
+/// manifest keys that ask for those (mask, tma, kv, splits, q, dq, blocks)
+/// are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
   for (const AbiEntry &e : kAbi)
     if (e.when == when && std::strcmp(e.kind, kernelKindName(kind)) == 0)
@@ -95,6 +97,7 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
                  (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
                  (e.when == AbiWhen::tma && kernel.usesTma()) ||
                  (e.when == AbiWhen::paged && kernel.paged) ||
+                 (e.when == AbiWhen::balanced && kernel.balanced) ||
                  (e.when == AbiWhen::packed && kernel.packedQueries) ||
                  (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
                  (e.when == AbiWhen::atomic && kernel.atomicDq) ||
@@ -127,6 +130,7 @@ std::string abiName(const KernelSpec &kernel) {
     name += std::string(" mask=") + maskKindName(kernel.mask);
   name += kernel.blocksKey();
   name += kernel.batchKeys();
+  name += kernel.splitsKey();
   name += kernel.dqKey();
   if (!kernel.modOperands.empty())
     name += " mod_operands=" + kernel.modOperandList();
@@ -204,7 +208,7 @@ ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                       int64_t valueDim, attn_causal causal, MaskKind mask,
                       bool paged, bool packedQueries, bool packedKeys,
                       bool atomicDq, std::string_view mod, int64_t blockMaskQ,
-                      int64_t blockMaskK, bool allowTf32) const {
+                      int64_t blockMaskK, bool allowTf32, bool balanced) const {
   const KernelSpec *exact = nullptr;
   for (const KernelSpec &k : kernels) {
     if (k.tf32 && !allowTf32)
@@ -213,7 +217,7 @@ ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
         k.mask != mask || k.paged != paged ||
         k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
         k.atomicDq != atomicDq || k.mod != mod || k.blockMaskQ != blockMaskQ ||
-        k.blockMaskK != blockMaskK)
+        k.blockMaskK != blockMaskK || k.balanced != balanced)
       continue;
     if (kind != KernelKind::DecodeCombine &&
         (k.headDim != headDim || k.causal != causal))
@@ -300,6 +304,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
     out += dtypeName(k.dtype);
     if (kind == KernelKind::DecodeCombine) {
       out += " dv" + std::to_string(k.valueDim);
+      out += k.splitsKey();
       continue;
     }
     out += " d" + std::to_string(k.headDim) + "/" + std::to_string(k.valueDim);
@@ -311,6 +316,7 @@ std::string ManifestSection::describe(KernelKind kind) const {
     }
     out += k.blocksKey();
     out += k.batchKeys();
+    out += k.splitsKey();
     out += k.dqKey();
     out += k.tf32Key();
     out += k.modKey();
@@ -514,7 +520,7 @@ attn_status Parser::closeSection(int line, bool atEnd) {
       if (k.kind != KernelKind::DecodeCombine)
         same = same && o.headDim == k.headDim && o.causal == k.causal;
       same = same && o.mask == k.mask && o.paged == k.paged &&
-             o.packedQueries == k.packedQueries &&
+             o.balanced == k.balanced && o.packedQueries == k.packedQueries &&
              o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq &&
              o.blockMaskQ == k.blockMaskQ && o.blockMaskK == k.blockMaskK &&
              o.mod == k.mod && o.tf32 == k.tf32;
@@ -638,18 +644,18 @@ attn_status Parser::parseKernel(int line,
   // Every key a kernel record may have; `seen` catches repeats.
   // "tma" and "params" come last: they are read once the others are.
   static const char *const keys[] = {
-      "kind",         "dtype", "head_dim", "value_dim",    "causal",
-      "block_q",      "rows",  "block_kv", "threads",      "smem",
-      "grid",         "mask",  "q",        "kv",           "dq",
-      "f32",          "mod",   "mod_hash", "mod_operands", "blocks",
-      "value_blocks", "tma",   "params"};
+      "kind",    "dtype",        "head_dim", "value_dim", "causal",
+      "block_q", "rows",         "block_kv", "threads",   "smem",
+      "grid",    "mask",         "q",        "kv",        "splits",
+      "dq",      "f32",          "mod",      "mod_hash",  "mod_operands",
+      "blocks",  "value_blocks", "tma",      "params"};
   constexpr size_t numKeys = sizeof(keys) / sizeof(keys[0]);
   bool seen[numKeys] = {};
   int64_t *ints[numKeys] = {
-      nullptr, nullptr,    &k.headDim,     &k.valueDim, nullptr, &k.blockQ,
-      &k.rows, &k.blockKv, &k.threads,     &k.smem,     nullptr, nullptr,
-      nullptr, nullptr,    nullptr,        nullptr,     nullptr, nullptr,
-      nullptr, nullptr,    &k.valueBlocks, nullptr,     nullptr};
+      nullptr, nullptr,    &k.headDim, &k.valueDim,    nullptr, &k.blockQ,
+      &k.rows, &k.blockKv, &k.threads, &k.smem,        nullptr, nullptr,
+      nullptr, nullptr,    nullptr,    nullptr,        nullptr, nullptr,
+      nullptr, nullptr,    nullptr,    &k.valueBlocks, nullptr, nullptr};
   // Read once every key is known: its checks need the kind and dtype.
   std::string_view tma;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -735,6 +741,13 @@ attn_status Parser::parseKernel(int line,
       else
         return error(line,
                      bad + " (paged, packed; absent means contiguous K/V)");
+    } else if (key == "splits") {
+      // Without the key a paged decode kernel splits each sequence's own
+      // keys N ways.
+      if (value != "balanced")
+        return error(line, bad + " (balanced; absent means each sequence "
+                                 "split into N chunks of its own)");
+      k.balanced = true;
     } else if (key == "dq") {
       // Without the key a backward kernel computes dQ deterministically.
       if (value != "atomic")
@@ -885,6 +898,8 @@ attn_status Parser::parseKernel(int line,
       {k.mask != MaskKind::None, AbiWhen::mask,
        std::string("mask=") + maskKindName(k.mask), "take a mask"},
       {k.paged, AbiWhen::paged, "kv=paged", "read a paged KV cache"},
+      {k.balanced, AbiWhen::balanced, "splits=balanced",
+       "split the keys by a balanced work list"},
       {k.atomicDq, AbiWhen::atomic, "dq=atomic", "compute dQ"},
       {k.packedQueries, AbiWhen::packed, "q=packed", "read a packed batch"},
       {k.hasBlockMask(), AbiWhen::blocks,
@@ -895,6 +910,12 @@ attn_status Parser::parseKernel(int line,
       return error(line, where + v.key + " is for the kinds whose kernels " +
                              v.kernels + " (" + kindsTaking(v.when) +
                              "), not kind=" + kernelKindName(k.kind));
+  // The balanced work list divides the lengths of a paged cache (kv_lens),
+  // which only a paged partial kernel reads.
+  if (k.balanced && k.kind == KernelKind::DecodePartial && !k.paged)
+    return error(line, where + "splits=balanced on kind=decode_partial needs "
+                               "kv=paged: the balanced work list divides the "
+                               "lengths (kv_lens) of a paged cache");
   // A packed batch's keys are packed too, or paged; only a packed batch
   // has packed keys, and a forward kernel reads a paged cache only for
   // one (chunked prefill): attn_forward's batch has no lengths.

@@ -110,6 +110,13 @@ struct KernelSpec {
   /// parameters (docs/KernelABI.md); such a decode_partial kernel serves
   /// attn_decode_paged only, the others attn_decode only.
   bool paged = false;
+  /// `splits=balanced` (decode_partial with kv=paged, decode_combine): the
+  /// kernels of the balanced split-KV work list, N x B items that cut the
+  /// batch's keys into chunks of one size, which the partial kernel computes
+  /// from kv_lens on the device and writes as split_offsets for the combine
+  /// (docs/KernelABI.md). attn_decode_paged prefers them, as a pair; the
+  /// others serve attn_decode_paged without such a pair, and attn_decode.
+  bool balanced = false;
   /// `q=packed` (forward): a packed batch, Q, O and LSE [1, Hq, T] with the
   /// sequences' rows back to back, split by the query_offsets parameter;
   /// its keys are packed too (`kv=packed`, key_offsets: packedKeys) or
@@ -169,6 +176,9 @@ struct KernelSpec {
   /// The keys that say how the kernel reads its batch, for messages: "",
   /// " kv=paged", " q=packed kv=packed", " q=packed kv=paged".
   std::string batchKeys() const;
+  /// " splits=balanced" for a kernel of the balanced work list, else ""
+  /// (messages).
+  const char *splitsKey() const { return balanced ? " splits=balanced" : ""; }
   /// " dq=atomic" for a kernel of the atomic dQ mode, else "" (messages).
   const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
   /// " f32=tf32" for a TF32 kernel, else "" (messages).
@@ -201,9 +211,11 @@ struct AbiParam {
 /// The parameters of `kernel`, in order: those of its kind, with the mask
 /// operand's when it takes a mask, query_offsets when its batch is packed,
 /// key_offsets when its keys are, kv_lens and block_table when it is
-/// paged, dq_accum when it is of the atomic dQ mode (`dq=atomic`), the
-/// block mask's when it has `blocks`, and the tensor maps when it has
-/// `tma`; then a memref per entry of its `mod_operands` (mod0, mod1, ...).
+/// paged, split_offsets when it is of the balanced work list
+/// (`splits=balanced`), dq_accum when it is of the atomic dQ mode
+/// (`dq=atomic`), the block mask's when it has `blocks`, and the tensor
+/// maps when it has `tma`; then a memref per entry of its `mod_operands`
+/// (mod0, mod1, ...).
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
@@ -217,9 +229,9 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 
 /// The ABI variant of `kernel` for messages: "kind=forward", "kind=forward
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
-/// kv=paged", "kind=forward q=packed kv=packed", "kind=backward_kv
-/// dq=atomic", "kind=forward blocks=128x128", "kind=forward
-/// mod_operands=i64:1".
+/// kv=paged", "kind=decode_partial kv=paged splits=balanced",
+/// "kind=forward q=packed kv=packed", "kind=backward_kv dq=atomic",
+/// "kind=forward blocks=128x128", "kind=forward mod_operands=i64:1".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
 /// One section of a manifest: a `target` record, the `ptx` record and the
@@ -241,17 +253,18 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// kernel's modification name ("" for none: a call without
   /// options->mod, and decode_combine, which never has one), and
   /// `blockMaskQ` and `blockMaskK`, its block mask's block sizes (0 for
-  /// none: a call without options->block_mask). An `f32=tf32` kernel fits
-  /// only with `allowTf32`, and is then preferred to the one without. This
-  /// is the one place where a call's kernels are matched. Null when none
-  /// does.
+  /// none: a call without options->block_mask), and `balanced` (the
+  /// kernels of attn_decode_paged's balanced work list only). An
+  /// `f32=tf32` kernel fits only with `allowTf32`, and is then preferred to
+  /// the one without. This is the one place where a call's kernels are
+  /// matched. Null when none does.
   const KernelSpec *find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
                          bool packedQueries = false, bool packedKeys = false,
                          bool atomicDq = false, std::string_view mod = {},
                          int64_t blockMaskQ = 0, int64_t blockMaskK = 0,
-                         bool allowTf32 = false) const;
+                         bool allowTf32 = false, bool balanced = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
@@ -267,12 +280,14 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// each once, in the order of the manifest (messages).
   std::vector<std::string> blockMaskSizes() const;
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
-  /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none q=packed
-  /// kv=packed, bf16 d128/128 causal=none dq=atomic, bf16 d128/128
-  /// causal=none mask=add blocks=128x128, bf16 d128/128 causal=none
-  /// mod=softcap, ..." for the kernels of `kind` (messages; mask=none,
-  /// each sequence's own Q, K/V, the deterministic dQ, no block mask and
-  /// no modification are not written).
+  /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none kv=paged
+  /// splits=balanced, bf16 d128/128 causal=none q=packed kv=packed, bf16
+  /// d128/128 causal=none dq=atomic, bf16 d128/128 causal=none mask=add
+  /// blocks=128x128, bf16 d128/128 causal=none mod=softcap, ..." for the
+  /// kernels of `kind` ("bf16 dv128, bf16 dv128 splits=balanced" for
+  /// decode_combine; messages: mask=none, each sequence's own Q, K/V, the
+  /// per-sequence splits, the deterministic dQ, no block mask and no
+  /// modification are not written).
   std::string describe(KernelKind kind) const;
 };
 

@@ -996,28 +996,33 @@ std::string describeMods(const ManifestSection &section,
   return describeSelector(s);
 }
 
-/// The kernel of `kind` for the problem, or ATTN_ERROR_DTYPE /
-/// ATTN_ERROR_NO_KERNEL with the kernels the module does have. A paged
-/// decode call needs a paged decode_partial kernel, a packed batch a
-/// forward kernel of its q and kv keys, and no other call may have one;
-/// paged and unpaged decode share the decode_combine kernel.
+/// The kernel of `kind` for the problem in `section`, of the balanced work
+/// list or not (`balanced`); null when there is none. A paged decode call
+/// needs a paged decode_partial kernel, a packed batch a forward kernel of
+/// its q and kv keys, and no other call may have one; paged and unpaged
+/// decode share the decode_combine kernel, which has no modification.
+const KernelSpec *lookUpKernel(const ManifestSection &section, KernelKind kind,
+                               const Problem &p, bool allowTf32,
+                               bool balanced) {
+  bool combine = kind == KernelKind::DecodeCombine;
+  return section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
+                      p.paged && !combine, p.packedQueries, p.packedKeys,
+                      /*atomicDq=*/false,
+                      combine ? std::string_view() : std::string_view(p.mod),
+                      p.blockMaskQ, p.blockMaskK, allowTf32, balanced);
+}
+
+/// The kernel of `kind` for the problem, not of the balanced work list
+/// (lookUpKernel), or ATTN_ERROR_DTYPE / ATTN_ERROR_NO_KERNEL with the
+/// kernels the module does have.
 attn_status findKernel(const char *api, const ManifestSection &section,
                        KernelKind kind, const Problem &p,
                        const KernelSpec *&kernel) {
-  // Every decode call shares the combine kernel, which has no modification.
-  bool combine = kind == KernelKind::DecodeCombine;
-  bool paged = p.paged && !combine;
-  kernel = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
-                        paged, p.packedQueries, p.packedKeys,
-                        /*atomicDq=*/false,
-                        combine ? std::string_view() : std::string_view(p.mod),
-                        p.blockMaskQ, p.blockMaskK, p.allowTf32);
+  kernel = lookUpKernel(section, kind, p, p.allowTf32, /*balanced=*/false);
   if (kernel)
     return ATTN_OK;
   if (!p.allowTf32 &&
-      section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
-                   paged, p.packedQueries, p.packedKeys, /*atomicDq=*/false,
-                   p.mod, p.blockMaskQ, p.blockMaskK, /*allowTf32=*/true))
+      lookUpKernel(section, kind, p, /*allowTf32=*/true, /*balanced=*/false))
     return failf(ATTN_ERROR_NO_KERNEL,
                  "%s: the module's %s kernel for this call is an f32=tf32 "
                  "one (TF32 products, 10-bit mantissas), which a call takes "
@@ -1462,8 +1467,37 @@ attn_status refuseBlockMask(const char *api, const attn_options *options) {
                api);
 }
 
+/// The balanced pair of kernels (splits=balanced) for a paged decode call:
+/// both null when the section has no balanced partial kernel for it (the
+/// call then takes the per-sequence ones, as before such kernels existed);
+/// ATTN_ERROR_NO_KERNEL when it has one but no balanced combine kernel of
+/// the dtype and Dv, which the partial kernel's work list needs.
+attn_status findBalancedKernels(const char *api, const ManifestSection &section,
+                                const Problem &p, const KernelSpec *&partial,
+                                const KernelSpec *&combine) {
+  combine = nullptr;
+  partial = lookUpKernel(section, KernelKind::DecodePartial, p, p.allowTf32,
+                         /*balanced=*/true);
+  if (!partial)
+    return ATTN_OK;
+  combine = lookUpKernel(section, KernelKind::DecodeCombine, p, p.allowTf32,
+                         /*balanced=*/true);
+  if (combine)
+    return ATTN_OK;
+  return failf(ATTN_ERROR_NO_KERNEL,
+               "%s: the module's decode_partial kernel '%s' for this call "
+               "has splits=balanced, but the module has no decode_combine "
+               "kernel with splits=balanced for %s dv%lld to merge its work "
+               "items (it has: %s)",
+               api, partial->name.c_str(), dtypeName(p.dtype),
+               static_cast<long long>(p.valueDim),
+               section.describe(KernelKind::DecodeCombine).c_str());
+}
+
 /// Decode's checks that do not involve the outputs: the inputs (with a
-/// paged call's block table and lengths) and the kernels.
+/// paged call's block table and lengths) and the kernels: for a paged call
+/// the balanced pair where the section has one (findBalancedKernels), else
+/// the per-sequence partial kernel and the combine that attn_decode shares.
 attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
                               const DecodeTensors &t,
                               const attn_options *options, Problem &p,
@@ -1481,14 +1515,20 @@ attn_status checkDecodeInputs(const char *api, const ManifestSection &section,
     return s;
   if (attn_status s = refuseBlockMask(api, options))
     return s;
-  if (attn_status s =
-          findKernel(api, section, KernelKind::DecodePartial, p, partial))
-    return s;
+  partial = combine = nullptr;
+  if (t.paged)
+    if (attn_status s = findBalancedKernels(api, section, p, partial, combine))
+      return s;
+  if (!partial)
+    if (attn_status s =
+            findKernel(api, section, KernelKind::DecodePartial, p, partial))
+      return s;
   if (attn_status s = checkModOperands(api, *partial, p))
     return s;
-  if (attn_status s =
-          findKernel(api, section, KernelKind::DecodeCombine, p, combine))
-    return s;
+  if (!combine)
+    if (attn_status s =
+            findKernel(api, section, KernelKind::DecodeCombine, p, combine))
+      return s;
   return ATTN_OK;
 }
 
@@ -1515,22 +1555,52 @@ int64_t ctasPerBatch(const Problem &p, const KernelSpec &partial) {
 int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
                   int64_t numSplits) {
   int64_t tiles = ceilDiv(p.seqK, partial.blockKv);
-  if (numSplits <= 0)
-    return (p.paged ? pagedDefaultSplits : defaultSplits)(
-        smCount, p.batch, ctasPerBatch(p, partial), p.seqK, partial.blockKv);
+  if (numSplits <= 0) {
+    auto model = partial.balanced ? balancedDefaultSplits
+                 : p.paged        ? pagedDefaultSplits
+                                  : defaultSplits;
+    return model(smCount, p.batch, ctasPerBatch(p, partial), p.seqK,
+                 partial.blockKv);
+  }
   return numSplits < tiles ? numSplits : tiles;
 }
 
-/// The workspace of `splits` splits of `rows` query rows: the f32 partial
-/// outputs (Dv each), aligned, then the f32 partial LSEs. False when the
-/// byte count overflows int64.
-bool workspaceBytesFor(int64_t splits, int64_t rows, int64_t valueDim,
-                       int64_t &partialOBytes, int64_t &bytes) {
-  int64_t parts = 0, outputs = 0, lses = 0;
+/// The balanced kernels' chunk is a multiple of this many keys.
+constexpr int64_t kBalancedChunkKeys = 128;
+
+/// The keys of a work item of the balanced kernels for `splits` splits
+/// when every sequence holds its capacity of `seqK` keys: the kernel's
+/// chunk, 128 ceil(T / (128 max(1, (N - 1) B))) for T = B x seqK keys in
+/// all (B cancels out), at most a sequence's keys.
+int64_t balancedFullChunk(int64_t splits, int64_t seqK) {
+  int64_t chunk =
+      kBalancedChunkKeys *
+      ceilDiv(seqK, kBalancedChunkKeys * (splits > 1 ? splits - 1 : 1));
+  return chunk < seqK ? chunk : seqK;
+}
+
+/// Where a decode call's workspace holds its parts (decodeWorkspaceBytes):
+/// partial_o at 0, partial_lse at `partialLse`, the balanced kernels'
+/// split_offsets at `splitOffsets`, `bytes` in all.
+struct DecodeWorkspace {
+  int64_t partialLse = 0, splitOffsets = 0, bytes = 0;
+};
+
+/// The workspace of `splits` splits of `rows` query rows of `batch`
+/// sequences: the f32 partial outputs (Dv each), aligned, the f32 partial
+/// LSEs, aligned, then the i32 split offsets (B + 1). Both kinds of decode
+/// kernels fit it, so that its size does not depend on the kernels. False
+/// when the byte count overflows int64.
+bool workspaceBytesFor(int64_t splits, int64_t batch, int64_t rows,
+                       int64_t valueDim, DecodeWorkspace &w) {
+  int64_t parts = 0, outputs = 0, lses = 0, offsets = 0;
   return mul(splits, rows, parts) && mul(parts, valueDim, outputs) &&
          mul(outputs, 4, outputs) &&
-         alignUp(outputs, kWorkspaceAlignment, partialOBytes) &&
-         mul(parts, 4, lses) && add(partialOBytes, lses, bytes);
+         alignUp(outputs, kWorkspaceAlignment, w.partialLse) &&
+         mul(parts, 4, lses) && add(w.partialLse, lses, lses) &&
+         alignUp(lses, kWorkspaceAlignment, w.splitOffsets) &&
+         add(batch, 1, offsets) && mul(offsets, 4, offsets) &&
+         add(w.splitOffsets, offsets, w.bytes);
 }
 
 /// The query rows B * Hq * Sq of a decode call; false when they overflow.
@@ -1658,29 +1728,42 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
 
 /// Where a decode call's partial results go in its workspace: f32
 /// partial_o [N, B, Hq, Sq, Dv], then f32 partial_lse [N, B, Hq, Sq], each
-/// contiguous.
+/// contiguous; the balanced kernels' (`balanced`) are the same bytes seen
+/// as W = N x B work items, [W, 1, Hq, Sq, Dv] and [W, 1, Hq, Sq], and
+/// their i32 split_offsets [B + 1].
 struct DecodePartials {
-  int64_t splits = 0;
-  uint64_t partialO = 0, partialLse = 0;
+  int64_t splits = 0, batch = 0;
+  bool balanced = false;
+  uint64_t partialO = 0, partialLse = 0, splitOffsets = 0;
+
+  /// The first two sizes of partial_o and partial_lse: N and B, or W and 1.
+  /// planDecode checked that N x B x Hq x Sq fits int64.
+  int64_t outer() const { return balanced ? splits * batch : splits; }
+  int64_t inner() const { return balanced ? 1 : batch; }
 };
 
+/// The partial results' parameters of both decode kinds: partial_o,
+/// partial_lse, and the balanced kernels' split_offsets.
 void pushPartials(std::vector<uint64_t> &args, const DecodePartials &d,
                   const Problem &p) {
   pushContiguous(args, d.partialO,
-                 {d.splits, p.batch, p.headsQ, p.seqQ, p.valueDim});
-  pushContiguous(args, d.partialLse, {d.splits, p.batch, p.headsQ, p.seqQ});
+                 {d.outer(), d.inner(), p.headsQ, p.seqQ, p.valueDim});
+  pushContiguous(args, d.partialLse, {d.outer(), d.inner(), p.headsQ, p.seqQ});
+  if (d.balanced)
+    pushContiguous(args, d.splitOffsets, {p.batch + 1});
 }
 
-/// The decode_partial launch of `launch.kernel`: one CTA per split, row
-/// tile of a KV head and sequence, and its parameters in
-/// attn_kernel_abi.def's order (a paged kernel's kv_lens and block_table
-/// after v, a kernel with `tma` its tensor maps after the scalars), then
-/// the mod operands.
+/// The decode_partial launch of `launch.kernel`: one CTA per split (the
+/// balanced kernels: per work item), row tile of a KV head and sequence,
+/// and its parameters in attn_kernel_abi.def's order (a paged kernel's
+/// kv_lens and block_table after v, a balanced one's split_offsets after
+/// partial_lse, a kernel with `tma` its tensor maps after the scalars),
+/// then the mod operands.
 attn_status planPartial(const char *api, const DecodeTensors &t,
                         const Problem &p, const DecodePartials &d,
                         Launch &launch) {
-  if (attn_status s = setGrid(api, launch, d.splits,
-                              ctasPerBatch(p, *launch.kernel), p.batch))
+  if (attn_status s = setGrid(api, launch, d.outer(),
+                              ctasPerBatch(p, *launch.kernel), d.inner()))
     return s;
   std::vector<uint64_t> &args = launch.args;
   args.clear();
@@ -1701,7 +1784,9 @@ attn_status planPartial(const char *api, const DecodeTensors &t,
 }
 
 /// The decode_combine launch of `launch.kernel`, which merges the splits'
-/// partials into o and lse: one CTA per `rows` query rows and column tile.
+/// partials (the balanced kernel: each sequence's work items, which
+/// split_offsets lists) into o and lse: one CTA per `rows` query rows and
+/// column tile.
 attn_status planCombine(const char *api, const DecodeTensors &t,
                         const Problem &p, const DecodePartials &d,
                         Launch &launch) {
@@ -1901,6 +1986,28 @@ int64_t pagedDefaultSplits(int smCount, int64_t batch, int64_t headsKv,
   return best;
 }
 
+int64_t balancedDefaultSplits(int smCount, int64_t batch, int64_t headsKv,
+                              int64_t seqK, int64_t blockKv) {
+  // Measured on an H100 (132 SMs, Hkv = 8, D = 128, lengths spread over
+  // 10x, split counts 1 to 24, docs/GPU.md): chunks of about a third of
+  // the mean length were the fastest at every batch (N = 4: B = 8 and 64,
+  // 4k and 16k mean); fewer splits leave the long sequences' items for
+  // last, more pay each item's fixed cost (Q load, pipeline fill, the
+  // warps' merge, a partial to combine) on short chunks. A small batch
+  // needs more items to fill the SMs: at least 1.5 CTAs per SM.
+  constexpr int64_t kSplits = 4;
+  if (smCount <= 0 || batch < 1 || headsKv < 1)
+    return 1;
+  int64_t tiles = ceilDiv(seqK, blockKv > 0 ? blockKv : 1);
+  int64_t perSplit = 0, splits = kSplits;
+  if (mul(batch, headsKv, perSplit)) {
+    int64_t fill = ceilDiv(3 * static_cast<int64_t>(smCount), 2 * perSplit);
+    splits = fill > splits ? fill : splits;
+  }
+  splits = splits < tiles ? splits : tiles;
+  return splits > 1 ? splits : 1;
+}
+
 attn_status resolveSplits(const ManifestSection &section, int smCount,
                           const DecodeTensors &t, const attn_options *options,
                           int64_t numSplits, int64_t &splits) {
@@ -1929,18 +2036,22 @@ int64_t decodeWorkspaceBytes(const attn_tensor *q, const attn_tensor *v,
   }
   // 2^50 bytes is no real workspace; the estimate, in double, cannot
   // overflow, and below it the exact count fits int64.
-  double estimate = static_cast<double>(numSplits) * q->shape[0] * q->shape[1] *
-                    q->shape[2] * (static_cast<double>(v->shape[3]) + 1) * 4;
-  int64_t rows = 0, partialOBytes = 0, bytes = 0;
+  double parts =
+      static_cast<double>(numSplits) * q->shape[0] * q->shape[1] * q->shape[2];
+  double estimate = parts * (static_cast<double>(v->shape[3]) + 1) * 4 +
+                    (static_cast<double>(q->shape[0]) + 1) * 4;
+  int64_t rows = 0;
+  DecodeWorkspace w;
   if (estimate > static_cast<double>(kMaxWorkspaceBytes) ||
       !queryRows(q->shape[0], q->shape[1], q->shape[2], rows) ||
-      !workspaceBytesFor(numSplits, rows, v->shape[3], partialOBytes, bytes)) {
+      !workspaceBytesFor(numSplits, q->shape[0], rows, v->shape[3], w) ||
+      w.bytes > kMaxWorkspaceBytes) {
     failf(ATTN_ERROR_SHAPE,
           "%s: %lld splits of this shape need %.3g bytes, more than 2^50", api,
           static_cast<long long>(numSplits), estimate);
     return -1;
   }
-  return bytes;
+  return w.bytes;
 }
 
 attn_status planDecode(const ManifestSection &section, int smCount,
@@ -1957,10 +2068,11 @@ attn_status planDecode(const ManifestSection &section, int smCount,
     return s;
 
   int64_t splits = splitsFor(smCount, p, *partial, numSplits);
-  int64_t rows = 0, partialOBytes = 0, needed = 0;
+  int64_t rows = 0;
+  DecodeWorkspace w;
   if (!queryRows(p.batch, p.headsQ, p.seqQ, rows) ||
-      !workspaceBytesFor(splits, rows, p.valueDim, partialOBytes, needed) ||
-      needed > kMaxWorkspaceBytes)
+      !workspaceBytesFor(splits, p.batch, rows, p.valueDim, w) ||
+      w.bytes > kMaxWorkspaceBytes)
     return failf(
         ATTN_ERROR_SHAPE,
         "%s: %lld splits of B * Hq * Sq = %lld x %lld x %lld query "
@@ -1968,16 +2080,23 @@ attn_status planDecode(const ManifestSection &section, int smCount,
         api, static_cast<long long>(splits), static_cast<long long>(p.batch),
         static_cast<long long>(p.headsQ), static_cast<long long>(p.seqQ));
   std::string need = std::to_string(splits) + " splits need";
-  if (attn_status s = checkWorkspace(api, workspace, workspaceBytes, needed,
+  if (attn_status s = checkWorkspace(api, workspace, workspaceBytes, w.bytes,
                                      need, "attn_decode_workspace_size"))
     return s;
   uint64_t address = reinterpret_cast<uint64_t>(workspace);
 
+  plan.balanced = partial->balanced;
   plan.numSplits = splits;
-  plan.chunk = ceilDiv(p.seqK, splits);
-  plan.workspaceBytes = needed;
+  plan.chunk = plan.balanced ? balancedFullChunk(splits, p.seqK)
+                             : ceilDiv(p.seqK, splits);
+  plan.workspaceBytes = w.bytes;
   const DecodePartials partials = {
-      splits, address, address + static_cast<uint64_t>(partialOBytes)};
+      splits,
+      p.batch,
+      plan.balanced,
+      address,
+      address + static_cast<uint64_t>(w.partialLse),
+      address + static_cast<uint64_t>(w.splitOffsets)};
   plan.partial.kernel = partial;
   if (attn_status s = planPartial(api, t, p, partials, plan.partial))
     return s;

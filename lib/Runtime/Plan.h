@@ -21,7 +21,7 @@
 
 namespace attn::runtime {
 
-/// The alignment of the decode and backward workspaces and of decode's two
+/// The alignment of the decode and backward workspaces and of decode's
 /// parts.
 constexpr int64_t kWorkspaceAlignment = 256;
 
@@ -132,11 +132,19 @@ struct DecodeTensors {
   bool paged = false;
 };
 
+/// A decode call's two launches. With the balanced kernels (`balanced`,
+/// manifest splits=balanced; attn_decode_paged only) the partial kernel
+/// takes N x B work items of one chunk of keys each, which it computes
+/// from kv_lens on the device and lists in split_offsets (i32 [B + 1], at
+/// the end of the workspace: decodeWorkspaceBytes()) for the combine.
 struct DecodePlan {
   Launch partial, combine;
-  int64_t numSplits = 0;      // after clamping to the key tiles
-  int64_t chunk = 0;          // keys per split (paged: of a full sequence)
-  int64_t workspaceBytes = 0; // what the plan uses
+  bool balanced = false;
+  int64_t numSplits = 0; // after clamping to the key tiles
+  // Keys per split; paged: of a full sequence; balanced: per work item of a
+  // batch whose sequences are all full (the kernel's from the lengths).
+  int64_t chunk = 0;
+  int64_t workspaceBytes = 0; // attn_decode_workspace_size's
 };
 
 /// The tensors of an attn_backward call, as the C API takes them.
@@ -190,9 +198,12 @@ ATTN_RUNTIME_API attn_status planForwardVarlen(const ManifestSection &section,
                                                Launch &launch);
 
 /// Checks a decode call, paged or not, and plans its two launches.
-/// `numSplits` <= 0 uses defaultSplits(); more splits than key tiles are
-/// clamped to the tiles. A paged call counts the keys of its capacity,
-/// max_pages * page_size.
+/// `numSplits` <= 0 uses defaultSplits() (paged: pagedDefaultSplits(), or
+/// balancedDefaultSplits() for the balanced kernels); more splits than key
+/// tiles are clamped to the tiles. A paged call counts the keys of its
+/// capacity, max_pages * page_size, and takes the section's balanced pair
+/// of kernels (splits=balanced) when it has a partial one for the call,
+/// else the per-sequence ones.
 ATTN_RUNTIME_API attn_status planDecode(
     const ManifestSection &section, int smCount, const DecodeTensors &tensors,
     const attn_options *options, int64_t numSplits, const void *workspace,
@@ -240,6 +251,16 @@ ATTN_RUNTIME_API int64_t pagedDefaultSplits(int smCount, int64_t batch,
                                             int64_t headsKv, int64_t seqK,
                                             int64_t blockKv);
 
+/// The split count of a paged decode call on the balanced kernels, whose
+/// N x B work items cut the batch's keys into chunks of one size
+/// (`headsKv`: the partial kernel's CTAs per item; `seqK` the capacity):
+/// 4 (chunks of about a third of the mean length, the fastest measured),
+/// or enough for 1.5 CTAs per SM where B x headsKv is small, at most one
+/// per key tile of the capacity.
+ATTN_RUNTIME_API int64_t balancedDefaultSplits(int smCount, int64_t batch,
+                                               int64_t headsKv, int64_t seqK,
+                                               int64_t blockKv);
+
 /// attn_decode_splits() (attn_decode_paged_splits() for a paged call) for
 /// a module with `smCount` SMs: the split count a decode call with these
 /// inputs uses, or the error it would fail with.
@@ -249,8 +270,11 @@ ATTN_RUNTIME_API attn_status resolveSplits(const ManifestSection &section,
                                            const attn_options *options,
                                            int64_t numSplits, int64_t &splits);
 
-/// The workspace bytes of `numSplits` splits; -1 (with the last error set)
-/// on bad arguments.
+/// The workspace bytes of `numSplits` splits, for either kind of decode
+/// kernel: f32 partial_o (N x B x Hq x Sq x Dv), aligned up to
+/// kWorkspaceAlignment, f32 partial_lse (N x B x Hq x Sq), aligned up, then
+/// the balanced kernels' i32 split_offsets (B + 1); -1 (with the last error
+/// set) on bad arguments.
 ATTN_RUNTIME_API int64_t decodeWorkspaceBytes(const attn_tensor *q,
                                               const attn_tensor *v,
                                               int64_t numSplits);

@@ -7,12 +7,12 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        varlen|backward|backward-atomic|backward-tma|mod FILE|load DIR|
-//        launch FILE|launch-tma FILE|launch-multi FILE|launch-backward FILE|
-//        launch-backward-tma FILE|launch-atomic-dq FILE|launch-paged FILE|
-//        launch-varlen FILE|launch-mod FILE|blocks FILE|launch-blocks FILE|
-//        mod-operands FILE|launch-mod-operands FILE|checked PAGED VARLEN|
-//        fuzz FILE CASES SEED
+//        balanced|varlen|backward|backward-atomic|backward-tma|mod FILE|
+//        load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
+//        launch-backward FILE|launch-backward-tma FILE|launch-atomic-dq FILE|
+//        launch-paged FILE|launch-varlen FILE|launch-mod FILE|blocks FILE|
+//        launch-blocks FILE|mod-operands FILE|launch-mod-operands FILE|
+//        checked PAGED VARLEN|fuzz FILE CASES SEED
 //
 //===----------------------------------------------------------------------===//
 
@@ -1789,6 +1789,8 @@ void printPaged(const char *name, const DecodePlan &p) {
   at = printMemref("block_table", args, at, 2);
   at = printMemref("partial_o", args, at, 5);
   at = printMemref("partial_lse", args, at, 4);
+  if (p.partial.kernel->balanced)
+    at = printMemref("split_offsets", args, at, 1);
   std::printf("  scale_log2=%.6f window=%lld\n", f32Word(args[at]),
               static_cast<long long>(args[at + 1]));
   printLaunchHeader(name, p.combine);
@@ -2047,6 +2049,225 @@ int runPaged() {
     b.kvLens.rank = 3;
     report("splits-rank-kv-lens", b.resolve(m, 0, splits));
   }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Balanced paged decode plans (splits=balanced)
+//===----------------------------------------------------------------------===//
+
+/// The params of the balanced kernels, as attn-compile writes them.
+const char *kBalancedPartialParams =
+    "q:memref4,k:memref4,v:memref4,kv_lens:memref1,block_table:memref2,"
+    "partial_o:memref5,partial_lse:memref4,split_offsets:memref1,"
+    "scale_log2:f32,window:i64";
+const char *kBalancedCombineParams =
+    "partial_o:memref5,partial_lse:memref4,split_offsets:memref1,o:memref4,"
+    "lse:memref3";
+
+/// pagedModule() plus the balanced pair for bf16 d128 causal none (the
+/// bottom_right call keeps its per-sequence kernel), and a balanced
+/// partial kernel for f16 d64, whose combine is a per-sequence one only.
+std::string balancedModule() {
+  return pagedModule() +
+         "kernel dec_bf16_128_none_paged_balanced kind=decode_partial "
+         "dtype=bf16 head_dim=128 value_dim=128 causal=none kv=paged "
+         "splits=balanced rows=16 block_kv=64 threads=128 smem=54272 "
+         "params=" +
+         kBalancedPartialParams +
+         "\n"
+         "kernel comb_bf16_128_balanced kind=decode_combine dtype=bf16 "
+         "value_dim=128 splits=balanced rows=16 block_kv=16 threads=32 "
+         "smem=0 params=" +
+         kBalancedCombineParams +
+         "\n"
+         "kernel dec_f16_64_none_paged_balanced kind=decode_partial "
+         "dtype=f16 head_dim=64 value_dim=64 causal=none kv=paged "
+         "splits=balanced rows=16 block_kv=64 threads=128 smem=0\n"
+         "kernel comb_f16_64 kind=decode_combine dtype=f16 value_dim=64 "
+         "rows=16 threads=32 smem=0\n";
+}
+
+/// The combine's words: partial_o, partial_lse, the balanced kernel's
+/// split_offsets, o and lse.
+void printCombine(const Launch &l) {
+  size_t at = 0;
+  at = printMemref("partial_o", l.args, at, 5);
+  at = printMemref("partial_lse", l.args, at, 4);
+  if (l.kernel->balanced)
+    at = printMemref("split_offsets", l.args, at, 1);
+  at = printMemref("o", l.args, at, 4);
+  printMemref("lse", l.args, at, 3);
+}
+
+/// The manifest key splits= (balanced, on decode_partial with kv=paged and
+/// decode_combine), the ABI of the balanced kernels, the split counts of
+/// balancedDefaultSplits, and the plans of attn_decode_paged on a module
+/// with balanced kernels: which pair serves each call, the grid of W = N x
+/// B work items, the words (partial_o and partial_lse as W items,
+/// split_offsets at the workspace's end) and the errors.
+int runBalanced() {
+  std::string h = kHeader;
+  const std::string dec = "kernel d kind=decode_partial dtype=bf16 "
+                          "head_dim=128 value_dim=128 causal=none rows=16 "
+                          "block_kv=64 threads=128 smem=0";
+  const std::string comb = "kernel c kind=decode_combine dtype=bf16 "
+                           "value_dim=128 rows=16 threads=32 smem=0";
+  {
+    // A balanced and a per-sequence kernel of each kind are two kernels.
+    Manifest m;
+    report("manifest-valid",
+           parseManifest(
+               h + dec + " kv=paged\n" + dec.substr(0, 8) + "_balanced" +
+                   dec.substr(8) + " kv=paged splits=balanced params=" +
+                   kBalancedPartialParams + "\n" + comb + "\n" +
+                   comb.substr(0, 8) + "_balanced" + comb.substr(8) +
+                   " splits=balanced params=" + kBalancedCombineParams + "\n",
+               "m.manifest", m));
+    const ManifestSection &section = m.sections.front();
+    for (const KernelSpec &k : section.kernels)
+      std::printf("  line %d: %s (%s) params=%zu: %s\n", k.line, k.name.c_str(),
+                  abiName(k).c_str(), abiParamSizes(k).size(),
+                  abiParamList(k).c_str());
+    for (KernelKind kind :
+         {KernelKind::DecodePartial, KernelKind::DecodeCombine})
+      std::printf("manifest-valid: %s: %s\n", kernelKindName(kind),
+                  section.describe(kind).c_str());
+  }
+  parseCase("splits-bad-value", h + dec + " kv=paged splits=even\n");
+  parseCase("splits-forward", h + kFwd + " splits=balanced\n");
+  parseCase("splits-backward",
+            h + "kernel b kind=backward_dot dtype=bf16 head_dim=128 "
+                "value_dim=128 causal=none block_q=64 block_kv=64 "
+                "threads=128 smem=0 splits=balanced\n");
+  parseCase("splits-unpaged", h + dec + " splits=balanced\n");
+  parseCase("splits-params-without-offsets",
+            h + dec +
+                " kv=paged splits=balanced params=q:memref4,k:memref4,"
+                "v:memref4,kv_lens:memref1,block_table:memref2,"
+                "partial_o:memref5,partial_lse:memref4,scale_log2:f32,"
+                "window:i64\n");
+  parseCase("splits-combine-params-without-key",
+            h + comb + " params=" + kBalancedCombineParams + "\n");
+  parseCase("splits-duplicate-config",
+            h + comb + " splits=balanced\n" + comb.substr(0, 8) + "2" +
+                comb.substr(8) + " splits=balanced\n");
+
+  // The model on 132 SMs, block_kv = 64, Sk the capacity: (B, CTAs per
+  // item, Sk).
+  const int64_t shapes[][3] = {
+      {4, 8, 8192},   {8, 8, 7456},        {8, 8, 29792},  {64, 8, 29792},
+      {64, 8, 7552},  {1, 8, 131072},      {256, 8, 4096}, {1, 1, 1},
+      {2, 1, 100000}, {INT64_MAX, 8, 4096}};
+  for (const auto &shape : shapes)
+    std::printf("balanced-default-splits B=%lld Hkv=%lld Sk=%lld: %lld\n",
+                static_cast<long long>(shape[0]),
+                static_cast<long long>(shape[1]),
+                static_cast<long long>(shape[2]),
+                static_cast<long long>(balancedDefaultSplits(
+                    132, shape[0], shape[1], shape[2], 64)));
+
+  Manifest parsed;
+  if (!setUp(balancedModule(), parsed))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+  {
+    // vLLM's pools (B=4, Hkv=8, 1000 pages of 16 keys) and a table of 512
+    // pages: the balanced pair, the default count of balancedDefaultSplits
+    // for Sk = 8192, W = N x B items in grid x.
+    PagedArgs a;
+    DecodePlan p;
+    report("vllm", a.plan(m, p));
+    printPaged("vllm", p);
+    printCombine(p.combine);
+    std::printf("vllm: attn_decode_workspace_size(q, v_cache, %lld) = %lld\n",
+                static_cast<long long>(p.numSplits),
+                static_cast<long long>(
+                    attn_decode_workspace_size(&a.q, &a.v, p.numSplits)));
+  }
+  {
+    // Pools [P, Hkv, page_size, D] (FlashInfer's HND), pages of 128 keys,
+    // Sq = 4, 3 splits asked for: 3 x 2 items; 16 rows per KV head (one
+    // row tile).
+    PagedArgs a(2, 8, 64, 128, 40);
+    a.k = bhsd(ATTN_BF16, 64, 8, 128, 128, kK);
+    a.v = bhsd(ATTN_BF16, 64, 8, 128, 128, kV);
+    a.setSeqQ(4);
+    a.options.scale = 0.5f;
+    a.splits = 3;
+    DecodePlan p;
+    report("hnd-sq4", a.plan(m, p));
+    printPaged("hnd-sq4", p);
+    printCombine(p.combine);
+  }
+  {
+    // The split count: the default, one (B items, one per sequence), a
+    // request past the capacity's key tiles (128), clamped.
+    PagedArgs a;
+    for (int64_t requested : {int64_t(0), int64_t(1), int64_t(1000000)}) {
+      int64_t splits = -1;
+      attn_status s = a.resolve(m, requested, splits);
+      a.splits = requested;
+      DecodePlan p;
+      a.plan(m, p);
+      std::printf("resolve %lld: %s %lld chunk=%lld grid=(%u, %u, %u)\n",
+                  static_cast<long long>(requested), statusName(s),
+                  static_cast<long long>(splits),
+                  static_cast<long long>(p.chunk), p.partial.grid[0],
+                  p.partial.grid[1], p.partial.grid[2]);
+    }
+  }
+  {
+    // 32 query heads on one KV head: two row tiles in grid y, as before.
+    PagedArgs a(2, 1, 100, 16, 10);
+    a.splits = 2;
+    DecodePlan p;
+    if (attn_status s = a.plan(m, p))
+      report("rows", s);
+    else
+      printLaunchHeader("rows", p.partial);
+  }
+  {
+    // A call without a balanced partial kernel keeps its per-sequence
+    // pair, and attn_decode never takes a balanced kernel.
+    PagedArgs a;
+    a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    DecodePlan p;
+    report("bottom-right", a.plan(m, p));
+    std::printf("bottom-right: %s, %s splits=%lld grid=(%u, %u, %u)\n",
+                p.partial.kernel->name.c_str(), p.combine.kernel->name.c_str(),
+                static_cast<long long>(p.numSplits), p.partial.grid[0],
+                p.partial.grid[1], p.partial.grid[2]);
+    DecodeArgs d(4, 8, 8192);
+    report("unpaged-call", d.plan(m, p));
+    std::printf("unpaged-call: %s, %s\n", p.partial.kernel->name.c_str(),
+                p.combine.kernel->name.c_str());
+  }
+  {
+    // A balanced partial kernel whose dtype and Dv have no balanced
+    // combine.
+    PagedArgs a;
+    a.q = bhsd(ATTN_F16, 4, 32, 1, 64, kQ);
+    a.k = bshd(ATTN_F16, 1000, 8, 16, 64, kK);
+    a.v = bshd(ATTN_F16, 1000, 8, 16, 64, kV);
+    a.o = bhsd(ATTN_F16, 4, 32, 1, 64, kO);
+    planCase(m, "no-balanced-combine", a);
+    int64_t splits = 0;
+    report("no-balanced-combine-splits", a.resolve(m, 0, splits));
+  }
+  planCases<PagedArgs>(
+      m,
+      {
+          {"workspace-null", [&](PagedArgs &a) { a.workspace = 0; }},
+          {"workspace-small", [&](PagedArgs &a) { a.workspaceBytes = 4096; }},
+          // 2^24 sequences of 256 splits: 2^32 items, past grid x.
+          {"grid-items",
+           [&](PagedArgs &a) {
+             a = PagedArgs(int64_t(1) << 24, 8, 1000, 16, 1024);
+             a.splits = 256;
+             a.workspaceBytes = int64_t(1) << 50;
+           }},
+      });
   return 0;
 }
 
@@ -4499,7 +4720,9 @@ int runLaunchBlocks(const std::string &manifest) {
 
 /// Decode launches through Inputs/paged.manifest: attn_decode_paged on the
 /// paged partial kernels (kv_lens and block_table after v), then the
-/// combine, and attn_decode on the same module's unpaged partial kernel.
+/// combine, and attn_decode on the same module's unpaged partial kernel;
+/// through Inputs/paged-balanced.manifest the same calls, a paged one on
+/// the balanced pair (split_offsets after partial_lse) where it has one.
 int runLaunchPaged(const std::string &manifest) {
   attn_module *module = loadReported(manifest);
   if (!module)
@@ -4528,7 +4751,8 @@ int runLaunchPaged(const std::string &manifest) {
     DecodeArgs d(4, 8, 8192);
     report("decode",
            attn_decode(module, &d.q, &d.k, &d.v, &d.o, &d.lse, nullptr, 0,
-                       reinterpret_cast<void *>(kWorkspace), bytes, stream));
+                       reinterpret_cast<void *>(kWorkspace), int64_t(1) << 30,
+                       stream));
   }
   a.workspaceBytes = bytes - 1;
   report("decode-paged-small", a.call(module, stream));
@@ -5024,8 +5248,8 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "varlen|backward|backward-atomic|backward-tma|mod FILE|"
-                 "load DIR|"
+                 "balanced|varlen|backward|backward-atomic|backward-tma|"
+                 "mod FILE|load DIR|"
                  "launch FILE|launch-tma FILE|launch-multi FILE|"
                  "launch-backward FILE|launch-backward-tma FILE|"
                  "launch-atomic-dq FILE|"
@@ -5051,6 +5275,8 @@ int main(int argc, char **argv) {
     return runDecode();
   if (what == "paged")
     return runPaged();
+  if (what == "balanced")
+    return runBalanced();
   if (what == "varlen")
     return runVarlen();
   if (what == "backward")

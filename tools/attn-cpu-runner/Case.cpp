@@ -189,15 +189,17 @@ std::string Case::parse(const std::string &text) {
       ok = !val.empty() && val.size() <= 4 &&
            val.find_first_not_of("bhqk1") == std::string::npos;
     } else if (key == "kill-rows" || key == "lse" || key == "dynamic" ||
-               key == "kv-lens" || key == "packed" || key == "full") {
+               key == "kv-lens" || key == "packed" || key == "full" ||
+               key == "balanced") {
       int64_t v;
       ok = num(v) && (v == 0 || v == 1);
-      (key == "kill-rows" ? killRows
-       : key == "lse"     ? lse
-       : key == "dynamic" ? dynamic
-       : key == "packed"  ? packed
-       : key == "full"    ? fullLists
-                          : kvLens) = v;
+      (key == "kill-rows"  ? killRows
+       : key == "lse"      ? lse
+       : key == "dynamic"  ? dynamic
+       : key == "packed"   ? packed
+       : key == "full"     ? fullLists
+       : key == "balanced" ? balanced
+                           : kvLens) = v;
     } else if (key == "page-size") {
       ok = num(pageSize) && pageSize >= 1;
       kvLens = true;
@@ -232,6 +234,8 @@ std::string Case::validate() const {
     return "splits only applies to op=split";
   if (op == "grad" && kvLens)
     return "kv-lens and page-size apply to op=attention and op=split";
+  if (balanced && (op != "split" || !kvLens))
+    return "balanced applies to op=split with kv-lens or page-size";
   if (packed && op != "attention")
     return "packed applies to op=attention";
   if (packed && mask != MaskKind::None)
@@ -321,6 +325,8 @@ std::string Case::str() const {
     os << " page-size=" << pageSize;
   else if (kvLens)
     os << " kv-lens=1";
+  if (balanced)
+    os << " balanced=1";
   if (packed)
     os << " packed=1";
   os << " dynamic=" << dynamic << " seed=" << seed;
@@ -363,6 +369,9 @@ Case Case::random(std::mt19937_64 &rng, const std::vector<std::string> &ops,
     c.kvLens = true;
     c.pageSize = rng() % 2 ? pick({1, 4, 16, range(1, 40)}) : 0;
     c.roundKeysToPages();
+    // Half the split cases balance the work (no draw of its own, so that
+    // the other cases stay what their seeds made them).
+    c.balanced = c.op == "split" && c.splits % 2 == 0;
   }
   if (c.op == "attention" && c.mask == MaskKind::None && rng() % 3 == 0)
     c.packed = true;
@@ -591,6 +600,8 @@ std::string Case::toIR() const {
   }
   if (op == "split")
     parts.push_back("num_splits = " + std::to_string(splits) + " : i64");
+  if (balanced)
+    parts.push_back("balanced");
   if (blockMask != BlockMaskKind::None)
     parts.push_back("block_size = array<i64: " + std::to_string(maskBlockQ) +
                     ", " + std::to_string(maskBlockK) + ">");
@@ -686,22 +697,34 @@ std::string Case::toIR() const {
        << "  return " << (lse ? "%o, %lse" : "%o") << " : " << results
        << "\n}\n";
   } else if (op == "split") {
-    std::string poT = tensorType({splits, b, hq, sq, dv},
-                                 {false, dynamic, false, dynamic, false}, "f32");
-    std::string plT = tensorType({splits, b, hq, sq},
-                                 {false, dynamic, false, dynamic}, "f32");
+    // Balanced: splits * b work items [W, 1, ...] and their offsets.
+    std::string poT =
+        balanced ? tensorType({splits * b, 1, hq, sq, dv},
+                              {dynamic, false, false, dynamic, false}, "f32")
+                 : tensorType({splits, b, hq, sq, dv},
+                              {false, dynamic, false, dynamic, false}, "f32");
+    std::string plT = balanced
+                          ? tensorType({splits * b, 1, hq, sq},
+                                       {dynamic, false, false, dynamic}, "f32")
+                          : tensorType({splits, b, hq, sq},
+                                       {false, dynamic, false, dynamic}, "f32");
+    std::string offT = tensorType({b + 1}, {dynamic}, "i32");
+    std::string partials =
+        balanced ? poT + ", " + plT + ", " + offT : poT + ", " + plT;
+    std::string partialValues = balanced ? "%po, %pl, %offs" : "%po, %pl";
+    std::string offsetsUse =
+        balanced ? " split_offsets(%offs : " + offT + ")" : "";
     std::string combined = lse ? oT + ", " + lseT : oT;
     ir << "func.func @kernel(%q: " << qT << ", %k: " << kT << ", %v: " << vT
-       << maskArg << ") -> (" << poT << ", " << plT << ", " << combined
-       << ") {\n"
-       << "  %po, %pl = attn.attention_partial %q, %k, %v" << maskUse
-       << attrs.str() << " : " << qT << ", " << kT << ", " << vT << " -> "
-       << poT << ", " << plT << regions << "\n"
+       << maskArg << ") -> (" << partials << ", " << combined << ") {\n"
+       << "  " << partialValues << " = attn.attention_partial %q, %k, %v"
+       << maskUse << attrs.str() << " : " << qT << ", " << kT << ", " << vT
+       << " -> " << partials << regions << "\n"
        << "  " << (lse ? "%o, %lse" : "%o") << " = attn.combine %po, %pl"
-       << (bshd ? " {layout = #attn.layout<bshd>}" : "") << " : " << poT << ", "
-       << plT << " -> " << combined << "\n"
-       << "  return %po, %pl, " << (lse ? "%o, %lse" : "%o") << " : " << poT
-       << ", " << plT << ", " << combined << "\n}\n";
+       << offsetsUse << (bshd ? " {layout = #attn.layout<bshd>}" : "") << " : "
+       << poT << ", " << plT << " -> " << combined << "\n"
+       << "  return " << partialValues << ", " << (lse ? "%o, %lse" : "%o")
+       << " : " << partials << ", " << combined << "\n}\n";
   } else {
     ir << "func.func @kernel(%q: " << qT << ", %k: " << kT << ", %v: " << vT
        << ", %o: " << oT << ", %do: " << oT << ", %lse: " << lseT << maskArg
@@ -1322,10 +1345,15 @@ Case::expectedOutputs(const std::vector<HostTensor> &in) const {
     return out;
   }
   if (op == "split") {
-    std::vector<double> po, pl;
-    reference::attentionPartial(p, splits, q, k, v, po, pl);
+    std::vector<double> po, pl, offsets;
+    if (balanced)
+      reference::balancedPartial(p, splits, q, k, v, po, pl, offsets);
+    else
+      reference::attentionPartial(p, splits, q, k, v, po, pl);
     out.push_back(po);
     out.push_back(pl);
+    if (balanced)
+      out.push_back(offsets);
   }
   std::vector<double> o, l;
   reference::attention(p, q, k, v, o, l);
@@ -1341,6 +1369,8 @@ std::vector<std::string> Case::resultNames() const {
   std::vector<std::string> names;
   if (op == "split")
     names = {"partial O", "partial LSE"};
+  if (balanced)
+    names.push_back("split offsets");
   names.push_back("O");
   if (lse)
     names.push_back("LSE");
@@ -1349,6 +1379,10 @@ std::vector<std::string> Case::resultNames() const {
 
 void Case::tolerance(size_t i, double &atol, double &rtol) const {
   std::string name = resultNames()[i];
+  if (name == "split offsets") {
+    atol = rtol = 0; // Integers: exact.
+    return;
+  }
   bool f32Result = name == "LSE" || name == "partial LSE";
   // Machine epsilon of the result type: its rounding dominates, f32
   // accumulation over a few hundred keys adds little. The partial O is f32

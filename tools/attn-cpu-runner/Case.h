@@ -52,6 +52,9 @@ struct Case {
   /// in random page order (the block table).
   bool kvLens = false;
   int64_t pageSize = 0;
+  /// op=split with kv_lens: `balanced` split-KV work items (splits * b of
+  /// them, one chunk size for the whole batch) and their split_offsets.
+  bool balanced = false;
   /// A packed batch (op=attention): the queries of each sequence (0 to sq,
   /// from the seed) back to back, with query_offsets; without kv_lens the
   /// keys (0 to sk each) too, with key_offsets.

@@ -196,6 +196,46 @@ void harness::reference::attentionPartial(const Problem &p, int64_t numSplits,
       }
 }
 
+void harness::reference::balancedPartial(const Problem &p, int64_t numSplits,
+                                         const std::vector<double> &q,
+                                         const std::vector<double> &k,
+                                         const std::vector<double> &v,
+                                         std::vector<double> &o,
+                                         std::vector<double> &lse,
+                                         std::vector<double> &offsets) {
+  // One chunk size for the batch, a multiple of 128 keys: T / (N * B - B)
+  // rounded up, at least 128, at most Sk.
+  int64_t items = numSplits * p.batch, total = 0;
+  for (int64_t b = 0; b < p.batch; ++b)
+    total += p.keysOf(b);
+  int64_t chunks = std::max<int64_t>(items - p.batch, 1);
+  int64_t chunk =
+      128 * std::max<int64_t>((total + 128 * chunks - 1) / (128 * chunks), 1);
+  chunk = std::max<int64_t>(std::min(chunk, p.keySeq), 1);
+  int64_t rows = p.queryHeads * p.querySeq;
+  o.assign(items * rows * p.valueDim, 0.0);
+  lse.assign(items * rows, kNegInf);
+  offsets.assign(p.batch + 1, 0.0);
+  int64_t group = p.queryHeads / p.kvHeads, first = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int64_t keys = p.keysOf(b), count = (keys + chunk - 1) / chunk;
+    offsets[b] = static_cast<double>(first);
+    for (int64_t h = 0; h < p.queryHeads; ++h)
+      for (int64_t i = 0; i < p.querySeq; ++i) {
+        std::vector<double> s = scoreRow(p, q, k, b, h, i);
+        int64_t row = h * p.querySeq + i;
+        for (int64_t n = 0; n < count; ++n) {
+          int64_t w = first + n;
+          int64_t lo = n * chunk, hi = std::min(lo + chunk, keys);
+          lse[w * rows + row] = attendRange(p, s, v, b, h / group, lo, hi,
+                                            &o[(w * rows + row) * p.valueDim]);
+        }
+      }
+    first += count;
+  }
+  offsets[p.batch] = static_cast<double>(first);
+}
+
 void harness::reference::attention(const Problem &p, const std::vector<double> &q,
                                 const std::vector<double> &k,
                                 const std::vector<double> &v,

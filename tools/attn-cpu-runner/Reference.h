@@ -97,6 +97,14 @@ void attentionPartial(const Problem &p, int64_t numSplits,
                       const std::vector<double> &v, std::vector<double> &o,
                       std::vector<double> &lse);
 
+/// Balanced split-KV partials (attn.attention_partial `balanced`): the
+/// N * B work items O_w [N * B, 1, Hq, Sq, Dv], LSE_w [N * B, 1, Hq, Sq]
+/// (O = 0, LSE = -inf past the last) and split_offsets [B + 1].
+void balancedPartial(const Problem &p, int64_t numSplits,
+                     const std::vector<double> &q, const std::vector<double> &k,
+                     const std::vector<double> &v, std::vector<double> &o,
+                     std::vector<double> &lse, std::vector<double> &offsets);
+
 /// Gradients dQ, dK, dV (logical shapes of Q, K, V) given dO.
 void attentionGrad(const Problem &p, const std::vector<double> &q,
                    const std::vector<double> &k, const std::vector<double> &v,

@@ -210,6 +210,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
     spec.paged = static_cast<bool>(p.getBlockTable());
     if (p.getKvLens() && !spec.paged)
       return op->emitOpError(kLensWithoutPages);
+    spec.balanced = p.getBalanced();
     spec.target = target;
     spec.elementType = p.getQuery().getType().getElementType();
     spec.headDim = dims.headDim;
@@ -218,6 +219,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
     mask = p.getMask();
   } else if (auto c = dyn_cast<CombineOp>(op)) {
     spec.kind = KernelKind::DecodeCombine;
+    spec.balanced = static_cast<bool>(c.getSplitOffsets());
     spec.elementType = c.getOutput().getType().getElementType();
     spec.valueDim = c.getPartialOutput().getType().getDimSize(4);
   } else if (auto g = dyn_cast<AttentionGradOp>(op)) {
@@ -411,9 +413,11 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     return RankedTensorType::get(type.getShape(), type.getElementType());
   };
   if (spec.kind == KernelKind::DecodeCombine) {
+    SmallVector<Value> operands = {tensor("partial_o"), tensor("partial_lse")};
+    if (spec.balanced)
+      operands.push_back(tensor("split_offsets"));
     Operation *rebuilt = CombineOp::create(
-        b, loc, TypeRange{resultType("o"), resultType("lse")},
-        ValueRange{tensor("partial_o"), tensor("partial_lse")});
+        b, loc, TypeRange{resultType("o"), resultType("lse")}, operands);
     return {rebuilt, {params.lookup("o"), params.lookup("lse")}};
   }
   Value mask = spec.mask != MaskOperand::None ? tensor("mask") : Value();
@@ -472,13 +476,21 @@ rebuildOnParams(OpBuilder &b, Operation *op, const KernelSpec &spec,
     shape[0] = splits;
     return RankedTensorType::get(shape, type.getElementType());
   };
+  SmallVector<Value> outputs = {params.lookup("partial_o"),
+                                params.lookup("partial_lse")};
+  Type offsetsType;
+  if (spec.balanced) {
+    offsetsType = resultType("split_offsets");
+    outputs.push_back(params.lookup("split_offsets"));
+  }
   Operation *rebuilt = AttentionPartialOp::create(
-      b, loc, withSplits("partial_o"), withSplits("partial_lse"), tensor("q"),
-      tensor("k"), tensor("v"), kvLens, blockTable, mask, modOperands,
-      b.getI64IntegerAttr(splits), FloatAttr(), causal, IntegerAttr(), layout,
-      /*mod_name=*/StringAttr());
+      b, loc, withSplits("partial_o"), withSplits("partial_lse"), offsetsType,
+      tensor("q"), tensor("k"), tensor("v"), kvLens, blockTable, mask,
+      modOperands, b.getI64IntegerAttr(splits), FloatAttr(), causal,
+      IntegerAttr(), layout, /*mod_name=*/StringAttr(),
+      spec.balanced ? b.getUnitAttr() : UnitAttr());
   copyModRegions(op, rebuilt);
-  return {rebuilt, {params.lookup("partial_o"), params.lookup("partial_lse")}};
+  return {rebuilt, outputs};
 }
 
 /// Rewrites the math functions of a score or mask modification (exp, log,

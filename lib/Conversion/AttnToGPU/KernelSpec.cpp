@@ -69,6 +69,8 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
     out.push_back({"q", "packed", "_varlen"});
   if (spec.paged)
     out.push_back({"kv", "paged", "_paged"});
+  if (spec.balanced)
+    out.push_back({"splits", "balanced", "_balanced"});
   if (spec.packedKeys)
     out.push_back({"kv", "packed", "_packed"});
   if (spec.mask != MaskOperand::None) {
@@ -140,7 +142,9 @@ SmallVector<KernelParam> KernelSpec::params() const {
         (p.when == "tma" && usesTma()) || (p.when == "paged" && paged) ||
         (p.when == "packed" && packedQueries) ||
         (p.when == "packed_kv" && packedKeys) ||
-        (p.when == "atomic" && atomicDq) || (p.when == "blocks" && blockMaskQ);
+        (p.when == "atomic" && atomicDq) ||
+        (p.when == "blocks" && blockMaskQ) ||
+        (p.when == "balanced" && balanced);
     if (p.kind == kindName() && taken)
       params.push_back({p.name, p.type, p.rank});
   }
@@ -320,8 +324,9 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 /// The element type of memref parameter `name`: the statistics (LSE, the
 /// backward's row statistics), the dQ accumulator and the split-KV partial
 /// results are f32, a boolean mask is i1 (a byte per element in memory),
-/// the key counts and the block table of a paged cache and a block mask's
-/// lists i32, a tensor a modification reads its own type, the rest the
+/// the key counts and the block table of a paged cache, the offsets of
+/// packed sequences and of balanced split-KV's work items and a block
+/// mask's lists i32, a tensor a modification reads its own type, the rest the
 /// operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   for (auto [i, operand] : llvm::enumerate(spec.modOperands))
@@ -332,8 +337,9 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
     return b.getF32Type();
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
-  if (llvm::is_contained(
-          {"kv_lens", "block_table", "query_offsets", "key_offsets"}, name) ||
+  if (llvm::is_contained({"kv_lens", "block_table", "query_offsets",
+                          "key_offsets", "split_offsets"},
+                         name) ||
       name.contains("_block_"))
     return b.getI32Type();
   return spec.elementType;

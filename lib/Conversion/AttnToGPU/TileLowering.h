@@ -264,6 +264,12 @@ private:
   LogicalResult lowerSubView(memref::SubViewOp op);
   /// memref.load or tensor.extract of a kernel parameter.
   LogicalResult lowerGlobalLoad(Operation *op);
+  /// A scalar memref.store into a kernel parameter (balanced split-KV's
+  /// offsets): every thread stores the same value.
+  LogicalResult lowerGlobalStore(memref::StoreOp op);
+  /// The address of element `indices` of global buffer `g`: every index
+  /// scaled by its stride.
+  Value globalAddress(const Global &g, ArrayRef<Value> indices);
   LogicalResult lowerLoad(TileLoadOp op);
   LogicalResult lowerStore(TileStoreOp op);
   /// A register tile stored into the memory tile `t`, then a barrier of the

@@ -114,6 +114,7 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
       .Case([&](memref::SubViewOp op) { return lowerSubView(op); })
       .Case<memref::LoadOp, tensor::ExtractOp>(
           [&](Operation *op) { return lowerGlobalLoad(op); })
+      .Case([&](memref::StoreOp op) { return lowerGlobalStore(op); })
       .Case([&](TileLoadOp op) { return lowerLoad(op); })
       .Case([&](TileStoreOp op) { return lowerStore(op); })
       .Case([&](TileMatmulOp op) { return lowerMatmul(op); })
@@ -795,12 +796,7 @@ LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
   if (!g)
     return op->emitOpError("loads from a buffer that is neither a kernel "
                            "parameter nor a shared-memory tile");
-  // Every index scaled by its stride, the innermost one too: a broadcast
-  // mask passes stride 0 there, and so may a tensor a modification reads.
-  Value off = e.toI64(e.c32(0));
-  for (auto [index, stride] : llvm::zip_equal(idx, g->strides))
-    off = e.add(off, e.mul(e.toI64(index), stride));
-  Value ptr = e.gep(g->ptr, g->elementType, off);
+  Value ptr = globalAddress(*g, idx);
   if (t.isInteger(1)) {
     // Boolean memrefs hold a byte per element.
     Value byte = LLVM::LoadOp::create(b, e.loc, b.getI8Type(), ptr, 1);
@@ -811,6 +807,34 @@ LogicalResult TileLowering::lowerGlobalLoad(Operation *op) {
   scalars.map(result, LLVM::LoadOp::create(
                                   b, e.loc, t, ptr,
                                   t.getIntOrFloatBitWidth() / 8));
+  return success();
+}
+
+Value TileLowering::globalAddress(const Global &g, ArrayRef<Value> indices) {
+  // Every index scaled by its stride, the innermost one too: a broadcast
+  // mask passes stride 0 there, and so may a tensor a modification reads.
+  Value off = e.toI64(e.c32(0));
+  for (auto [index, stride] : llvm::zip_equal(indices, g.strides))
+    off = e.add(off, e.mul(e.toI64(index), stride));
+  return e.gep(g.ptr, g.elementType, off);
+}
+
+LogicalResult TileLowering::lowerGlobalStore(memref::StoreOp op) {
+  Global *g = globals.lookup(op.getMemRef());
+  Value value = scalars.lookupOrNull(op.getValueToStore());
+  if (!g || !value || !value.getType().isIntOrFloat() ||
+      value.getType().isInteger(1))
+    return op.emitOpError("stores into a buffer or a value the GPU lowering "
+                          "does not map (scalars of kernel parameters)");
+  SmallVector<Value> idx;
+  for (Value i : op.getIndices()) {
+    Value v = scalars.lookupOrNull(i);
+    if (!v)
+      return op.emitOpError("has an index the GPU lowering did not map");
+    idx.push_back(v);
+  }
+  LLVM::StoreOp::create(b, e.loc, value, globalAddress(*g, idx),
+                        value.getType().getIntOrFloatBitWidth() / 8);
   return success();
 }
 

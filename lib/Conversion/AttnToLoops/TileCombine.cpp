@@ -33,6 +33,13 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
   };
   Value splits = dimOf(0), batch = dimOf(1), heads = dimOf(2),
         querySeq = dimOf(3);
+  // With split_offsets the splits are the batch's work items [W, 1, ...],
+  // sequence b's [split_offsets[b], split_offsets[b + 1]).
+  Value offsets;
+  if (op.getSplitOffsets()) {
+    offsets = toReadOnlyBuffer(b, loc, op.getSplitOffsets());
+    batch = ix.sub(memref::DimOp::create(b, loc, offsets, 0), ix.c(1));
+  }
   int64_t dv = cast<MemRefType>(parts.getType()).getDimSize(4);
   Layout layout = op.getLayout();
   Type f32 = b.getF32Type();
@@ -74,14 +81,29 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
     };
     auto rowType = RankedTensorType::get({br}, f32);
     auto accType = RankedTensorType::get({br, bc}, f32);
+    // Split s of a row's sequence: work item s of its own with offsets
+    // (LSE -inf on another sequence's item).
+    auto partIndices = [&](IndexMath &ix, Value s, Value bi, Value h,
+                           Value i) -> SmallVector<Value> {
+      return {s, offsets ? ix.c(0) : bi, h, i};
+    };
     auto splitLse = [&](OpBuilder &b, Location loc, Value s) {
       return tileMap(b, loc, rowType, {},
                      [&](OpBuilder &b, Location loc, ValueRange idx,
                          ValueRange) -> Value {
                        IndexMath ix{b, loc};
                        auto [bi, h, i] = coords(ix, idx[0]);
-                       return memref::LoadOp::create(
-                           b, loc, lses, ValueRange{s, bi, h, i});
+                       Value lse = memref::LoadOp::create(
+                           b, loc, lses, partIndices(ix, s, bi, h, i));
+                       if (!offsets)
+                         return lse;
+                       auto [begin, end] =
+                           packedRows(b, loc, offsets, bi, splits);
+                       Value own =
+                           ix.andI(ix.cmp(arith::CmpIPredicate::uge, s, begin),
+                                   ix.cmp(arith::CmpIPredicate::ult, s, end));
+                       return Value(arith::SelectOp::create(b, loc, own, lse,
+                                                            negInf(b, loc)));
                      });
     };
     auto maxOf = [](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
@@ -99,8 +121,17 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
           b, loc,
           arith::MulFOp::create(b, loc, diff, constF32(b, loc, kLog2e)));
     };
+    // With offsets: the items of the tile's sequences, first to last.
+    Value splitsBegin = ix.c(0), splitsEnd = splits;
+    if (offsets) {
+      splitsBegin =
+          packedRows(b, loc, offsets, coords(ix, ix.c(0))[0], splits).first;
+      splitsEnd = ix.max(
+          splitsBegin,
+          packedRows(b, loc, offsets, coords(ix, rows)[0], splits).second);
+    }
     auto loop = scf::ForOp::create(
-        b, loc, ix.c(0), splits, ix.c(1),
+        b, loc, splitsBegin, splitsEnd, ix.c(1),
         ValueRange{splat(b, loc, rowType, -INFINITY),
                    splat(b, loc, rowType, 0.0), splat(b, loc, accType, 0.0)},
         [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
@@ -124,13 +155,14 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
                 IndexMath ix{b, loc};
                 auto [bi, h, i] = coords(ix, idx[0]);
                 Value col = ix.add(c0, idx[1]);
-                if (!tail)
-                  return memref::LoadOp::create(b, loc, parts,
-                                                ValueRange{s, bi, h, i, col});
+                SmallVector<Value> at = partIndices(ix, s, bi, h, i);
+                if (!tail) {
+                  at.push_back(col);
+                  return memref::LoadOp::create(b, loc, parts, at);
+                }
                 Value inRow = ix.cmp(arith::CmpIPredicate::ult, col, ix.c(dv));
-                Value v = memref::LoadOp::create(
-                    b, loc, parts,
-                    ValueRange{s, bi, h, i, ix.select(inRow, col, ix.c(0))});
+                at.push_back(ix.select(inRow, col, ix.c(0)));
+                Value v = memref::LoadOp::create(b, loc, parts, at);
                 return Value(arith::SelectOp::create(b, loc, inRow, v,
                                                      constF32(b, loc, 0.0)));
               });
@@ -141,7 +173,16 @@ LogicalResult tile::tileCombine(RewriterBase &rewriter, CombineOp op,
               b, loc, accType, {acc, part, alpha, w},
               [&](OpBuilder &b, Location loc, ValueRange, ValueRange x) {
                 Value scaled = arith::MulFOp::create(b, loc, x[0], x[2]);
-                return Value(math::FmaOp::create(b, loc, x[3], x[1], scaled));
+                // Another sequence's item (weight 0) adds nothing, whatever
+                // it holds.
+                Value part = x[1];
+                if (offsets)
+                  part = arith::SelectOp::create(
+                      b, loc,
+                      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                            x[3], constF32(b, loc, 0.0)),
+                      constF32(b, loc, 0.0), part);
+                return Value(math::FmaOp::create(b, loc, x[3], part, scaled));
               },
               {id2, id2, row, row});
           Value lNew = tileMap(

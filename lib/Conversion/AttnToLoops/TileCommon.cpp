@@ -367,11 +367,9 @@ static Value indexOf(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
-/// Rows [begin, end) of sequence `batch` of a packed buffer of `rows`
-/// rows: offsets[batch] and offsets[batch + 1], clamped into [0, rows] and
-/// never decreasing, so that no offset the device holds reads past it.
-static std::pair<Value, Value>
-packedRows(OpBuilder &b, Location loc, Value offsets, Value batch, Value rows) {
+std::pair<Value, Value> tile::packedRows(OpBuilder &b, Location loc,
+                                         Value offsets, Value batch,
+                                         Value rows) {
   IndexMath ix{b, loc};
   auto clamped = [&](Value i, Value lo) {
     Value v = indexOf(b, loc, memref::LoadOp::create(b, loc, offsets, i));

@@ -65,6 +65,13 @@ Value fromF32(OpBuilder &b, Location loc, Value v, Type type);
 /// where every score is -inf.
 Value safeMax(OpBuilder &b, Location loc, Value m);
 
+/// Rows [begin, end) of sequence `batch` of a packed buffer of `rows`
+/// rows (or work items of split-KV's split_offsets): offsets[batch] and
+/// offsets[batch + 1] (an i32 memref), clamped into [0, rows] and never
+/// decreasing, so that no offset the device holds reads past it.
+std::pair<Value, Value> packedRows(OpBuilder &b, Location loc, Value offsets,
+                                   Value batch, Value rows);
+
 //===----------------------------------------------------------------------===//
 // Buffers
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,8 @@
 
 #include "TileCommon.h"
 
+#include "attn/Dialect/Attn/IR/SplitWork.h"
+
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -381,19 +383,28 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
   int64_t numSplits = op.getNumSplits();
 
   Value hq = p.queryHeads, dv = ix.c(d.valueDim);
-  Value parts, lses, splits;
+  // Balanced: the splits are the batch's N * B work items (SplitWork.h),
+  // [W, 1, Hq, Sq, Dv], and the ops' third result their split_offsets.
+  bool balanced = op.getBalanced();
+  Value parts, lses, offsets, splits;
   if (!config.destinations.empty()) {
     // A kernel serves any split count: the launch sizes the partial
     // results.
     parts = config.destinations[0];
     lses = config.destinations[1];
+    if (balanced)
+      offsets = config.destinations[2];
     splits = memref::DimOp::create(b, loc, parts, 0);
   } else {
-    splits = ix.c(numSplits);
+    splits = balanced ? ix.mul(ix.c(numSplits), p.batch) : ix.c(numSplits);
+    Value partBatch = balanced ? ix.c(1) : p.batch;
     parts = allocResult(b, loc, op.getPartialOutput().getType(),
-                        {splits, p.batch, hq, p.querySeq, dv});
+                        {splits, partBatch, hq, p.querySeq, dv});
     lses = allocResult(b, loc, op.getPartialLse().getType(),
-                       {splits, p.batch, hq, p.querySeq});
+                       {splits, partBatch, hq, p.querySeq});
+    if (balanced)
+      offsets = allocResult(b, loc, op.getSplitOffsets().getType(),
+                            {ix.add(p.batch, ix.c(1))});
   }
 
   {
@@ -410,27 +421,60 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     int64_t valueBlocks = config.sizes.valueBlocks;
     SmallVector<Value> ivs = beginForall(
         b, loc,
-        {splits, p.batch,
+        {splits, balanced ? ix.c(1) : p.batch,
          ix.mul(ix.mul(p.kvHeads, rowTiles), ix.c(valueBlocks))},
         {gpu::MappingId::DimX, gpu::MappingId::DimZ, gpu::MappingId::DimY});
     Value split = ivs[0], batch = ivs[1];
+    setSchedule(b, config);
+
+    Value splitBegin, splitEnd;
+    if (balanced) {
+      // Every CTA finds its item by scanning the lengths (device data);
+      // the first one writes the offsets.
+      auto length = [&](OpBuilder &b, Location loc, Value s) {
+        return p.forBatch(b, loc, s).keySeq;
+      };
+      Value chunk = balancedChunk(b, loc, splits, p.batch, p.keySeq, length);
+      WorkItem item = findWorkItem(b, loc, split, chunk, p.batch, length);
+      batch = item.batch;
+      splitBegin = item.begin;
+      splitEnd = item.end;
+      Value first = ix.andI(ix.cmp(arith::CmpIPredicate::eq, split, ix.c(0)),
+                            ix.cmp(arith::CmpIPredicate::eq, ivs[2], ix.c(0)));
+      OpBuilder::InsertionGuard guard(b);
+      auto writer = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(writer.thenBlock());
+      auto store = [&](OpBuilder &b, Location loc, Value at, Value offset) {
+        Value v = arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
+        memref::StoreOp::create(b, loc, v, offsets, at);
+      };
+      SmallVector<Value> total = scanWorkItems(
+          b, loc, chunk, p.batch, length, {},
+          [&](OpBuilder &b, Location loc, const SequenceItems &seq,
+              ValueRange) -> SmallVector<Value> {
+            store(b, loc, seq.batch, seq.first);
+            return {};
+          });
+      store(b, loc, p.batch, total[0]);
+    }
     Value rowTile = ix.div(ivs[2], ix.c(valueBlocks));
     Value valueBlock = ix.rem(ivs[2], ix.c(valueBlocks));
     Value kvHead = ix.div(rowTile, rowTiles);
     Value r0 = ix.mul(ix.rem(rowTile, rowTiles), ix.c(br));
     RowTile rows{batch, ix.mul(kvHead, group), r0,
                  ix.min(ix.c(br), ix.sub(packedRows, r0)), /*packed=*/true};
-    setSchedule(b, config);
 
-    // Split s holds keys [s * chunk, (s + 1) * chunk), chunk = ceil(Sk / N)
-    // (the sequence's own Sk with per-sequence key counts); a split past
-    // Sk is empty and its loop runs no iteration.
     Problem seq = p.forBatch(b, loc, batch);
     auto [partsBlock, lseRows] =
         restrictToValueBlock(b, loc, seq, valueBlocks, valueBlock, parts, rows);
-    Value chunk = ix.ceilDiv(seq.keySeq, splits);
-    Value splitBegin = ix.mul(split, chunk);
-    Value splitEnd = ix.min(seq.keySeq, ix.add(splitBegin, chunk));
+    if (!balanced) {
+      // Split s holds keys [s * chunk, (s + 1) * chunk), chunk = ceil(Sk /
+      // N) (the sequence's own Sk with per-sequence key counts); a split
+      // past Sk is empty and its loop runs no iteration.
+      Value chunk = ix.ceilDiv(seq.keySeq, splits);
+      splitBegin = ix.mul(split, chunk);
+      splitEnd = ix.min(seq.keySeq, ix.add(splitBegin, chunk));
+    }
     auto [iLo, iHi] = rows.queryRange(ix, seq);
     auto [jBegin, jEnd] = visibleKeys(ix, seq, iLo, iHi);
     SoftmaxState st =
@@ -441,7 +485,7 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
     auto partRow = [&](OpBuilder &b, Location loc, Value r) {
       IndexMath ix{b, loc};
       auto [head, pos] = rows.coords(ix, p, r);
-      return SmallVector<Value>{split, batch, head, pos};
+      return SmallVector<Value>{split, balanced ? ix.c(0) : batch, head, pos};
     };
     tileStore(b, loc,
               normalisedTile(
@@ -453,6 +497,11 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
 
   if (!config.destinations.empty())
     rewriter.eraseOp(op);
+  else if (balanced)
+    rewriter.replaceOp(
+        op, {toTensorResult(b, loc, op.getPartialOutput().getType(), parts),
+             toTensorResult(b, loc, op.getPartialLse().getType(), lses),
+             toTensorResult(b, loc, op.getSplitOffsets().getType(), offsets)});
   else
     rewriter.replaceOp(
         op, {toTensorResult(b, loc, op.getPartialOutput().getType(), parts),

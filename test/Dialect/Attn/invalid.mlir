@@ -800,3 +800,59 @@ func.func @packed_output(%q: tensor<1x8x40x64xf16>, %k: tensor<1x2x16x64xf16>, %
       : tensor<1x8x40x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16> -> tensor<2x8x40x64xf16>
   return
 }
+
+// -----
+
+func.func @balanced_without_lens(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>) {
+  // expected-error @+1 {{'attn.attention_partial' op is 'balanced' but has no 'kv_lens': the work is balanced by the sequences' key counts}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %v {num_splits = 4 : i64, balanced} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
+  return
+}
+
+// -----
+
+func.func @balanced_without_offsets(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %lens: tensor<8xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op is 'balanced' but has no 'split_offsets' result (i32 [B + 1], each sequence's first work item)}}
+  %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64, balanced} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>
+  return
+}
+
+// -----
+
+func.func @offsets_without_balanced(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %lens: tensor<8xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op has a 'split_offsets' result but is not 'balanced'}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>, tensor<9xi32>
+  return
+}
+
+// -----
+
+func.func @balanced_items(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %lens: tensor<8xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'partial_output' must have shape [32, 1, 32, 1, 128] ([num_splits * B, 1, Hq, Sq, Dv], f32: balanced work items), got [4, 8, 32, 1, 128]}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64, balanced} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>, tensor<9xi32>
+  return
+}
+
+// -----
+
+func.func @balanced_offsets_shape(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %lens: tensor<8xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'split_offsets' must have shape [9] ([B + 1], i32), got [8]}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64, balanced} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @combine_items_batch(%po: tensor<32x8x32x1x128xf32>, %pl: tensor<32x8x32x1xf32>, %off: tensor<9xi32>) {
+  // expected-error @+1 {{'attn.combine' op 'partial_output' must be [W, 1, Hq, Sq, Dv] work items with 'split_offsets', got shape [32, 8, 32, 1, 128]}}
+  %o = attn.combine %po, %pl split_offsets(%off : tensor<9xi32>) : tensor<32x8x32x1x128xf32>, tensor<32x8x32x1xf32> -> tensor<8x32x1x128xbf16>
+  return
+}
+
+// -----
+
+func.func @combine_offsets_batch(%po: tensor<32x1x32x1x128xf32>, %pl: tensor<32x1x32x1xf32>, %off: tensor<5xi32>) {
+  // expected-error @+1 {{'attn.combine' op 'output' must have shape [4, 32, 1, 128] ([B, Hq, Sq, Dv] in the op's layout), got [8, 32, 1, 128]}}
+  %o = attn.combine %po, %pl split_offsets(%off : tensor<5xi32>) : tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32> -> tensor<8x32x1x128xbf16>
+  return
+}

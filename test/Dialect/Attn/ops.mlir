@@ -78,3 +78,20 @@ func.func @packed(%q: tensor<1x?x8x64xbf16>, %k: tensor<1x?x2x64xbf16>, %qo: ten
       : tensor<1x8x40x64xbf16>, tensor<9x2x16x64xbf16>, tensor<9x2x16x64xbf16> -> tensor<1x8x40x64xbf16>
   return
 }
+
+// Balanced split-KV (FlashInfer's plan): N * B work items and the first
+// item of each sequence, which the combine reads.
+// CHECK-LABEL: func @balanced
+// CHECK: %[[PO:.+]], %[[PL:.+]], %[[OFF:.+]] = attn.attention_partial %{{.*}}, %{{.*}}, %{{.*}} kv_lens(%{{.*}} : tensor<8xi32>) block_table(%{{.*}} : tensor<8x?xi32>) {balanced, layout = #attn.layout<bshd>, num_splits = 4 : i64} : {{.*}} -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
+// CHECK: attn.combine %[[PO]], %[[PL]] split_offsets(%[[OFF]] : tensor<9xi32>) {layout = #attn.layout<bshd>} : tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32> -> tensor<8x1x32x128xbf16>, tensor<8x32x1xf32>
+// CHECK: attn.attention_partial {{.*}} {balanced, num_splits = 2 : i64} : {{.*}} -> tensor<?x1x8x1x64xf32>, tensor<?x1x8x1xf32>, tensor<?xi32>
+func.func @balanced(%q: tensor<8x1x32x128xbf16>, %k: tensor<100x16x8x128xbf16>, %v: tensor<100x16x8x128xbf16>, %lens: tensor<8xi32>, %table: tensor<8x?xi32>, %q2: tensor<?x8x1x64xf16>, %k2: tensor<?x2x512x64xf16>, %lens2: tensor<?xi32>) -> (tensor<8x1x32x128xbf16>, tensor<8x32x1xf32>, tensor<?xi32>) {
+  %po, %pl, %offsets = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) block_table(%table : tensor<8x?xi32>) {num_splits = 4 : i64, balanced, layout = #attn.layout<bshd>}
+      : tensor<8x1x32x128xbf16>, tensor<100x16x8x128xbf16>, tensor<100x16x8x128xbf16>
+      -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
+  %o, %lse = attn.combine %po, %pl split_offsets(%offsets : tensor<9xi32>) {layout = #attn.layout<bshd>} : tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32> -> tensor<8x1x32x128xbf16>, tensor<8x32x1xf32>
+  %po2, %pl2, %offsets2 = attn.attention_partial %q2, %k2, %k2 kv_lens(%lens2 : tensor<?xi32>) {num_splits = 2 : i64, balanced}
+      : tensor<?x8x1x64xf16>, tensor<?x2x512x64xf16>, tensor<?x2x512x64xf16>
+      -> tensor<?x1x8x1x64xf32>, tensor<?x1x8x1xf32>, tensor<?xi32>
+  return %o, %lse, %offsets2 : tensor<8x1x32x128xbf16>, tensor<8x32x1xf32>, tensor<?xi32>
+}

@@ -108,6 +108,11 @@ struct KernelSpec {
   /// K and V are page pools read through a block table, with per-sequence
   /// key counts (decode partial and forward; manifest `kv=paged`).
   bool paged = false;
+  /// Split-KV work balanced across the batch (decode partial with a paged
+  /// cache, and its combine; manifest `splits=balanced`): the partial
+  /// results are N * B work items and the `split_offsets` parameter each
+  /// sequence's first one (attn.attention_partial `balanced`).
+  bool balanced = false;
   /// A packed batch (forward only): Q, O and LSE hold the sequences back to
   /// back (`q=packed`), and K and V too with `packedKeys` (`kv=packed`).
   bool packedQueries = false, packedKeys = false;

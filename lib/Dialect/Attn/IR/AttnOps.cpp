@@ -572,15 +572,46 @@ LogicalResult AttentionPartialOp::verify() {
   if (n < 1)
     return emitOpError() << "'num_splits' must be at least 1, got " << n;
   Type f32 = Float32Type::get(getContext());
-  if (failed(verifyTypeIs(
-          *this, getPartialOutput(), "partial_output",
-          {n, dims->batch, dims->queryHeads, dims->querySeq, dims->valueDim},
-          f32, "[num_splits, B, Hq, Sq, Dv], f32")))
-    return failure();
-  if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
-                          {n, dims->batch, dims->queryHeads, dims->querySeq},
-                          f32, "[num_splits, B, Hq, Sq], f32")))
-    return failure();
+  if (getBalanced()) {
+    if (!getKvLens())
+      return emitOpError() << "is 'balanced' but has no 'kv_lens': the work "
+                              "is balanced by the sequences' key counts";
+    if (!getSplitOffsets())
+      return emitOpError() << "is 'balanced' but has no 'split_offsets' "
+                              "result (i32 [B + 1], each sequence's first "
+                              "work item)";
+    // N work items per sequence on average: the combine's reads stay in
+    // the N * B items whatever the lengths.
+    int64_t items = ShapedType::kDynamic, offsets = ShapedType::kDynamic;
+    if (!ShapedType::isDynamic(dims->batch)) {
+      items = n * dims->batch;
+      offsets = dims->batch + 1;
+    }
+    if (failed(verifyTypeIs(
+            *this, getPartialOutput(), "partial_output",
+            {items, 1, dims->queryHeads, dims->querySeq, dims->valueDim}, f32,
+            "[num_splits * B, 1, Hq, Sq, Dv], f32: balanced work items")) ||
+        failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
+                            {items, 1, dims->queryHeads, dims->querySeq}, f32,
+                            "[num_splits * B, 1, Hq, Sq], f32")) ||
+        failed(verifyTypeIs(*this, getSplitOffsets(), "split_offsets",
+                            {offsets}, IntegerType::get(getContext(), 32),
+                            "[B + 1], i32")))
+      return failure();
+  } else {
+    if (getSplitOffsets())
+      return emitOpError() << "has a 'split_offsets' result but is not "
+                              "'balanced'";
+    if (failed(verifyTypeIs(
+            *this, getPartialOutput(), "partial_output",
+            {n, dims->batch, dims->queryHeads, dims->querySeq, dims->valueDim},
+            f32, "[num_splits, B, Hq, Sq, Dv], f32")))
+      return failure();
+    if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse",
+                            {n, dims->batch, dims->queryHeads, dims->querySeq},
+                            f32, "[num_splits, B, Hq, Sq], f32")))
+      return failure();
+  }
   if (failed(verifyModRegions(*this, getScoreMod(), getMaskMod(),
                               getModOperands(), getModNameAttr(),
                               /*needDerivative=*/false)))
@@ -616,6 +647,24 @@ LogicalResult CombineOp::verify() {
   if (failed(verifyTypeIs(*this, getPartialLse(), "partial_lse", po.drop_back(),
                           f32, "the leading dims of 'partial_output', f32")))
     return failure();
+  // With split_offsets the partial results are the work items of the whole
+  // batch, and the offsets give B.
+  int64_t batch = po[1];
+  if (Value offsets = getSplitOffsets()) {
+    if (po[1] != 1 && !ShapedType::isDynamic(po[1]))
+      return emitOpError() << "'partial_output' must be [W, 1, Hq, Sq, Dv] "
+                              "work items with 'split_offsets', got shape "
+                           << formatShape(po);
+    auto offType = cast<RankedTensorType>(offsets.getType());
+    if (offType.getRank() != 1)
+      return emitOpError() << "'split_offsets' must be i32 [B + 1], got "
+                           << offType;
+    batch = offType.isDynamicDim(0) ? ShapedType::kDynamic
+                                    : offType.getDimSize(0) - 1;
+    if (batch < 0 && !ShapedType::isDynamic(batch))
+      return emitOpError() << "'split_offsets' must be i32 [B + 1], got "
+                           << offType;
+  }
   auto oType = getOutput().getType();
   if (!isSupportedElementType(oType.getElementType()))
     return emitOpError() << "'output' element type must be f16, bf16 or f32, "
@@ -623,11 +672,11 @@ LogicalResult CombineOp::verify() {
                          << oType.getElementType();
   if (failed(verifyTypeIs(
           *this, getOutput(), "output",
-          getStoredShape(getLayout(), po[1], po[2], po[3], po[4]),
+          getStoredShape(getLayout(), batch, po[2], po[3], po[4]),
           oType.getElementType(), "[B, Hq, Sq, Dv] in the op's layout")))
     return failure();
   if (getLse() &&
-      failed(verifyTypeIs(*this, getLse(), "lse", {po[1], po[2], po[3]}, f32,
+      failed(verifyTypeIs(*this, getLse(), "lse", {batch, po[2], po[3]}, f32,
                           "[B, Hq, Sq], f32")))
     return failure();
   return verifyElementCounts(*this);

@@ -10,6 +10,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/BlockMask.h"
 #include "attn/Dialect/Attn/IR/ModRegions.h"
+#include "attn/Dialect/Attn/IR/SplitWork.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -592,19 +593,24 @@ Value safeMax(OpBuilder &b, Location loc, Value m) {
   return arith::SelectOp::create(b, loc, isNegInf, constF32(b, loc, 0.0), m);
 }
 
+/// How the keys are cut into splits: `count` chunks of ceil(Sk / count)
+/// keys of each sequence, or `count` chunks of a batch-wide `chunk` keys
+/// (balanced; null otherwise).
+struct Splits {
+  OpFoldResult count;
+  Value chunk;
+};
+
 /// Whether key j (loop dim `jDim`) lies in split n (loop dim 0) of
-/// `numSplits`: chunks of ceil(Sk / N) keys, Sk the key count of sequence
-/// b (loop dim 1).
-Value inSplit(OpBuilder &b, Location loc, const Problem &p, int64_t numSplits,
-              unsigned jDim) {
-  Value nSplits = arith::ConstantIndexOp::create(b, loc, numSplits);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value keys = p.keysOf(b, loc, linalg::IndexOp::create(b, loc, 1));
-  Value chunk = arith::DivUIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc,
-                            arith::AddIOp::create(b, loc, keys, nSplits), one),
-      nSplits);
+/// `splits`, Sk the key count of sequence b (loop dim 1).
+Value inSplit(OpBuilder &b, Location loc, const Problem &p,
+              const Splits &splits, unsigned jDim) {
+  Value chunk = splits.chunk;
+  if (!chunk) {
+    Value keys = p.keysOf(b, loc, linalg::IndexOp::create(b, loc, 1));
+    chunk =
+        arith::CeilDivUIOp::create(b, loc, keys, index(b, loc, splits.count));
+  }
   Value n = linalg::IndexOp::create(b, loc, 0);
   Value j = linalg::IndexOp::create(b, loc, jDim);
   Value lo = arith::MulIOp::create(b, loc, n, chunk);
@@ -616,18 +622,17 @@ Value inSplit(OpBuilder &b, Location loc, const Problem &p, int64_t numSplits,
   return arith::AndIOp::create(b, loc, geLo, ltHi);
 }
 
-/// Split-KV attention: for each of `numSplits` chunks of ceil(Sk / N) keys,
-/// the normalised partial output [N, B, Hq, Sq, Dv] and its LSE
-/// [N, B, Hq, Sq], both f32. With N = 1 this is plain attention.
+/// Split-KV attention: for each of the N chunks of `splits`, the
+/// normalised partial output [N, B, Hq, Sq, Dv] and its LSE [N, B, Hq, Sq],
+/// both f32. With N = 1 this is plain attention.
 std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
-                                      const Problem &p, int64_t numSplits) {
+                                      const Problem &p, const Splits &splits) {
   MLIRContext *ctx = b.getContext();
   const AttentionDims &d = p.dims;
   Value scores = buildScores(b, loc, p);
 
-  SmallVector<OpFoldResult> statSizes = {b.getIndexAttr(numSplits), p.batch,
-                                         b.getIndexAttr(d.queryHeads),
-                                         p.querySeq};
+  SmallVector<OpFoldResult> statSizes = {
+      splits.count, p.batch, b.getIndexAttr(d.queryHeads), p.querySeq};
   SmallVector<OpFoldResult> outSizes = statSizes;
   outSizes.push_back(b.getIndexAttr(d.valueDim));
 
@@ -645,8 +650,8 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
         Value m = arith::MaximumFOp::create(b, loc, a[1], a[0]);
         linalg::YieldOp::create(
             b, loc,
-            Value(arith::SelectOp::create(
-                b, loc, inSplit(b, loc, p, numSplits, 4), m, a[1])));
+            Value(arith::SelectOp::create(b, loc, inSplit(b, loc, p, splits, 4),
+                                          m, a[1])));
       });
 
   // exp(s - m) if key j is in split n, else 0.
@@ -654,7 +659,7 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
                     unsigned jDim) -> Value {
     Value pexp = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, s, safeMax(b, loc, m)));
-    return arith::SelectOp::create(b, loc, inSplit(b, loc, p, numSplits, jDim),
+    return arith::SelectOp::create(b, loc, inSplit(b, loc, p, splits, jDim),
                                    pexp, constF32(b, loc, 0.0));
   };
 
@@ -711,6 +716,102 @@ std::pair<Value, Value> buildPartials(OpBuilder &b, Location loc,
   return {out, lse};
 }
 
+/// Balanced split-KV attention (attention_partial `balanced`, SplitWork.h):
+/// the partial outputs [N * B, 1, Hq, Sq, Dv] and LSEs [N * B, 1, Hq, Sq] of
+/// the batch's work items and split_offsets (i32 [B + 1]). Each sequence's
+/// chunks of the batch-wide size are computed as splits of their own (a
+/// sequence has at most N * B), then item w takes chunk s of sequence b
+/// for w = split_offsets[b] + s; the items past the last are O = 0,
+/// LSE = -inf.
+SmallVector<Value> buildBalancedPartials(OpBuilder &b, Location loc,
+                                         const Problem &p, int64_t numSplits) {
+  MLIRContext *ctx = b.getContext();
+  Value batch = index(b, loc, p.batch);
+  Value items = arith::MulIOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, numSplits), batch);
+  auto length = [&](OpBuilder &b, Location loc, Value s) {
+    return p.keysOf(b, loc, s);
+  };
+  Value chunk =
+      balancedChunk(b, loc, items, batch, index(b, loc, p.keySeq), length);
+  auto [parts, lses] = buildPartials(b, loc, p, {items, chunk});
+
+  // The sequence (-1 past the last item) and chunk of each item, and the
+  // offsets.
+  Type i32 = b.getI32Type();
+  auto toI32 = [&](OpBuilder &b, Location loc, Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, i32, v);
+  };
+  auto filledI32 = [&](int64_t v) -> Value {
+    Value cst = arith::ConstantIntOp::create(b, loc, v, 32);
+    Value init = tensor::EmptyOp::create(b, loc, {OpFoldResult(items)}, i32);
+    return linalg::FillOp::create(b, loc, cst, init).getResult(0);
+  };
+  Value itemSequence = filledI32(-1), itemChunk = filledI32(0);
+  Value offsets = tensor::EmptyOp::create(
+      b, loc,
+      {OpFoldResult(arith::AddIOp::create(
+          b, loc, batch, arith::ConstantIndexOp::create(b, loc, 1)))},
+      i32);
+  SmallVector<Value> scanned = scanWorkItems(
+      b, loc, chunk, batch, length, {itemSequence, itemChunk, offsets},
+      [&](OpBuilder &b, Location loc, const SequenceItems &seq,
+          ValueRange tables) -> SmallVector<Value> {
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        auto fill = scf::ForOp::create(
+            b, loc, arith::ConstantIndexOp::create(b, loc, 0), seq.count, one,
+            ValueRange{tables[0], tables[1]},
+            [&](OpBuilder &b, Location loc, Value s, ValueRange t) {
+              Value w = arith::AddIOp::create(b, loc, seq.first, s);
+              Value sequences = tensor::InsertOp::create(
+                  b, loc, toI32(b, loc, seq.batch), t[0], w);
+              Value chunks =
+                  tensor::InsertOp::create(b, loc, toI32(b, loc, s), t[1], w);
+              scf::YieldOp::create(b, loc, ValueRange{sequences, chunks});
+            });
+        Value offsets = tensor::InsertOp::create(
+            b, loc, toI32(b, loc, seq.first), tables[2], seq.batch);
+        return {fill.getResult(0), fill.getResult(1), offsets};
+      });
+  offsets = tensor::InsertOp::create(b, loc, toI32(b, loc, scanned[3]),
+                                     scanned[2], batch);
+
+  // Item w of the results: chunk itemChunk[w] of sequence itemSequence[w].
+  auto pack = [&](Value perSequence, double emptyValue) {
+    auto type = cast<RankedTensorType>(perSequence.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(b, loc, perSequence);
+    sizes[0] = items;
+    sizes[1] = b.getIndexAttr(1);
+    AffineMap itemMap = AffineMap::get(rank, 0, b.getAffineDimExpr(0), ctx);
+    SmallVector<IteratorType> iterators(rank, par);
+    return generic(
+        b, loc, empty(b, loc, sizes, f32(b)), {scanned[0], scanned[1]},
+        {itemMap, itemMap, b.getMultiDimIdentityMap(rank)}, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+          Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                              a[0], zero);
+          auto asIndex = [&](Value v) -> Value {
+            return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+          };
+          SmallVector<Value> at = {
+              asIndex(a[1]),
+              asIndex(arith::SelectOp::create(b, loc, valid, a[0], zero))};
+          for (int64_t i = 2; i < rank; ++i)
+            at.push_back(linalg::IndexOp::create(b, loc, i));
+          Value v = tensor::ExtractOp::create(b, loc, perSequence, at);
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, valid, v,
+                                            constF32(b, loc, emptyValue))));
+        });
+  };
+  return {pack(parts, 0.0),
+          pack(lses, -std::numeric_limits<double>::infinity()), offsets};
+}
+
 /// Writes an f32 [B, H, S, X] tensor in `layout` with `elementType`.
 Value storeAs(OpBuilder &b, Location loc, Value logical, Layout layout,
               Type elementType) {
@@ -763,7 +864,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Problem p = getProblem(rewriter, loc, op);
-    auto [parts, lses] = buildPartials(rewriter, loc, p, /*numSplits=*/1);
+    auto [parts, lses] =
+        buildPartials(rewriter, loc, p, {rewriter.getIndexAttr(1), Value()});
     Value out = dropSplitDim(rewriter, loc, parts);
     // A packed batch goes back to its packed rows: O = 0 and LSE = -inf
     // on rows no sequence holds.
@@ -791,8 +893,15 @@ struct DecomposeAttentionPartial : OpRewritePattern<AttentionPartialOp> {
   LogicalResult matchAndRewrite(AttentionPartialOp op,
                                 PatternRewriter &rewriter) const override {
     Problem p = getProblem(rewriter, op.getLoc(), op);
+    if (op.getBalanced()) {
+      replaceWithCasts(
+          rewriter, op,
+          buildBalancedPartials(rewriter, op.getLoc(), p, op.getNumSplits()));
+      return success();
+    }
     auto [parts, lses] =
-        buildPartials(rewriter, op.getLoc(), p, op.getNumSplits());
+        buildPartials(rewriter, op.getLoc(), p,
+                      {rewriter.getIndexAttr(op.getNumSplits()), Value()});
     replaceWithCasts(rewriter, op, {parts, lses});
     return success();
   }
@@ -806,53 +915,88 @@ struct DecomposeCombine : OpRewritePattern<CombineOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     Value parts = op.getPartialOutput(), lses = op.getPartialLse();
+    Value offsets = op.getSplitOffsets();
     SmallVector<OpFoldResult> partSizes = tensor::getMixedSizes(b, loc, parts);
+    if (offsets)
+      partSizes[1] = Value(arith::SubIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, offsets, 0),
+          arith::ConstantIndexOp::create(b, loc, 1)));
     ArrayRef<OpFoldResult> rowSizes = ArrayRef(partSizes).slice(1, 3);
     ArrayRef<OpFoldResult> outSizes = ArrayRef(partSizes).drop_front();
+    // With split_offsets, split n of row b is work item n, which belongs to
+    // it when it lies in [split_offsets[b], split_offsets[b + 1]).
+    auto ownItem = [&](OpBuilder &b, Location loc, unsigned nDim) -> Value {
+      Value items = tensor::DimOp::create(b, loc, parts, 0);
+      auto [begin, end] = packedRows(b, loc, offsets,
+                                     linalg::IndexOp::create(b, loc, 0), items);
+      Value n = linalg::IndexOp::create(b, loc, nDim);
+      return arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, n, begin),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, end));
+    };
+    // The LSE of split n for row b: -inf for another sequence's item.
+    auto splitLse = [&](OpBuilder &b, Location loc, Value lse, unsigned nDim) {
+      if (!offsets)
+        return lse;
+      return Value(arith::SelectOp::create(b, loc, ownItem(b, loc, nDim), lse,
+                                           negInf(b, loc)));
+    };
 
     // Loop dims (b, h, i, n): the max and the sum of weights over splits.
     AffineExpr bt, h, i, n;
     bindDims(ctx, bt, h, i, n);
-    AffineMap lseMap = AffineMap::get(4, 0, {n, bt, h, i}, ctx);
+    AffineExpr partBatch = offsets ? b.getAffineConstantExpr(0) : bt;
+    AffineMap lseMap = AffineMap::get(4, 0, {n, partBatch, h, i}, ctx);
     AffineMap rowMap = AffineMap::get(4, 0, {bt, h, i}, ctx);
     SmallVector<IteratorType> reduceN = {par, par, par, red};
     Value maxes = generic(
-        b, loc, filled(b, loc, rowSizes, -std::numeric_limits<double>::infinity()),
+        b, loc,
+        filled(b, loc, rowSizes, -std::numeric_limits<double>::infinity()),
         {lses}, {lseMap, rowMap}, reduceN,
-        [](OpBuilder &b, Location loc, ValueRange a) {
+        [&](OpBuilder &b, Location loc, ValueRange a) {
           linalg::YieldOp::create(
-              b, loc, Value(arith::MaximumFOp::create(b, loc, a[1], a[0])));
+              b, loc,
+              Value(arith::MaximumFOp::create(b, loc, a[1],
+                                              splitLse(b, loc, a[0], 3))));
         });
     auto weight = [](OpBuilder &b, Location loc, Value lse, Value m) -> Value {
       return math::ExpOp::create(
           b, loc, arith::SubFOp::create(b, loc, lse, safeMax(b, loc, m)));
     };
-    Value sums = generic(b, loc, filled(b, loc, rowSizes, 0.0), {lses, maxes},
-                         {lseMap, rowMap, rowMap}, reduceN,
-                         [&](OpBuilder &b, Location loc, ValueRange a) {
-                           linalg::YieldOp::create(
-                               b, loc,
-                               Value(arith::AddFOp::create(
-                                   b, loc, a[2], weight(b, loc, a[0], a[1]))));
-                         });
+    Value sums =
+        generic(b, loc, filled(b, loc, rowSizes, 0.0), {lses, maxes},
+                {lseMap, rowMap, rowMap}, reduceN,
+                [&](OpBuilder &b, Location loc, ValueRange a) {
+                  Value w = weight(b, loc, splitLse(b, loc, a[0], 3), a[1]);
+                  linalg::YieldOp::create(
+                      b, loc, Value(arith::AddFOp::create(b, loc, a[2], w)));
+                });
 
     // Loop dims (b, h, i, e, n): the weighted sum of partial outputs.
     AffineExpr b5, h5, i5, e5, n5;
     bindDims(ctx, b5, h5, i5, e5, n5);
+    AffineExpr partBatch5 = offsets ? b.getAffineConstantExpr(0) : b5;
     Value acc = generic(
         b, loc, filled(b, loc, outSizes, 0.0), {parts, lses, maxes, sums},
-        {AffineMap::get(5, 0, {n5, b5, h5, i5, e5}, ctx),
-         AffineMap::get(5, 0, {n5, b5, h5, i5}, ctx),
+        {AffineMap::get(5, 0, {n5, partBatch5, h5, i5, e5}, ctx),
+         AffineMap::get(5, 0, {n5, partBatch5, h5, i5}, ctx),
          AffineMap::get(5, 0, {b5, h5, i5}, ctx),
          AffineMap::get(5, 0, {b5, h5, i5}, ctx),
          AffineMap::get(5, 0, {b5, h5, i5, e5}, ctx)},
-        {par, par, par, par, red}, [&](OpBuilder &b, Location loc, ValueRange a) {
+        {par, par, par, par, red},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
           Value zero = constF32(b, loc, 0.0);
           Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                                 a[3], zero);
-          Value w = arith::DivFOp::create(b, loc, weight(b, loc, a[1], a[2]), a[3]);
+          Value w = arith::DivFOp::create(
+              b, loc, weight(b, loc, splitLse(b, loc, a[1], 4), a[2]), a[3]);
           w = arith::SelectOp::create(b, loc, isEmpty, zero, w);
           Value contrib = arith::MulFOp::create(b, loc, w, a[0]);
+          // Another sequence's item adds nothing, whatever it holds.
+          if (offsets)
+            contrib = arith::SelectOp::create(b, loc, ownItem(b, loc, 4),
+                                              contrib, zero);
           linalg::YieldOp::create(
               b, loc, Value(arith::AddFOp::create(b, loc, a[4], contrib)));
         });

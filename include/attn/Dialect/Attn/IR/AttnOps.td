@@ -202,14 +202,31 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     `[num_splits, B, Hq, Sq]`, whatever the layout of the operands. With
     `kv_lens` the chunks are per sequence: `ceil(kv_lens[b] / num_splits)`
     keys each.
+
+    With `balanced` (needs `kv_lens`) the work is balanced across the
+    batch instead (FlashInfer's split-KV plan): the chunks have one size
+    for the whole batch, and each sequence takes as many as its length
+    needs. With N = `num_splits`, L_b = `kv_lens[b]` clamped to `[0, Sk]`
+    and T = sum_b L_b, a chunk is `c = min(Sk, max(128, 128 * ceil(T / (128
+    * max(1, (N - 1) * B))))) ` keys (at least 1), sequence b has `n_b =
+    ceil(L_b / c)` chunks, and the third result `split_offsets` (i32 `[B + 1]`) holds
+    `split_offsets[b] = sum_{b' < b} n_b'`, which is at most N * B. Item
+    `w = split_offsets[b] + s` of the results `[N * B, 1, Hq, Sq, Dv]` and
+    `[N * B, 1, Hq, Sq]` is chunk s of sequence b, keys `[s c, min((s + 1)
+    c, L_b))`; the items past `split_offsets[B]` have O = 0 and LSE =
+    -inf. `attn.combine` with `split_offsets` merges them.
   }], Attn_CommonDescription, Attn_ModDescription, Attn_KvCacheDescription, [{
 
-    Example:
+    Examples:
 
     ```mlir
     %po, %plse = attn.attention_partial %q, %k, %v {num_splits = 4 : i64}
         : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16>
         -> tensor<4x8x32x1x128xf32>, tensor<4x8x32x1xf32>
+    %bo, %blse, %offsets = attn.attention_partial %q, %k, %v
+        kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64, balanced}
+        : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16>
+        -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
     ```
   }]);
   let arguments = !con((ins
@@ -221,9 +238,10 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     Optional<AnyRankedTensor>:$mask,
     Variadic<AnyRankedTensor>:$mod_operands,
     I64Attr:$num_splits), Attn_CommonAttrs,
-    (ins OptionalAttr<StrAttr>:$mod_name));
+    (ins OptionalAttr<StrAttr>:$mod_name, UnitAttr:$balanced));
   let results = (outs AnyRankedTensor:$partial_output,
-                      AnyRankedTensor:$partial_lse);
+                      AnyRankedTensor:$partial_lse,
+                      Optional<RankedTensorOf<[I32]>>:$split_offsets);
   let regions = Attn_ModRegions;
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -233,6 +251,7 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($partial_output) `,` type($partial_lse)
+    (`,` type($split_offsets)^)?
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
   }];
   let hasVerifier = 1;
@@ -249,6 +268,13 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure]> {
     result's element type (f16, bf16 or f32); the optional second result is
     the merged LSE `[B, Hq, Sq]` (f32).
 
+    With `split_offsets` (i32 `[B + 1]`, from a `balanced`
+    `attn.attention_partial`) the partial results are work items
+    `[W, 1, Hq, Sq, Dv]` and `[W, 1, Hq, Sq]`, and sequence b merges items
+    `[split_offsets[b], split_offsets[b + 1])` (each offset clamped into
+    `[0, W]` and to at least the one before, so that no offset reads past
+    the items).
+
     Example:
 
     ```mlir
@@ -259,10 +285,13 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure]> {
   let arguments = (ins
     AnyRankedTensor:$partial_output,
     AnyRankedTensor:$partial_lse,
+    Optional<RankedTensorOf<[I32]>>:$split_offsets,
     DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $partial_output `,` $partial_lse attr-dict `:` type($partial_output) `,`
+    $partial_output `,` $partial_lse
+    (`split_offsets` `(` $split_offsets^ `:` type($split_offsets) `)`)?
+    attr-dict `:` type($partial_output) `,`
     type($partial_lse) `->` type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
