@@ -5,9 +5,9 @@
 // where a module has both. Measured on an H100 (docs/GPU.md): 0.98x to
 // 1.07x the per-sequence kernels up to B = 8, 0.92x to 0.99x from B = 16
 // on, where every CTA's scan of the lengths and the serial merge of a long
-// sequence's many items cost more than the balance gains. The pools are written [P, page_size, Hkv, D] here
-// (bshd), the cache layout of vLLM and FlashInfer; the kernels take any
-// strides.
+// sequence's many items cost more than the balance gains. The pools are
+// written [P, page_size, Hkv, D] here (bshd), the cache layout of vLLM and
+// FlashInfer; the kernels take any strides.
 // `cat examples/gpu/kernels.mlir examples/gpu/paged-balanced.mlir |
 // attn-compile -` adds them to the shipped set.
 
