@@ -432,15 +432,24 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   int64_t tileRows = l.mTiles * Mma::kM * warps;
   int64_t rows = transposed ? l.cols : tileRows;
   int64_t cols = transposed ? tileRows : l.cols;
-  // Rows padded by 32 bytes: the 8-byte stores of a warp's 8 rows then fall
-  // in distinct banks. Transposed, by 16: a warp's 4-byte stores then cover
-  // 8 consecutive words in each of 4 rows two apart (cols a multiple of 32).
-  int64_t pitch = cols * 4 + (transposed ? 16 : 32);
   // The columns the destination's rows hold; the rest are padding.
   int64_t length = op.getDest().getType().getShape().back();
   if (length % 4 || !g.chunkRows)
     return op.emitOpError("accumulates rows of ")
            << length << " f32, not whole 16-byte chunks";
+  // The stage's rows are unpadded where they are the accumulator's whole
+  // rows (GradDqProduct::stagePitch, which the schedule counts): where
+  // those rows follow one another in memory, one bulk reduction then adds
+  // the whole tile. Per row, the D = 128 kernel's 512-byte reductions took
+  // it 1.1x the time (docs/GPU.md), more than the unpadded stores' bank
+  // conflicts cost.
+  Value parent = op.getDest();
+  while (auto view = parent.getDefiningOp<memref::SubViewOp>())
+    parent = view.getSource();
+  int64_t rowLength = cast<MemRefType>(parent.getType()).getShape().back();
+  GradDqProduct chunk{transposed, cols};
+  int64_t pitch = chunk.stagePitch(length == cols ? rowLength : 0);
+  bool wholeRows = pitch == cols * 4;
   if (!reduceStageOffset) {
     reduceStageOffset = llvm::alignTo(tileBytes, 128);
     reduceStageBytes = rows * pitch;
@@ -485,20 +494,9 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   // The bulk copies read the stage through the async proxy.
   fenceAsyncProxy();
   ctaBarrier();
-  // One bulk reduction of `length` f32 per row under `rows`, from the
-  // stage's row into the row in global memory. A bulk copy takes uniform
-  // operands, so a warp issues its lanes' one at a time: the rows are dealt
-  // out across the warps (row lane x warps + warp), so that every warp
-  // issues a few. Upstream NVVM has the tensor form of cp.reduce.async.bulk
-  // only (it needs a tensor map), so this is inline PTX.
-  int64_t threads = 32 * warps;
-  for (int64_t first = 0; first < rows; first += threads) {
-    OpBuilder::InsertionGuard guard(b);
-    Value row = e.add(e.c32(first), e.add(e.mul(lane, e.c32(warps)), warp));
-    Value valid =
-        e.band(e.lt(row, e.c32(rows)), e.lt(row, scalars.lookup(op.getRows())));
-    auto ifRow = scf::IfOp::create(b, e.loc, valid, false);
-    b.setInsertionPointToStart(ifRow.thenBlock());
+  Value validRows = e.min(e.c32(rows), scalars.lookup(op.getRows()));
+  // Row `row`'s place in global memory, and its stage row's address.
+  auto rowAddresses = [&](Value row) -> FailureOr<std::pair<Value, Value>> {
     FailureOr<SmallVector<Value>> idx = rowIndices(op.getIndices(), row);
     if (failed(idx))
       return failure();
@@ -507,16 +505,52 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
         e.gep(g.ptr, g.elementType, globalOffset(g, *idx, e.c32(0))));
     Value src = LLVM::PtrToIntOp::create(
         b, e.loc, e.i32(), sharedAt(e.add(stage, e.mul(row, e.c32(pitch)))));
+    return std::make_pair(dst, src);
+  };
+  // Upstream NVVM has the tensor form of cp.reduce.async.bulk only (it
+  // needs a tensor map), so this is inline PTX.
+  auto reduce = [&](Value dst, Value src, Value bytes) {
     LLVM::InlineAsmOp::create(
-        b, e.loc, TypeRange(), ValueRange{dst, src, e.c32(length * 4)},
+        b, e.loc, TypeRange(), ValueRange{dst, src, bytes},
         "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
         "[$1], $2;",
-        "l,r,n", /*has_side_effects=*/true, /*is_align_stack=*/false,
+        "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
         LLVM::tailcallkind::TailCallKind::None,
         LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
         /*operand_attrs=*/ArrayAttr());
     NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
-  }
+  };
+  // One bulk reduction of `length` f32 per row under `rows`, from the
+  // stage's row into the row in global memory. A bulk copy takes uniform
+  // operands, so a warp issues its lanes' one at a time: the rows are dealt
+  // out across the warps (row lane x warps + warp), so that every warp
+  // issues a few.
+  auto perRow = [&]() -> LogicalResult {
+    int64_t threads = 32 * warps;
+    for (int64_t first = 0; first < rows; first += threads) {
+      OpBuilder::InsertionGuard guard(b);
+      Value row = e.add(e.c32(first), e.add(e.mul(lane, e.c32(warps)), warp));
+      auto ifRow = scf::IfOp::create(b, e.loc, e.lt(row, validRows), false);
+      b.setInsertionPointToStart(ifRow.thenBlock());
+      FailureOr<std::pair<Value, Value>> at = rowAddresses(row);
+      if (failed(at))
+        return failure();
+      reduce(at->first, at->second, e.c32(length * 4));
+    }
+    return success();
+  };
+  if (!wholeRows)
+    return perRow();
+  // Whole rows of the accumulator, which the ABI has contiguous
+  // (docs/KernelABI.md): one reduction of the valid rows, by thread 0.
+  OpBuilder::InsertionGuard guard(b);
+  auto ifFirst = scf::IfOp::create(
+      b, e.loc, e.band(e.eq(tid, e.c32(0)), e.lt(e.c32(0), validRows)), false);
+  b.setInsertionPointToStart(ifFirst.thenBlock());
+  FailureOr<std::pair<Value, Value>> first = rowAddresses(e.c32(0));
+  if (failed(first))
+    return failure();
+  reduce(first->first, first->second, e.mul(validRows, e.c32(pitch)));
   return success();
 }
 

@@ -179,13 +179,12 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     Bytes keyValue = nest(blockKV, blockQ) + records,
           query = nest(blockQ, blockKV) + barriers;
     // The atomic dQ mode: the dS^T tile, and the f32 stage of one dQ
-    // chunk that the kernel adds to global memory with a bulk reduction,
-    // a row per query (rows padded by 16 bytes for a transposed chunk, 32
-    // otherwise: TileFragments.cpp).
+    // chunk that the kernel adds to global memory with bulk reductions, a
+    // row per query.
     if (s.dsTile) {
       GradDqProduct dq = gradDqProduct(s.headCols, warps);
       keyValue = keyValue + tile(blockKV, blockQ) +
-                 Bytes(blockQ) * (dq.width * 4 + (dq.transposed ? 16 : 32));
+                 Bytes(blockQ) * dq.stagePitch(s.headDim);
     }
     return largestNest(s, keyValue + barriers, query);
   }
@@ -474,7 +473,10 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // atomic mode's dK/dV nest takes them where its dQ^T product has the
     // two warpgroups' rows of head columns (gradDqProduct: D = 128), without
     // a mask operand (with one it spilled 104 to 120 bytes, 20 to 52 on 4
-    // warps); its dQ nest only converts the accumulator. A score
+    // warps), causal too: 64-key tiles made twice the dQ reductions, and two
+    // warpgroups ran the H100's D = 128 causal backward 1.46x to 1.69x
+    // faster at S = 2k to 16k (44 to 48 bytes of spills against 20 to 36);
+    // its dQ nest only converts the accumulator. A score
     // modification's derivative spilled 32 bytes in the dK/dV kernel at
     // D = 128.
     int64_t widest = std::max(s.headCols, s.valueCols);
@@ -482,7 +484,8 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     bool dqRows = !s.dsTile || (keyRows && s.headCols % 128 == 0 && !s.mask);
     if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats && dqRows &&
         !request.warps && !bq && !bkv && widest > 64 && widest <= 128 &&
-        s.causal == CausalKind::None && !(keyRows && s.scoreMod)) {
+        (s.causal == CausalKind::None || (keyRows && s.dsTile)) &&
+        !(keyRows && s.scoreMod)) {
       int64_t block = keyRows ? s.maskBlockK : s.maskBlockQ;
       if (!block || block % 128 == 0) {
         t.warps = 8;

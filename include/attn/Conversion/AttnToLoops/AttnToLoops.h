@@ -177,6 +177,17 @@ constexpr int64_t kGradDqChunk = 64;
 struct GradDqProduct {
   bool transposed;
   int64_t width;
+
+  /// The row pitch in bytes of the f32 stage in shared memory that a GPU
+  /// kernel adds a chunk's dQ to global memory from, a row per query. Where
+  /// a chunk is the accumulator's whole rows (`headDim` f32) the stage is
+  /// unpadded, so that one bulk reduction adds the tile; otherwise its rows
+  /// are padded by 16 bytes (transposed: a warp's 4-byte stores then cover 8
+  /// consecutive words in each of 4 rows two apart) or 32 (the 8-byte
+  /// stores of a warp's 8 rows then fall in distinct banks).
+  int64_t stagePitch(int64_t headDim) const {
+    return width * 4 + (width == headDim ? 0 : transposed ? 16 : 32);
+  }
 };
 inline GradDqProduct gradDqProduct(int64_t headCols, int64_t warps) {
   int64_t rows = 16 * warps;
