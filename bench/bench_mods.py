@@ -22,7 +22,9 @@ visible (query, key) pair forward, 3.5x that forward + backward), so that
 a mask that hides half the keys does not double anyone's rate. With --operands
 the masks also run with flex's block mask handed to attn ("attn+bm":
 mod-operands.mlir's blocks=128x128 kernels), and the documents of the
-document mask are 1024 tokens long on average. Timing:
+document mask are 1024 tokens long on average. With --atomic-manifest
+(the same .mlir compiled with attn-compile --atomic-dq) attn's backward
+runs the atomic dQ kernels, as flex's does. Timing:
 bench_attention.py's Timer (CUDA graphs where the calls can be captured,
 else CUDA events).
 
@@ -98,9 +100,15 @@ def main():
     ap.add_argument("--operands", action="store_true",
                     help="the modifications that read tensors "
                          "(examples/gpu/mod-operands.mlir)")
+    ap.add_argument("--atomic-manifest",
+                    help="the same ops compiled with attn-compile "
+                         "--atomic-dq: attn's backward (fwd+bwd rows) runs "
+                         "their atomic dQ kernels")
     args = ap.parse_args()
     lib = attn_runtime.load_library(args.lib)
     module = attn_runtime.Module(args.manifest, lib=lib)
+    atomic = (attn_runtime.Module(args.atomic_manifest, lib=lib)
+              if args.atomic_manifest else None)
     plain = (attn_runtime.Module(args.plain_manifest, lib=lib)
              if args.plain_manifest else None)
     timer = ba.Timer(args.target_ms, warmup=3, min_iters=5, max_iters=200)
@@ -115,13 +123,14 @@ def main():
                 for causal in kinds:
                     if d in dims and (name != "relbias" or s <= 4096):
                         row(module, plain, timer, name, causal, b, h, s, d,
-                            operand_case)
+                            operand_case, atomic)
             continue
         for name, kinds in mt.MODS:
             for causal in kinds:
                 if name == "softcap" and causal == "none" and s > 2048:
                     continue
-                row(module, plain, timer, name, causal, b, h, s, d)
+                row(module, plain, timer, name, causal, b, h, s, d,
+                    atomic=atomic)
 
 
 def plain_case(name, causal, b, h, s, dt):
@@ -190,7 +199,8 @@ def operand_case(name, causal, b, h, s, dt):
     return visible, score, mask, sdpa_mask, [t]
 
 
-def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
+def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case,
+        atomic=None):
     dt = torch.bfloat16
     q, k, v, dout = (torch.randn((b, h, s, d), device="cuda", dtype=dt)
                      for _ in range(4))
@@ -213,9 +223,14 @@ def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
     def attn_fwd():
         return module.forward(q, k, v, causal=flag, **mod)
 
+    # attn's backward: `module`'s, or the atomic dQ kernels of `atomic`.
+    grad = atomic or module
+    grad_kw = dict(atomic_dq=True) if atomic else {}
+
     def attn_fwd_bwd():
         o, lse = module.forward(q, k, v, causal=flag, return_lse=True, **mod)
-        return module.backward(q, k, v, o, dout, lse, causal=flag, **mod)
+        return grad.backward(q, k, v, o, dout, lse, causal=flag, **mod,
+                             **grad_kw)
 
     def plain_fwd():
         return plain.forward(q, k, v, causal=flag)
@@ -256,7 +271,8 @@ def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case):
     def attn_blocks_fwd_bwd():
         o, lse = module.forward(q, k, v, causal=flag, return_lse=True,
                                 **blocked)
-        return module.backward(q, k, v, o, dout, lse, causal=flag, **blocked)
+        return grad.backward(q, k, v, o, dout, lse, causal=flag, **blocked,
+                             **grad_kw)
 
     if blocked and ref is not None:
         got = attn_blocks_fwd()

@@ -189,20 +189,42 @@ def error_cases(module):
     return out
 
 
+class AtomicBackward:
+    """`module`, whose backward calls run `atomic`'s kernels of the atomic dQ
+    mode (a manifest of attn-compile --atomic-dq has only those: a call
+    they do not cover fails instead of falling back)."""
+
+    def __init__(self, module, atomic):
+        self.module, self.atomic = module, atomic
+
+    def __getattr__(self, name):
+        return getattr(self.module, name)
+
+    def backward(self, *args, **kwargs):
+        return self.atomic.backward(*args, atomic_dq=True, **kwargs)
+
+
 def run_suite(description_seed, cases, name_of, run, errors):
     """The command line of a GPU test script over one manifest: runs every
     case of `cases()` whose `name_of(case)` holds --filter through
     `run(module, case, gen)`, then `errors(module, gen)` ((name, status,
     detail) triples), one PASS/FAIL line each, and the counts; the exit
-    code."""
+    code. --atomic-manifest: the backward cases call that manifest's atomic
+    dQ kernels (AtomicBackward)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--manifest", required=True)
+    ap.add_argument("--atomic-manifest", default=None,
+                    help="the same ops compiled with attn-compile "
+                         "--atomic-dq: its kernels run the backward")
     ap.add_argument("--lib")
     ap.add_argument("--seed", type=int, default=description_seed)
     ap.add_argument("--filter", default="")
     args = ap.parse_args()
     lib = attn_runtime.load_library(args.lib)
     module = attn_runtime.Module(args.manifest, lib=lib)
+    if args.atomic_manifest:
+        module = AtomicBackward(
+            module, attn_runtime.Module(args.atomic_manifest, lib=lib))
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     passed = failed = 0
     t0 = time.time()

@@ -477,15 +477,18 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
     // warpgroups ran the H100's D = 128 causal backward 1.46x to 1.69x
     // faster at S = 2k to 16k (44 to 48 bytes of spills against 20 to 36);
     // its dQ nest only converts the accumulator. A score
-    // modification's derivative spilled 32 bytes in the dK/dV kernel at
-    // D = 128.
+    // modification's derivative spilled 32 bytes in the deterministic dK/dV
+    // kernel at D = 128; the atomic one takes them anyway (48 to 76 bytes of
+    // spills against 12 to 28 on 4 warps): on an H100 two warpgroups ran
+    // its forward + backward with ALiBi slopes 1.42x to 1.53x faster, with
+    // a bias table 1.44x (docs/GPU.md).
     int64_t widest = std::max(s.headCols, s.valueCols);
     bool keyRows = s.gradNest == GradNest::KeyValue;
     bool dqRows = !s.dsTile || (keyRows && s.headCols % 128 == 0 && !s.mask);
     if (hopper && s.gradNest && *s.gradNest != GradNest::RowStats && dqRows &&
         !request.warps && !bq && !bkv && widest > 64 && widest <= 128 &&
         (s.causal == CausalKind::None || (keyRows && s.dsTile)) &&
-        !(keyRows && s.scoreMod)) {
+        !(keyRows && s.scoreMod && !s.dsTile)) {
       int64_t block = keyRows ? s.maskBlockK : s.maskBlockQ;
       if (!block || block % 128 == 0) {
         t.warps = 8;
