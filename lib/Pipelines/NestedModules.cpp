@@ -32,6 +32,18 @@ struct AttnNestedModulesPass
 
   void runOnOperation() override {
     ModuleOp root = getOperation();
+    // The pipelines run on modules: one anchored on another op would run on
+    // ops it was not built for.
+    for (const OpPassManager &pm : pipeline) {
+      StringRef anchor = pm.getOpAnchorName();
+      if (anchor == ModuleOp::getOperationName() ||
+          anchor == OpPassManager::getAnyOpAnchorName())
+        continue;
+      root.emitError() << "attn-nested-modules: 'pipeline' must run on "
+                          "'builtin.module' (or 'any'), got a pipeline on '"
+                       << anchor << "'";
+      return signalPassFailure();
+    }
     // Post-order: a module's nested modules are lowered before it is.
     SmallVector<ModuleOp> nested;
     root->walk<WalkOrder::PostOrder>([&](ModuleOp module) {

@@ -147,17 +147,47 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+/// Registers a pipeline of passes that run on builtin.module, as
+/// PassPipelineRegistration does, but refuses a pass manager anchored on
+/// another op (`func.func(attn-to-llvm)`) with an error: adding a module pass
+/// to it would abort.
+template <typename Options>
+static void registerModulePipeline(StringRef arg, StringRef description,
+                                   void (*builder)(OpPassManager &,
+                                                   const Options &)) {
+  std::string name = arg.str();
+  registerPassPipeline(
+      arg, description,
+      [name, builder](OpPassManager &pm, StringRef optionsStr,
+                      function_ref<LogicalResult(const Twine &)> errorHandler)
+          -> LogicalResult {
+        StringRef anchor = pm.getOpAnchorName();
+        if (anchor != ModuleOp::getOperationName() &&
+            anchor != OpPassManager::getAnyOpAnchorName())
+          return errorHandler("the '" + name +
+                              "' pipeline runs on 'builtin.module', not "
+                              "nested in '" +
+                              anchor + "'");
+        Options options;
+        if (failed(options.parseFromString(optionsStr)))
+          return failure();
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
+
 void attn::registerAttnPipelines() {
-  PassPipelineRegistration<AttnToPTXPipelineOptions>(
+  registerModulePipeline<AttnToPTXPipelineOptions>(
       "attn-to-ptx",
       "Emit tensor-core kernels for the attn ops and serialise them as PTX "
       "(gpu.binary); the module's attn.manifest describes them",
       buildAttnToPTXPipeline);
-  PassPipelineRegistration<AttnToLLVMPipelineOptions>(
+  registerModulePipeline<AttnToLLVMPipelineOptions>(
       "attn-to-llvm",
       "Lower attn ops (through attn-tile) and the linalg/tosa around them to "
       "LLVM-dialect IR for the CPU (mlir-runner)",
-      [](OpPassManager &pm, const AttnToLLVMPipelineOptions &options) {
-        buildAttnToLLVMPipeline(pm, options);
-      });
+      buildAttnToLLVMPipeline);
 }

@@ -1,6 +1,10 @@
 // RUN: attn-opt %s --attn-to-llvm | FileCheck %s
 // RUN: attn-opt %s --attn-to-llvm="decompose" | FileCheck %s
 // RUN: attn-opt %s --pass-pipeline="builtin.module(attn-nested-modules{pipeline=builtin.module(attn-decompose)})" | FileCheck %s --check-prefix=NESTED
+// RUN: not attn-opt %s --pass-pipeline="builtin.module(attn-nested-modules{pipeline=func.func(canonicalize)})" 2>&1 | FileCheck %s --check-prefix=NESTED-ANCHOR
+// RUN: not attn-opt %s --pass-pipeline="builtin.module(func.func(attn-to-llvm))" 2>&1 | FileCheck %s --check-prefix=LLVM-ANCHOR
+// RUN: not attn-opt %s --pass-pipeline="builtin.module(attn-nested-modules{pipeline=func.func(attn-to-llvm)})" 2>&1 | FileCheck %s --check-prefix=LLVM-ANCHOR
+// RUN: not attn-opt %s --pass-pipeline="builtin.module(func.func(attn-to-ptx))" 2>&1 | FileCheck %s --check-prefix=PTX-ANCHOR
 
 // attn-to-llvm lowers the functions of nested builtin.modules too, each
 // module on its own and the innermost first (before, one-shot
@@ -19,6 +23,15 @@
 // NESTED-NOT:         attn.attention
 // NESTED:         func.func @attention_outer(
 // NESTED-NEXT:      attn.attention
+
+// The pipelines run on modules: anchored on another op, they get an error
+// (not an abort, nor a module pipeline run on a module as if it were a
+// function).
+// NESTED-ANCHOR: error: attn-nested-modules: 'pipeline' must run on 'builtin.module' (or 'any'), got a pipeline on 'func.func'
+// LLVM-ANCHOR: the 'attn-to-llvm' pipeline runs on 'builtin.module', not nested in 'func.func'
+// LLVM-ANCHOR-NOT: LLVM ERROR
+// PTX-ANCHOR: the 'attn-to-ptx' pipeline runs on 'builtin.module', not nested in 'func.func'
+// PTX-ANCHOR-NOT: LLVM ERROR
 
 // CHECK-LABEL: module @outer
 // CHECK:         module @inner {

@@ -835,6 +835,24 @@ func.func @balanced_items(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xb
 
 // -----
 
+// num_splits * B wraps around int64 here (2^48 * 2^16 = 2^64): checked, it
+// is not taken for zero work items.
+func.func @balanced_items_overflow(%q: tensor<65536x1x1x8xf16>, %k: tensor<65536x1x16x8xf16>, %lens: tensor<65536xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op has num_splits * B = 281474976710656 * 65536 work items, more than 2^48 = 281474976710656}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %k kv_lens(%lens : tensor<65536xi32>) {num_splits = 281474976710656 : i64, balanced} : tensor<65536x1x1x8xf16>, tensor<65536x1x16x8xf16>, tensor<65536x1x16x8xf16> -> tensor<0x1x1x1x8xf32>, tensor<0x1x1x1xf32>, tensor<65537xi32>
+  return
+}
+
+// -----
+
+func.func @num_splits_huge(%q: tensor<?x1x1x8xf16>, %k: tensor<?x1x16x8xf16>, %lens: tensor<?xi32>) {
+  // expected-error @+1 {{'attn.attention_partial' op 'num_splits' must be at most 2^48 = 281474976710656, got 4611686018427387904}}
+  %po, %pl, %off = attn.attention_partial %q, %k, %k kv_lens(%lens : tensor<?xi32>) {num_splits = 4611686018427387904 : i64, balanced} : tensor<?x1x1x8xf16>, tensor<?x1x16x8xf16>, tensor<?x1x16x8xf16> -> tensor<?x1x1x1x8xf32>, tensor<?x1x1x1xf32>, tensor<?xi32>
+  return
+}
+
+// -----
+
 func.func @balanced_offsets_shape(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %lens: tensor<8xi32>) {
   // expected-error @+1 {{'attn.attention_partial' op 'split_offsets' must have shape [9] ([B + 1], i32), got [8]}}
   %po, %pl, %off = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) {num_splits = 4 : i64, balanced} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<8xi32>

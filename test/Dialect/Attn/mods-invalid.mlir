@@ -31,6 +31,46 @@ func.func @mask_yields_f32(%q: tensor<1x2x8x16xf32>) {
 
 // -----
 
+// The op's verifier sees its regions before the verifier checks their ops:
+// an empty block, a yield without its operand and a tensor.extract without
+// its operands get the op's error, not a crash.
+func.func @mask_empty_block(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'mask_mod' must end in attn.yield of 'i1'}}
+  %o = attn.attention %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+    }
+  return
+}
+
+// -----
+
+func.func @mask_yields_nothing(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'mask_mod' must end in attn.yield of 'i1'}}
+  %o = attn.attention %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      "attn.yield"() : () -> ()
+    }
+  return
+}
+
+// -----
+
+func.func @score_extract_without_operands(%q: tensor<1x2x8x16xf32>, %t: tensor<8xf32>) {
+  // expected-error @+1 {{'score_mod' holds 'tensor.extract', which reads a tensor that is not one of mod_operands}}
+  %o = attn.attention %q, %q, %q mod_operands(%t : tensor<8xf32>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+    score_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32, %sl: tensor<8xf32>):
+      // expected-note @+1 {{here}}
+      %x = "tensor.extract"() : () -> f32
+      attn.yield %x : f32
+    }
+  return
+}
+
+// -----
+
 func.func @captures(%q: tensor<1x2x8x16xf32>, %cap: f32) {
   // expected-error @+1 {{'score_mod' holds 'arith.divf', which uses a value defined outside the region (pass tensors through mod_operands and define constants inside)}}
   %o = attn.attention %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>

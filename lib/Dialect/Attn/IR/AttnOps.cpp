@@ -571,6 +571,10 @@ LogicalResult AttentionPartialOp::verify() {
   int64_t n = getNumSplits();
   if (n < 1)
     return emitOpError() << "'num_splits' must be at least 1, got " << n;
+  // Every split is a row of partial results, whatever B is.
+  if (n > kMaxElements)
+    return emitOpError() << "'num_splits' must be at most 2^48 = "
+                         << kMaxElements << ", got " << n;
   Type f32 = Float32Type::get(getContext());
   if (getBalanced()) {
     if (!getKvLens())
@@ -584,7 +588,14 @@ LogicalResult AttentionPartialOp::verify() {
     // the N * B items whatever the lengths.
     int64_t items = ShapedType::kDynamic, offsets = ShapedType::kDynamic;
     if (!ShapedType::isDynamic(dims->batch)) {
-      items = n * dims->batch;
+      // Checked: a wrapped product would accept a partial_output of the
+      // wrong size.
+      std::optional<int64_t> total = llvm::checkedMul(n, dims->batch);
+      if (!total || *total > kMaxElements)
+        return emitOpError()
+               << "has num_splits * B = " << n << " * " << dims->batch
+               << " work items, more than 2^48 = " << kMaxElements;
+      items = *total;
       offsets = dims->batch + 1;
     }
     if (failed(verifyTypeIs(

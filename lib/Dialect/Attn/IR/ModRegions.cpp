@@ -51,8 +51,11 @@ static LogicalResult verifyRegion(Operation *op, Region &region, StringRef name,
   }
   Type yielded =
       isScoreMod(region) ? Type(b.getF32Type()) : Type(b.getI1Type());
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
-  if (!yield || yield.getValue().getType() != yielded)
+  // The op's verifier runs before the verifier checks the region's ops and
+  // terminator: the block may be empty or end in a malformed attn.yield.
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield || yield->getNumOperands() != 1 ||
+      yield.getValue().getType() != yielded)
     return op->emitOpError()
            << "'" << name << "' must end in attn.yield of " << yielded;
   unsigned firstTensor = scalarArgs(region);
@@ -81,8 +84,12 @@ static LogicalResult verifyRegion(Operation *op, Region &region, StringRef name,
                            "arith.select)";
     if (!isMemoryEffectFree(&inner))
       return describe() << "an op with side effects";
-    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
-      auto arg = dyn_cast<BlockArgument>(extract.getTensor());
+    if (isa<tensor::ExtractOp>(inner)) {
+      // Not through the accessor: the verifier has yet to check that the
+      // op has its operands.
+      auto arg = inner.getNumOperands()
+                     ? dyn_cast<BlockArgument>(inner.getOperand(0))
+                     : BlockArgument();
       if (!arg || arg.getOwner() != &block || arg.getArgNumber() < firstTensor)
         return describe() << "which reads a tensor that is not one of "
                              "mod_operands";
