@@ -164,10 +164,33 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     }
 
     SmallVector<Operation *> ops;
+    bool badDim = false;
     root->walk([&](Operation *op) {
       if (isa<AttentionOp, AttentionPartialOp, CombineOp, AttentionGradOp>(op))
         ops.push_back(op);
+      // The dim ops' verifiers accept a constant index outside the shape,
+      // on which upstream canonicalization patterns that the passes after
+      // this one run crash (MLIR 22): refused here, where the IR enters.
+      std::optional<int64_t> index;
+      Type shaped;
+      if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+        index = dim.getConstantIndex();
+        shaped = dim.getSource().getType();
+      } else if (auto dim = dyn_cast<memref::DimOp>(op)) {
+        index = dim.getConstantIndex();
+        shaped = dim.getSource().getType();
+      }
+      auto ranked = dyn_cast_if_present<ShapedType>(shaped);
+      if (index && ranked && ranked.hasRank() &&
+          (*index < 0 || *index >= ranked.getRank())) {
+        op->emitOpError() << "has dimension index " << *index
+                          << ", outside the rank " << ranked.getRank()
+                          << " of its operand";
+        badDim = true;
+      }
     });
+    if (badDim)
+      return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
     bool anyFailed = false;

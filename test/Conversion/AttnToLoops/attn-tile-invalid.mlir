@@ -62,3 +62,18 @@ func.func @grad(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v: tens
       -> tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>
   return %dq, %dk, %dv : tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>
 }
+
+// -----
+
+// A dim index outside the operand's shape, which tensor.dim's and
+// memref.dim's verifiers accept and upstream canonicalization patterns
+// after attn-tile crash on: refused where the IR enters.
+func.func @dim_index_outside_shape(%q: tensor<?x6xf32>, %m: memref<?xf32>) -> (index, index) {
+  %c = arith.constant -2147483648 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tensor.dim' op has dimension index -2147483648, outside the rank 2 of its operand}}
+  %b = tensor.dim %q, %c : tensor<?x6xf32>
+  // expected-error @+1 {{'memref.dim' op has dimension index 1, outside the rank 1 of its operand}}
+  %n = memref.dim %m, %c1 : memref<?xf32>
+  return %b, %n : index, index
+}
