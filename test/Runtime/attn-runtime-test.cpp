@@ -1796,6 +1796,26 @@ void printPaged(const char *name, const DecodePlan &p) {
   printLaunchHeader(name, p.combine);
 }
 
+/// Plans paged decode call `a` against `m`, reports its status under
+/// `name` and prints the plan.
+DecodePlan planPaged(const ManifestSection &m, const char *name,
+                     const PagedArgs &a) {
+  DecodePlan p;
+  report(name, a.plan(m, p));
+  printPaged(name, p);
+  return p;
+}
+
+/// What attn_decode_workspace_size says for `a`'s tensors at `p`'s split
+/// count.
+void printPagedWorkspace(const char *name, const PagedArgs &a,
+                         const DecodePlan &p) {
+  std::printf("%s: attn_decode_workspace_size(q, v_cache, %lld) = %lld\n", name,
+              static_cast<long long>(p.numSplits),
+              static_cast<long long>(
+                  attn_decode_workspace_size(&a.q, &a.v, p.numSplits)));
+}
+
 int runPaged() {
   Manifest parsed, plain;
   if (!setUp(pagedModule(), parsed) || !setUp(kModule, plain))
@@ -1806,13 +1826,7 @@ int runPaged() {
     // pages: the splits are the paged model's for Sk = 512 x 16 = 8192
     // keys, the capacity.
     PagedArgs a;
-    DecodePlan p;
-    report("vllm", a.plan(m, p));
-    printPaged("vllm", p);
-    std::printf("vllm: attn_decode_workspace_size(q, v_cache, %lld) = %lld\n",
-                static_cast<long long>(p.numSplits),
-                static_cast<long long>(
-                    attn_decode_workspace_size(&a.q, &a.v, p.numSplits)));
+    printPagedWorkspace("vllm", a, planPaged(m, "vllm", a));
     DecodeArgs dense(4, 8, 8192);
     int64_t denseSplits = 0;
     dense.resolve(m, nullptr, 0, denseSplits);
@@ -1829,9 +1843,7 @@ int runPaged() {
     a.setSeqQ(4);
     a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 100, nullptr};
     a.splits = 3;
-    DecodePlan p;
-    report("hnd-br-sq4", a.plan(m, p));
-    printPaged("hnd-br-sq4", p);
+    planPaged(m, "hnd-br-sq4", a);
   }
   {
     // The split count: the default for the capacity, one, and a request
@@ -2176,14 +2188,9 @@ int runBalanced() {
     // pages: the balanced pair, the default count of balancedDefaultSplits
     // for Sk = 8192, W = N x B items in grid x.
     PagedArgs a;
-    DecodePlan p;
-    report("vllm", a.plan(m, p));
-    printPaged("vllm", p);
+    DecodePlan p = planPaged(m, "vllm", a);
     printCombine(p.combine);
-    std::printf("vllm: attn_decode_workspace_size(q, v_cache, %lld) = %lld\n",
-                static_cast<long long>(p.numSplits),
-                static_cast<long long>(
-                    attn_decode_workspace_size(&a.q, &a.v, p.numSplits)));
+    printPagedWorkspace("vllm", a, p);
   }
   {
     // Pools [P, Hkv, page_size, D] (FlashInfer's HND), pages of 128 keys,
@@ -2195,10 +2202,7 @@ int runBalanced() {
     a.setSeqQ(4);
     a.options.scale = 0.5f;
     a.splits = 3;
-    DecodePlan p;
-    report("hnd-sq4", a.plan(m, p));
-    printPaged("hnd-sq4", p);
-    printCombine(p.combine);
+    printCombine(planPaged(m, "hnd-sq4", a).combine);
   }
   {
     // The split count: the default, one (B items, one per sequence), a
