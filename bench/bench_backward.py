@@ -29,6 +29,8 @@ atomic dQ mode (attn-compile --atomic-dq), the forward from --manifest.
 backward kernels (another schedule, an earlier compiler), same tensors.
 --kernel-times prints each attn kernel's mean time per call (torch.profiler).
 --repeats N times every implementation N times in turn, keeping its best.
+--peers picks the SDPA backends (default flash,cudnn; past D = 256 those
+refuse, and efficient and math take their place).
 """
 
 import os
@@ -120,7 +122,7 @@ def time_call(timer, call, entry, flops, per_kernel):
 
 
 def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
-          per_kernel=False, repeats=1):
+          per_kernel=False, repeats=1, peers=None):
     """`atomic`: a module of atomic dQ kernels, timed as "attn-atomic"
     (its forward from `module`); `baseline`: a module whose deterministic
     backward kernels are timed as "attn-base"."""
@@ -131,6 +133,7 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
     if baseline:
         others["attn-base"] = baseline
     mine = ["attn"] + list(others)
+    peers = peers or ba.PEERS
     for d, s, causal in grid:
         b, h = 16384 // s, 2048 // d
         q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
@@ -139,7 +142,7 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
         flops = (14.0 if with_forward else 10.0) * b * h * s * s * d / (
             2 if causal else 1)
         results, grads, calls = {}, {}, {}
-        for name in mine + ba.PEERS:
+        for name in mine + peers:
             entry = {}
             try:
                 if name in mine:
@@ -172,7 +175,7 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
             for name, call in calls.items():
                 time_call(timer, call, results[name], flops,
                           per_kernel and name in mine)
-        reference = next((p for p in ba.PEERS if p in grads), None)
+        reference = next((p for p in peers if p in grads), None)
         for name in mine:
             if name not in grads or not reference:
                 continue
@@ -189,7 +192,7 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
                 dict(results, attn=results[name]), "tflops")
         rows.append(row)
         cells = []
-        for name in mine + ba.PEERS:
+        for name in mine + peers:
             e = results[name]
             cells.append("%8.1f" % e["tflops"] if e.get("tflops") else
                          "%8s" % "-")
@@ -201,7 +204,7 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
             "; ".join(results[n].get("check") or results[n].get("error", "")
                       for n in mine)),
             flush=True)
-        for name in ba.PEERS:
+        for name in peers:
             if results[name].get("error"):
                 print("    %s: %s" % (name, results[name]["error"]))
         for name in mine:
@@ -235,6 +238,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=1,
                         help="rounds of timing, each implementation in turn; "
                              "the fastest round counts")
+    parser.add_argument("--peers", default=",".join(ba.PEERS),
+                        help="SDPA backends to time beside attn (flash, "
+                             "cudnn, efficient, math)")
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -256,11 +262,13 @@ def main():
           "(half causal); ratio = attn / fastest peer" % (
               "forward + backward" if args.with_forward else "backward",
               props.name, torch.__version__, 14 if args.with_forward else 10))
-    print("%-25s %8s%s%s %8s %8s" % (
+    peers = args.peers.split(",")
+    print("%-25s %8s%s%s %s" % (
         "shape", "attn", " %8s" % "atomic" if atomic else "",
-        " %8s" % "base" if baseline else "", "flash", "cudnn"))
+        " %8s" % "base" if baseline else "",
+        " ".join("%8s" % p for p in peers)))
     rows = bench(module, timer, grid, args.with_forward, atomic, baseline,
-                 args.kernel_times, args.repeats)
+                 args.kernel_times, args.repeats, peers)
     if args.json:
         ba.write_rows(args.json, rows)
     return 1 if any(not e.get("check_ok", True)

@@ -6,7 +6,14 @@
 // D = 576 with Dv = 512 (prefill, and decode with one KV head shared by
 // every query head, from contiguous K/V or a paged cache of [P, page, 1,
 // D] pools); test/GPU/gpu_tests.py runs every kernel it finds
-// (head_dim_cases). The backward kernels stop at D = 256.
+// (head_dim_cases). The backward kernels (attn.attention_grad) compute dK
+// and dV, and dQ, in column blocks of whole 16-column steps, a CTA each
+// (value_blocks in the manifest; each block recomputes S and dP): D = 320,
+// 512 with every causal kind, f16, D = 300 (rows copied element by
+// element, the last block storing fewer columns) and Dv != D. (D = 264
+// and MLA's D = 576 with Dv = 512 compile too, but spill 8 to 28 bytes on
+// sm_80, and D = 576 does not fit sm_86's shared memory:
+// docs/Limits.md.)
 
 func.func @fwd_bf16_d264_dv264_none(%q: tensor<?x16x?x264xbf16>, %k: tensor<?x16x?x264xbf16>, %v: tensor<?x16x?x264xbf16>) -> (tensor<?x16x?x264xbf16>, tensor<?x16x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v : tensor<?x16x?x264xbf16>, tensor<?x16x?x264xbf16>, tensor<?x16x?x264xbf16> -> tensor<?x16x?x264xbf16>, tensor<?x16x?xf32>
@@ -99,4 +106,46 @@ func.func @paged_bf16_d576_dv512_bottom_right(%q: tensor<?x?x128x576xbf16>, %k: 
   %po, %pl = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>) {num_splits = 8 : i64, layout = #attn.layout<bshd>, causal = #attn.causal<bottom_right>} : tensor<?x?x128x576xbf16>, tensor<?x?x1x576xbf16>, tensor<?x?x1x512xbf16> -> tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32>
   %o = attn.combine %po, %pl {layout = #attn.layout<bshd>} : tensor<8x?x128x?x512xf32>, tensor<8x?x128x?xf32> -> tensor<?x?x128x512xbf16>
   return %o : tensor<?x?x128x512xbf16>
+}
+
+func.func @bwd_bf16_d320_dv320_none(%q: tensor<?x16x?x320xbf16>, %k: tensor<?x16x?x320xbf16>, %v: tensor<?x16x?x320xbf16>, %o: tensor<?x16x?x320xbf16>, %do: tensor<?x16x?x320xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>, tensor<?x16x?x320xbf16>
+}
+
+func.func @bwd_bf16_d512_dv512_none(%q: tensor<?x16x?x512xbf16>, %k: tensor<?x16x?x512xbf16>, %v: tensor<?x16x?x512xbf16>, %o: tensor<?x16x?x512xbf16>, %do: tensor<?x16x?x512xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>
+}
+
+func.func @bwd_bf16_d512_dv512_bottom_right(%q: tensor<?x16x?x512xbf16>, %k: tensor<?x16x?x512xbf16>, %v: tensor<?x16x?x512xbf16>, %o: tensor<?x16x?x512xbf16>, %do: tensor<?x16x?x512xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>}
+      : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>
+}
+
+func.func @bwd_f16_d512_dv512_top_left(%q: tensor<?x16x?x512xf16>, %k: tensor<?x16x?x512xf16>, %v: tensor<?x16x?x512xf16>, %o: tensor<?x16x?x512xf16>, %do: tensor<?x16x?x512xf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}
+      : tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>
+  return %dq, %dk, %dv : tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>, tensor<?x16x?x512xf16>
+}
+
+func.func @bwd_bf16_d300_dv300_none(%q: tensor<?x16x?x300xbf16>, %k: tensor<?x16x?x300xbf16>, %v: tensor<?x16x?x300xbf16>, %o: tensor<?x16x?x300xbf16>, %do: tensor<?x16x?x300xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>, tensor<?x16x?x300xbf16>
+}
+
+func.func @bwd_bf16_d512_dv128_none(%q: tensor<?x16x?x512xbf16>, %k: tensor<?x16x?x512xbf16>, %v: tensor<?x16x?x128xbf16>, %o: tensor<?x16x?x128xbf16>, %do: tensor<?x16x?x128xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16>, tensor<?x16x?x128xbf16>, tensor<?x16x?xf32>
+      -> tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x128xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x512xbf16>, tensor<?x16x?x512xbf16>, tensor<?x16x?x128xbf16>
 }

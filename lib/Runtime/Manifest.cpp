@@ -867,12 +867,17 @@ attn_status Parser::parseKernel(int line,
                            "(this is kind=" +
                            kernelKindName(k.kind) + ")");
   // Value blocks are CTAs of their own in the grid of tiles, each reading
-  // V at its columns from the tensor's pointer (no tensor map).
+  // V at its columns from the tensor's pointer (no tensor map); the
+  // backward's column blocks are CTAs of their own in the grids of the
+  // dK/dV and dQ kernels.
   if (k.valueBlocks > 1) {
-    if (k.kind != KernelKind::Forward && k.kind != KernelKind::DecodePartial)
+    if (k.kind != KernelKind::Forward && k.kind != KernelKind::DecodePartial &&
+        k.kind != KernelKind::BackwardKeyValue &&
+        k.kind != KernelKind::BackwardQuery)
       return error(line, where +
-                             "value_blocks is for kind=forward and "
-                             "kind=decode_partial (this is kind=" +
+                             "value_blocks is for kind=forward, "
+                             "decode_partial, backward_kv and backward_q "
+                             "(this is kind=" +
                              kernelKindName(k.kind) + ")");
     if (k.valueBlocks > kMaxValueBlocks || k.valueBlocks * 8 > k.valueDim)
       return error(line,

@@ -1384,8 +1384,9 @@ void pushF32(std::vector<uint64_t> &args, float value) {
   args.push_back(bits);
 }
 
-/// Grid x of a forward kernel with `tiles` query tiles: a CTA per tile and
-/// value block (manifest `value_blocks`); past int64 more than any grid.
+/// Grid x of a kernel with `tiles` tiles (forward and dQ: query tiles;
+/// dK/dV: key tiles): a CTA per tile and value block (manifest
+/// `value_blocks`); past int64 more than any grid.
 int64_t valueBlockTiles(int64_t tiles, const KernelSpec &kernel) {
   int64_t x = 0;
   return mul(tiles, kernel.valueBlocks, x) ? x : INT64_MAX;
@@ -2162,18 +2163,21 @@ attn_status planBackward(const ManifestSection &section,
   plan.keyValue.kernel = kernels[1];
   plan.query.kernel = kernels[2];
   // dot and query work on query tiles, key_value on key tiles, each CTA
-  // of key_value summing dK and dV over every query head of its group.
+  // of key_value summing dK and dV over every query head of its group;
+  // key_value and query a CTA per column block too (value_blocks).
   if (attn_status s =
           setGrid(api, plan.dot, ceilDiv(p.seqQ, kernels[0]->blockQ), p.headsQ,
                   p.batch))
     return s;
-  if (attn_status s =
-          setGrid(api, plan.keyValue, ceilDiv(p.seqK, kernels[1]->blockKv),
-                  p.headsKv, p.batch))
+  if (attn_status s = setGrid(
+          api, plan.keyValue,
+          valueBlockTiles(ceilDiv(p.seqK, kernels[1]->blockKv), *kernels[1]),
+          p.headsKv, p.batch))
     return s;
-  if (attn_status s =
-          setGrid(api, plan.query, ceilDiv(p.seqQ, kernels[2]->blockQ),
-                  p.headsQ, p.batch))
+  if (attn_status s = setGrid(
+          api, plan.query,
+          valueBlockTiles(ceilDiv(p.seqQ, kernels[2]->blockQ), *kernels[2]),
+          p.headsQ, p.batch))
     return s;
 
   // The atomic kernels need their accumulator: a workspace sized for the

@@ -317,11 +317,15 @@ int runManifest() {
             h + "kernel d kind=decode_partial dtype=bf16 head_dim=128 "
                 "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
                 "smem=0 grid=persistent\n");
-  // value_blocks: forward and decode_partial, at most 64 and value_dim / 8,
-  // never with a persistent grid or tensor maps.
+  // value_blocks: forward, decode_partial, backward_kv and backward_q, at
+  // most 64 and value_dim / 8, never with a persistent grid or tensor maps.
   parseCase("value-blocks-combine",
             h + "kernel c kind=decode_combine dtype=bf16 value_dim=512 "
                 "rows=16 threads=32 smem=0 value_blocks=2\n");
+  parseCase("value-blocks-dot",
+            h + "kernel d kind=backward_dot dtype=bf16 head_dim=512 "
+                "value_dim=512 causal=none block_q=64 block_kv=64 threads=128 "
+                "smem=0 value_blocks=2\n");
   parseCase("value-blocks-many", h + fwd + " value_blocks=17\n");
   parseCase("value-blocks-zero", h + fwd + " value_blocks=0\n");
   parseCase("value-blocks-persistent",
@@ -2802,6 +2806,29 @@ int runBackward() {
     BackwardArgs a(ATTN_BF16, 128, /*bshdLayout=*/true);
     a.options = {0.5f, ATTN_CAUSAL_BOTTOM_RIGHT, 256, nullptr};
     backwardCase(m, "bshd", a, true);
+  }
+  {
+    // Past D = 256 the dK/dV and dQ kernels take a CTA per tile and column
+    // block (value_blocks): grid x = ceil(Sk / 32) x 4 and ceil(Sq / 32) x 2.
+    Manifest wide;
+    std::string common = " dtype=bf16 head_dim=512 value_dim=512 causal=none ";
+    if (!setUp(std::string(kModule) +
+                   "kernel bwd_dot_bf16_512 kind=backward_dot" + common +
+                   "block_q=64 block_kv=64 threads=128 smem=0\n"
+                   "kernel bwd_kv_bf16_512 kind=backward_kv" + common +
+                   "block_q=32 block_kv=32 value_blocks=4 threads=64 "
+                   "smem=201728\n"
+                   "kernel bwd_q_bf16_512 kind=backward_q" + common +
+                   "block_q=32 block_kv=32 value_blocks=2 threads=64 "
+                   "smem=199680\n",
+               wide))
+      return 1;
+    BackwardArgs a = sizedBackwardArgs(512);
+    BackwardPlan p;
+    backwardCase(wide.sections.front(), "d512-blocks", a);
+    if (a.plan(wide.sections.front(), p) == ATTN_OK)
+      for (const Launch *l : {&p.dot, &p.keyValue, &p.query})
+        printLaunchHeader("d512-blocks", *l);
   }
   {
     // MQA, one query row, one key: one CTA per kernel.

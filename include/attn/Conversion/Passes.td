@@ -72,7 +72,10 @@ def AttnTilePass : Pass<"attn-tile"> {
     columns of V and O of the forward and split-KV ops into blocks, each a
     pass of its own over the keys (S and the softmax recomputed): what a GPU
     kernel does past Dv = 256, where O's accumulator would not fit in
-    registers. `report` attaches a remark to every
+    registers. On `attn.attention_grad` it splits the columns of dK and dV
+    (the dK/dV nest) and of dQ (the dQ nest) into blocks of whole 16-column
+    steps, each a pass of its own that recomputes S and dP (the
+    deterministic mode only): what the GPU kernels do past D = 256. `report` attaches a remark to every
     op with its schedule, the shared memory it takes and, for static
     shapes, the HBM bytes and matmul FLOPs of the tiling next to those of
     standard attention, which materialises S and P (in the element type) in
@@ -102,8 +105,9 @@ def AttnTilePass : Pass<"attn-tile"> {
            "1 to 2^30">,
     Option<"valueBlocks", "value-blocks", "int64_t", /*default=*/"0",
            "Forward and split-KV: column blocks of V and O, each computed "
-           "with its own pass over the keys, at most 64 and Dv / 8 (0: the "
-           "cost model's choice)">,
+           "with its own pass over the keys, at most 64 and Dv / 8; "
+           "gradients: column blocks of dQ, dK and dV, each recomputing S "
+           "and dP (0: the cost model's choice)">,
     Option<"memorySpace", "memory-space", "std::string",
            /*default=*/"\"#gpu.address_space<workgroup>\"",
            "Memory space of the Q/K/V/dO tile buffers (an attribute, or "

@@ -73,8 +73,8 @@ struct AttnToLLVMPipelineOptions
   PassOptions::Option<int64_t> valueBlocks{
       *this, "value-blocks",
       llvm::cl::desc("attn-tile: column blocks of V and O of the forward and "
-                     "split-KV ops, each a pass over the keys (0: the cost "
-                     "model's choice)"),
+                     "split-KV ops, each a pass over the keys, and of dQ, dK "
+                     "and dV of the gradient (0: the cost model's choice)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> smemBudget{
       *this, "smem-budget",

@@ -223,8 +223,9 @@ std::string KernelSpec::operandsReason() const {
     return "f32 operands have kernels on sm_80's mapping only (mma.sync on "
            "TF32 parts)";
   // The tiles pad the head dims to whole 16-column tensor-core steps.
-  int64_t widest = isBackward() ? kMaxBackwardHeadDim : kMaxKernelHeadDim;
-  std::string which = isBackward() ? "of the backward kernels " : "";
+  bool atomic = isBackward() && atomicDq;
+  int64_t widest = atomic ? kMaxAtomicBackwardHeadDim : kMaxKernelHeadDim;
+  std::string which = atomic ? "of the atomic dQ mode's kernels " : "";
   if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > widest))
     return "head dim D " + which + "must be in [1, " + std::to_string(widest) +
            "], got " + std::to_string(headDim);

@@ -261,6 +261,11 @@ private:
   int64_t carriedRegisters(scf::ForOp op) const;
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerAlloc(memref::AllocOp op);
+  /// cp.async of a tile whose rows' 16-byte chunks neither divide the
+  /// threads nor are a multiple of them, a round of rows at a time.
+  LogicalResult lowerLoadByRows(TileLoadOp op, const Global &g,
+                                const SharedTile &t, Value rows, Value last,
+                                int64_t length);
   LogicalResult lowerSubView(memref::SubViewOp op);
   /// memref.load or tensor.extract of a kernel parameter.
   LogicalResult lowerGlobalLoad(Operation *op);

@@ -928,6 +928,8 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
   }
   int64_t perRow = t.shape[1] / chunk, total = t.shape[0] * perRow;
   int64_t threads = warps * 32;
+  if (t.shape[1] > kMaxValueBlockCols && threads % perRow && perRow % threads)
+    return lowerLoadByRows(op, *g, t, rows, last, length);
   for (int64_t k = 0; k < total; k += threads) {
     OpBuilder::InsertionGuard guard(b);
     Value c = e.add(tid, e.c32(k));
@@ -956,6 +958,72 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
     NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
                             NVVM::LoadCacheModifierKind::CG,
                             e.select(valid, e.c32(16), e.c32(0)));
+  }
+  uncommittedLoads = true;
+  return success();
+}
+
+LogicalResult TileLowering::lowerLoadByRows(TileLoadOp op, const Global &g,
+                                            const SharedTile &t, Value rows,
+                                            Value last, int64_t length) {
+  // Rows past 256 columns of a number of chunks that neither divides the
+  // threads nor is a multiple of them (D = 264 to 576 but 512: 34 to 72
+  // chunks): chunk c of the tile in order would be row c / perRow, column
+  // c mod perRow, a division per chunk, and LLVM kept every chunk's offset
+  // in a register across the loop that streams the tile (the D = 320,
+  // 384, 448 and 576 backward kernels spilled 148 to 816 bytes). Instead
+  // thread t copies column chunks t mod perRow (+ threads, ...) of row
+  // t / perRow of each round of `threads / perRow` rows (or one): the same
+  // two values in every round. (Narrower rows keep the order above, whose
+  // kernels did not spill.)
+  int64_t eb = t.elementBytes(), chunk = 16 / eb;
+  int64_t perRow = t.shape[1] / chunk, tileRows = t.shape[0];
+  int64_t threads = warps * 32;
+  int64_t rowsPerRound = std::max<int64_t>(1, threads / perRow);
+  int64_t columnSteps = llvm::divideCeil(perRow, threads);
+  Value rowInRound = e.div(tid, e.c32(perRow));
+  Value firstChunk = e.rem(tid, e.c32(perRow));
+  OpBuilder::InsertionGuard guard(b);
+  // Threads past the rounds' chunks copy nothing.
+  if (rowsPerRound * perRow < threads) {
+    auto active = scf::IfOp::create(
+        b, e.loc, e.lt(tid, e.c32(rowsPerRound * perRow)), false);
+    b.setInsertionPointToStart(active.thenBlock());
+  }
+  for (int64_t r0 = 0; r0 < tileRows; r0 += rowsPerRound) {
+    Value r = e.add(rowInRound, e.c32(r0));
+    FailureOr<SmallVector<Value>> idx =
+        rowIndices(op.getIndices(), e.min(r, last));
+    if (failed(idx))
+      return failure();
+    Value rowValid = e.lt(r, rows);
+    for (int64_t step = 0; step < columnSteps; ++step) {
+      OpBuilder::InsertionGuard chunkGuard(b);
+      // The last round may end past the tile, the last step past the row.
+      Value inTile = r0 + rowsPerRound > tileRows
+                         ? e.lt(r, e.c32(tileRows))
+                         : Value();
+      if (step * threads + threads > perRow) {
+        Value inRow = e.lt(firstChunk, e.c32(perRow - step * threads));
+        inTile = inTile ? e.band(inTile, inRow) : inRow;
+      }
+      if (inTile) {
+        auto ifIn = scf::IfOp::create(b, e.loc, inTile, false);
+        b.setInsertionPointToStart(ifIn.thenBlock());
+      }
+      Value col = e.mul(e.add(firstChunk, e.c32(step * threads)), e.c32(chunk));
+      Value valid = rowValid, srcCol = col;
+      if (length < t.shape[1]) {
+        Value inRow = e.lt(col, e.c32(length));
+        valid = e.band(valid, inRow);
+        srcCol = e.select(inRow, col, e.c32(0));
+      }
+      Value src = e.gep(g.ptr, g.elementType, globalOffset(g, *idx, srcCol));
+      Value dst = sharedAt(tileOffset(t, r, col));
+      NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              e.select(valid, e.c32(16), e.c32(0)));
+    }
   }
   uncommittedLoads = true;
   return success();

@@ -145,7 +145,7 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
     checkRange("warps", warps, 0, kMaxTileWarps, "0: automatic");
     checkRange("smem-budget", smemBudget, 1, kMaxSmemBudget, "bytes");
     checkRange("value-blocks", valueBlocks, 0, kMaxValueBlocks,
-               "column blocks of V and O; 0: automatic");
+               "column blocks of V and O, or of dQ, dK and dV; 0: automatic");
     if (!(sparsity >= 0.0 && sparsity < 1.0)) {
       root->emitError() << "attn-tile: sparsity = " << sparsity
                         << " is out of range [0, 1) (the fraction of the "

@@ -18,6 +18,12 @@
 // them: step 2 with the scores transposed (keys as the tiles' rows), step
 // 3 on the forward's K/V ring.
 //
+// With column blocks (AttnTileSizes::valueBlocks; a GPU kernel's past head
+// dims of 256, whose dK and dV or dQ would not fit in registers), steps 2
+// and 3 run once per block of the head dims' columns, a CTA each: every
+// block recomputes S and dP from the whole tiles and accumulates and
+// stores its own columns of dK and dV (dQ) only.
+//
 // A row with LSE = -inf (fully masked) has LSE log2(e) = +inf in its
 // record, so that its P = exp2(S scale log2(e) - LSE log2(e)) is exactly 0
 // with no select per score; padding query rows read +inf too in step 3;
@@ -118,6 +124,76 @@ static Value scaledTile(OpBuilder &b, Location loc, Value acc, Value scale,
 }
 
 namespace {
+/// One column block of a head dim in a gradient nest
+/// (AttnTileSizes::valueBlocks, gradBlocking): the columns of the tiles
+/// that its products read and of the result that it writes.
+struct ColumnBlock {
+  GradBlocking blocking;
+  int64_t dim, cols;
+  /// The block's first column (a product with 16 or 8, so that a GPU
+  /// kernel's view of a kernel parameter keeps whole 16-byte chunks), and
+  /// whether it is the last block; null with one block.
+  Value first, isLast, block;
+
+  ColumnBlock(IndexMath &ix, int64_t dim, int64_t cols, int64_t count,
+              Value block)
+      : blocking(gradBlocking(dim, cols, count)), dim(dim), cols(cols),
+        block(block) {
+    assert(blocking.valid && "the schedule checks the blocks");
+    if (count == 1)
+      return;
+    first = firstOf(ix, ix.min(block, ix.c(count - 1)));
+    isLast = ix.cmp(arith::CmpIPredicate::eq, block, ix.c(count - 1));
+  }
+
+  /// Tile columns per block (all of them with one block).
+  int64_t width() const { return blocking.step; }
+
+  /// The block's columns of `tile`, whose rows hold all `cols` columns.
+  Value view(OpBuilder &b, Location loc, Value tile) const {
+    if (!first)
+      return tile;
+    return columnView(b, loc, tile, first, blocking.step);
+  }
+
+  /// Stores the block's columns `tile` (rows `[0, rows)`) into `out`, whose
+  /// last dimension is the head dim. Where the last block's columns do not
+  /// end at the head dim (one that is no multiple of 8), a block but the
+  /// last writes all its columns, the last those up to the head dim: two
+  /// stores, each of no rows in the other case, so that every view stays
+  /// inside `out`.
+  void store(OpBuilder &b, Location loc, Value tile, Value out, Value rows,
+             RowIndices indices) const {
+    if (!first) {
+      tileStore(b, loc, tile, out, rows, indices);
+      return;
+    }
+    int64_t step = blocking.step;
+    if (blocking.lastWidth(dim) == step) {
+      tileStore(b, loc, tile, columnView(b, loc, out, first, step), rows,
+                indices);
+      return;
+    }
+    IndexMath ix{b, loc};
+    Value regular = firstOf(ix, ix.min(block, ix.c(blocking.count - 2)));
+    tileStore(b, loc, tile, columnView(b, loc, out, regular, step),
+              ix.select(isLast, ix.c(0), rows), indices);
+    tileStore(b, loc, tile,
+              columnView(b, loc, out, ix.c(blocking.lastFirst),
+                         blocking.lastWidth(dim)),
+              ix.select(isLast, rows, ix.c(0)), indices);
+  }
+
+private:
+  /// min(c step, lastFirst) for a block c < count, a product with 16 or 8.
+  Value firstOf(IndexMath &ix, Value c) const {
+    int64_t unit = blocking.lastFirst % kTileColumnStep ? 8 : kTileColumnStep;
+    return ix.mul(ix.min(ix.mul(c, ix.c(blocking.step / unit)),
+                         ix.c(blocking.lastFirst / unit)),
+                  ix.c(unit));
+  }
+};
+
 /// The Q and dO tiles the dK/dV loop streams past one key/value tile, and
 /// the records of their rows: the query tiles of positions
 /// `[iBegin, iEnd)` of every query head of the group of `kvHead`, head
@@ -282,27 +358,37 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
   int64_t blockQ = config.sizes.blockQ;
   RowTile rows = beginQueryTileForall(b, loc, p, blockQ);
   setSchedule(b, config);
-  // Over the padded columns (a GPU's fragments), which add zeros.
-  Value products = tileMap(
-      b, loc, RankedTensorType::get({blockQ, p.valueCols}, f32), ValueRange(),
-      [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
-        IndexMath ix{b, loc};
-        // Rows past the tile's read its last row; they are not stored.
-        auto [head, pos] = rows.coords(ix, p, idx[0]);
-        SmallVector<Value> at = storedIndices(p.layout, rows.batch, head, pos);
-        Value inRow =
-            ix.cmp(arith::CmpIPredicate::ult, idx[1], ix.c(p.dims.valueDim));
-        at.push_back(ix.select(inRow, idx[1], ix.c(0)));
-        Value dO = memref::LoadOp::create(b, loc, g.gradOutput, at);
-        Value o = memref::LoadOp::create(b, loc, g.output, at);
-        Value product =
-            arith::MulFOp::create(b, loc, toF32(b, loc, dO), toF32(b, loc, o));
-        return Value(arith::SelectOp::create(b, loc, inRow, product,
-                                             constF32(b, loc, 0.0)));
-      });
+  // Over the padded columns (a GPU's fragments), which add zeros; past
+  // kMaxValueBlockCols a block of columns at a time, summed into the rows'
+  // sums (a 16-row tile of 256 f32 columns is 128 registers a thread: the
+  // whole rows at Dv = 512 spilled 312 bytes).
   auto rowType = RankedTensorType::get({blockQ}, f32);
-  Value sums = tileReduce(b, loc, TileReduceKind::Add, products,
-                          splat(b, loc, rowType, 0.0));
+  Value sums;
+  for (int64_t c0 = 0; c0 < p.valueCols; c0 += kMaxValueBlockCols) {
+    int64_t width = std::min(kMaxValueBlockCols, p.valueCols - c0);
+    Value products = tileMap(
+        b, loc, RankedTensorType::get({blockQ, width}, f32), ValueRange(),
+        [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
+          IndexMath ix{b, loc};
+          // Rows past the tile's read its last row; they are not stored.
+          auto [head, pos] = rows.coords(ix, p, idx[0]);
+          SmallVector<Value> at =
+              storedIndices(p.layout, rows.batch, head, pos);
+          Value col = c0 ? ix.add(idx[1], ix.c(c0)) : idx[1];
+          Value inRow =
+              ix.cmp(arith::CmpIPredicate::ult, col, ix.c(p.dims.valueDim));
+          at.push_back(ix.select(inRow, col, ix.c(0)));
+          Value dO = memref::LoadOp::create(b, loc, g.gradOutput, at);
+          Value o = memref::LoadOp::create(b, loc, g.output, at);
+          Value product = arith::MulFOp::create(b, loc, toF32(b, loc, dO),
+                                                toF32(b, loc, o));
+          return Value(arith::SelectOp::create(b, loc, inRow, product,
+                                               constF32(b, loc, 0.0)));
+        });
+    if (!sums)
+      sums = splat(b, loc, rowType, 0.0);
+    sums = tileReduce(b, loc, TileReduceKind::Add, products, sums);
+  }
   Value lseLog2 = tileMap(
       b, loc, rowType, ValueRange(),
       [&](OpBuilder &b, Location loc, ValueRange idx, ValueRange) {
@@ -374,12 +460,27 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
   int64_t stages = config.sizes.stages;
   Type f32 = b.getF32Type();
+  // With column blocks, a CTA per key tile and block, the blocks of a key
+  // tile consecutive (they read the same tiles).
+  int64_t blocks = config.sizes.valueBlocks;
+  assert((blocks == 1 || !dqAcc) &&
+         "the schedule keeps the atomic mode to one block");
+  Value keyTiles = ix.ceilDiv(p.keySeq, ix.c(bc));
   SmallVector<Value> ivs = beginForall(
-      b, loc, {p.batch, p.kvHeads, ix.ceilDiv(p.keySeq, ix.c(bc))},
+      b, loc,
+      {p.batch, p.kvHeads,
+       blocks > 1 ? ix.mul(keyTiles, ix.c(blocks)) : keyTiles},
       {gpu::MappingId::DimZ, gpu::MappingId::DimY, gpu::MappingId::DimX});
   setSchedule(b, config);
   Value batch = ivs[0], kvHead = ivs[1];
-  Value j0 = ix.mul(ivs[2], ix.c(bc));
+  Value keyTile = ivs[2], block;
+  if (blocks > 1) {
+    keyTile = ix.div(ivs[2], ix.c(blocks));
+    block = ix.rem(ivs[2], ix.c(blocks));
+  }
+  ColumnBlock keyBlock(ix, d.headDim, p.headCols, blocks, block);
+  ColumnBlock valueBlock(ix, d.valueDim, p.valueCols, blocks, block);
+  Value j0 = ix.mul(keyTile, ix.c(bc));
   Value cols = ix.min(ix.c(bc), ix.sub(p.keySeq, j0));
   Value jEnd = ix.add(j0, cols);
 
@@ -406,8 +507,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({bc, br}, f32);
-  auto dkType = RankedTensorType::get({bc, p.headCols}, f32);
-  auto dvType = RankedTensorType::get({bc, p.valueCols}, f32);
+  auto dkType = RankedTensorType::get({bc, keyBlock.width()}, f32);
+  auto dvType = RankedTensorType::get({bc, valueBlock.width()}, f32);
   auto loop = scf::ForOp::create(
       b, loc, ix.c(0), ring.numTiles, ix.c(1),
       ValueRange{splat(b, loc, dkType, 0.0), splat(b, loc, dvType, 0.0)});
@@ -481,11 +582,13 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                    ix.add(j0, idx[0]));
                 });
     Value pT = scaledTile(b, loc, probsT, Value(), p.elementType);
-    Value dV = TileMatmulOp::create(b, loc, dvType, pT, doStage,
+    Value dV = TileMatmulOp::create(b, loc, dvType, pT,
+                                    valueBlock.view(b, loc, doStage),
                                     loop.getRegionIterArgs()[1],
                                     /*transpose_rhs=*/UnitAttr())
                    .getResult();
-    Value dK = TileMatmulOp::create(b, loc, dkType, dST, qStage,
+    Value dK = TileMatmulOp::create(b, loc, dkType, dST,
+                                    keyBlock.view(b, loc, qStage),
                                     loop.getRegionIterArgs()[0],
                                     /*transpose_rhs=*/UnitAttr())
                    .getResult();
@@ -546,8 +649,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value dK = scaledTile(b, loc, loop.getResult(0), softmaxScale(b, loc, p),
                         p.elementType);
   Value dV = scaledTile(b, loc, loop.getResult(1), Value(), p.elementType);
-  tileStore(b, loc, dK, gradKey, cols, keyRow);
-  tileStore(b, loc, dV, gradValue, cols, keyRow);
+  keyBlock.store(b, loc, dK, gradKey, cols, keyRow);
+  valueBlock.store(b, loc, dV, gradValue, cols, keyRow);
 }
 
 /// Step 3 (deterministic): dQ, one query tile per loop iteration, in the
@@ -564,8 +667,13 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   int64_t br = config.sizes.blockQ, bc = config.sizes.blockKV;
   int64_t stages = config.sizes.stages;
   Type f32 = b.getF32Type();
-  RowTile rows = beginQueryTileForall(b, loc, p, br);
+  // With column blocks, a CTA per query tile and block of dQ's columns.
+  int64_t blocks = config.sizes.valueBlocks;
+  Value block;
+  RowTile rows = beginQueryTileForall(b, loc, p, br, /*seq=*/nullptr, blocks,
+                                      blocks > 1 ? &block : nullptr);
   setSchedule(b, config);
+  ColumnBlock keyBlock(ix, p.dims.headDim, p.headCols, blocks, block);
   auto [iLo, iHi] = rows.queryRange(ix, p);
   auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
   Value kvHead = ix.div(rows.head, p.group);
@@ -600,7 +708,7 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   Value maskScale = additiveMaskScale(b, loc, p);
 
   auto scoreType = RankedTensorType::get({br, bc}, f32);
-  auto dqType = RankedTensorType::get({br, p.headCols}, f32);
+  auto dqType = RankedTensorType::get({br, keyBlock.width()}, f32);
   auto loop = scf::ForOp::create(b, loc, ix.c(0), ring.numTiles, ix.c(1),
                                  ValueRange{splat(b, loc, dqType, 0.0)});
   {
@@ -645,7 +753,8 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
                            p.scoreMod ? x[3] : Value(), idx[0],
                            ix.add(j0, idx[1]));
         });
-    Value dQ = TileMatmulOp::create(b, loc, dqType, dS, kStage,
+    Value dQ = TileMatmulOp::create(b, loc, dqType, dS,
+                                    keyBlock.view(b, loc, kStage),
                                     loop.getRegionIterArgs()[0],
                                     /*transpose_rhs=*/UnitAttr())
                    .getResult();
@@ -653,12 +762,12 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   }
   Value dQ = scaledTile(b, loc, loop.getResult(0), softmaxScale(b, loc, p),
                         p.elementType);
-  tileStore(b, loc, dQ, gradQuery, rows.rows,
-            [&](OpBuilder &b, Location loc, Value r) {
-              IndexMath ix{b, loc};
-              return storedIndices(p.layout, rows.batch, rows.head,
-                                   ix.add(rows.rowBegin, r));
-            });
+  keyBlock.store(b, loc, dQ, gradQuery, rows.rows,
+                 [&](OpBuilder &b, Location loc, Value r) {
+                   IndexMath ix{b, loc};
+                   return storedIndices(p.layout, rows.batch, rows.head,
+                                        ix.add(rows.rowBegin, r));
+                 });
 }
 
 /// Non-deterministic mode: dQ from the f32 accumulator, per query tile a

@@ -222,14 +222,25 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
     return std::nullopt;
   double e = s.elementBytes;
   double heads = double(s.batch) * s.hq, groups = double(s.batch) * s.hkv;
+  // Column blocks (AttnTileSizes::valueBlocks) each read the tiles and
+  // compute S and dP again; their products with Q, dO and K span the
+  // blocks' columns (with one block the head dims).
+  double blocks = t.valueBlocks;
+  auto blockColumns = [&](int64_t dim, int64_t cols) {
+    GradBlocking g = gradBlocking(dim, cols, t.valueBlocks);
+    return t.valueBlocks > 1 ? double(g.count) * g.step : double(dim);
+  };
+  double dkCols = blockColumns(s.d, t.headCols);
+  double dvCols = blockColumns(s.dv, t.valueCols);
   Cost c;
   // The row statistics: dO, O and LSE read, a 16-byte record written.
   c.bytes += heads * s.sq * (2 * s.dv * e + 4 + 16);
-  // dK, dV: one pass per key/value tile over the query tiles that see it.
+  // dK, dV: one pass per key/value tile (and block) over the query tiles
+  // that see it.
   Cost perGroup;
   for (int64_t j0 = 0; j0 < s.sk; j0 += t.blockKV) {
     double cols = std::min(t.blockKV, s.sk - j0);
-    perGroup.bytes += 2 * cols * (s.d + s.dv) * e;
+    perGroup.bytes += (blocks + 1) * cols * (s.d + s.dv) * e;
     auto [iBegin, iEnd] = s.visibleQueries(j0, j0 + int64_t(cols) - 1);
     Span queries = spanOf(iBegin, iEnd, t.blockQ);
     double seen = queries.keys * (s.density ? s.density : 1.0);
@@ -237,8 +248,9 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
                   s.listBytes(queries.tiles);
     if (!deterministic)
       step += 2.0 * seen * s.d * 4;
-    perGroup.bytes += s.group() * step;
-    double flops = 4.0 * t.blockQ * t.blockKV * (s.d + s.dv);
+    perGroup.bytes += blocks * s.group() * step;
+    double flops =
+        2.0 * t.blockQ * t.blockKV * (blocks * (s.d + s.dv) + dkCols + dvCols);
     if (!deterministic)
       flops += 2.0 * t.blockQ * t.blockKV * s.d;
     perGroup.flops += s.group() * s.visited(queries.tiles) * flops;
@@ -254,14 +266,16 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
   Cost perHead;
   for (int64_t q0 = 0; q0 < s.sq; q0 += t.blockQ) {
     double rows = std::min(t.blockQ, s.sq - q0);
-    perHead.bytes += rows * (2 * s.d + s.dv) * e + rows * 16;
+    perHead.bytes +=
+        blocks * (rows * (s.d + s.dv) * e + rows * 16) + rows * s.d * e;
     auto [jBegin, jEnd] = s.visibleKeys(q0, q0 + int64_t(rows) - 1);
     Span keys = spanOf(jBegin, jEnd, t.blockKV);
     double seen = keys.keys * (s.density ? s.density : 1.0);
-    perHead.bytes += seen * (s.d + s.dv) * e + rows * seen * s.maskBytes +
-                     s.listBytes(keys.tiles);
-    perHead.flops +=
-        s.visited(keys.tiles) * 2.0 * t.blockQ * t.blockKV * (2 * s.d + s.dv);
+    perHead.bytes += blocks * (seen * (s.d + s.dv) * e +
+                               rows * seen * s.maskBytes +
+                               s.listBytes(keys.tiles));
+    perHead.flops += s.visited(keys.tiles) * 2.0 * t.blockQ * t.blockKV *
+                     (blocks * (s.d + s.dv) + dkCols);
   }
   c.bytes += perHead.bytes * heads;
   c.flops += perHead.flops * heads;
@@ -300,10 +314,13 @@ std::string attn::describeAttnTiling(Operation *op,
       t.blockQ, t.blockKV, t.stages, t.warps,
       t.keySlices > 1 ? llvm::formatv("{0} key slices, ", t.keySlices).str()
                       : std::string(),
-      t.valueBlocks > 1 ? llvm::formatv("{0} value blocks of {1} columns, ",
-                                        t.valueBlocks, t.valueCols)
-                              .str()
-                        : std::string(),
+      t.valueBlocks <= 1 ? std::string()
+      : isa<AttentionGradOp>(op)
+          ? llvm::formatv("{0} column blocks of the gradients, ", t.valueBlocks)
+                .str()
+          : llvm::formatv("{0} value blocks of {1} columns, ", t.valueBlocks,
+                          t.valueCols)
+                .str(),
       t.workgroupBytes, space);
   constexpr StringLiteral dynamic =
       "; HBM traffic and FLOPs need static batch and sequence lengths";

@@ -264,11 +264,69 @@ ValueBlocking attn::valueBlocking(int64_t valueDim, int64_t count) {
   return {count, step, std::min(valueDim, step + valueDim % 8)};
 }
 
+GradBlocking attn::gradBlocking(int64_t dim, int64_t cols, int64_t count) {
+  if (count <= 1)
+    return {1, cols, 0, true};
+  int64_t step = llvm::alignTo(llvm::divideCeil(cols, count), kTileColumnStep);
+  GradBlocking g{count, step, (dim % 8 ? cols : dim) - step, true};
+  g.valid = count * kTileColumnStep <= cols && step <= dim &&
+            (count - 1) * step <= dim;
+  return g;
+}
+
+/// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):
+/// the request's, or in a GPU kernel past a tile of kMaxValueBlockCols
+/// columns the fewest whose dK and dV blocks together take at most
+/// kMaxGradKeyValueCols columns (the dK/dV nest, and both nests of one
+/// schedule) or whose dQ block takes at most kMaxValueBlockCols (the dQ
+/// nest). Up to 256 columns the kernels keep one block, as they did before
+/// blocks existed (the D = 256 dK/dV kernel spills, docs/Limits.md).
+static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
+                                           const AttnTileRequest &request) {
+  auto blocks = [&](int64_t count) {
+    return std::make_pair(gradBlocking(s.headDim, s.headCols, count),
+                          gradBlocking(s.valueDim, s.valueCols, count));
+  };
+  int64_t count = request.valueBlocks;
+  if (count > 1) {
+    if (s.dsTile)
+      return op->emitError()
+             << "value-blocks = " << count
+             << " needs the deterministic dQ mode: the atomic mode's dK/dV "
+                "nest adds all of dQ's columns";
+    auto [key, value] = blocks(count);
+    if (!key.valid || !value.valid)
+      return op->emitError()
+             << "value-blocks = " << count << " cannot cut D = " << s.headDim
+             << " and Dv = " << s.valueDim << " (tiles of " << s.headCols
+             << " and " << s.valueCols
+             << " columns) into blocks of whole 16-column steps, each but "
+                "the last inside the head dim";
+    return count;
+  }
+  if (count == 1 || !request.gpuKernel || s.dsTile ||
+      std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols ||
+      request.gradNest == GradNest::RowStats)
+    return 1;
+  bool queryNest = request.gradNest == GradNest::Query;
+  for (count = 2; count <= kMaxValueBlocks; ++count) {
+    auto [key, value] = blocks(count);
+    if (!key.valid || !value.valid)
+      continue;
+    if (queryNest ? key.step <= kMaxValueBlockCols
+                  : key.step + value.step <= kMaxGradKeyValueCols)
+      return count;
+  }
+  return op->emitError() << "no column blocks of D = " << s.headDim
+                         << " and Dv = " << s.valueDim
+                         << " fit the backward's accumulators";
+}
+
 /// The value column blocks of `s` (AttnTileSizes::valueBlocks): the
 /// request's, or in a GPU kernel the fewest whose tiles are at most
 /// kMaxValueBlockCols columns. Sets `s.valueCols` to one block's tile
 /// columns. Fails (with an error on `op`) on a request the value head dim
-/// cannot serve.
+/// cannot serve. Gradients: chooseGradBlocks, with tiles of all columns.
 static FailureOr<int64_t> chooseValueBlocks(Operation *op, TileShape &s,
                                             const AttnTileRequest &request) {
   auto columns = [&](int64_t count) {
@@ -277,7 +335,7 @@ static FailureOr<int64_t> chooseValueBlocks(Operation *op, TileShape &s,
   };
   if (s.kind == TileShape::Kind::Gradient) {
     s.valueCols = columns(1);
-    return 1;
+    return chooseGradBlocks(op, s, request);
   }
   int64_t count = request.valueBlocks;
   if (count > 1 && count * 8 > s.valueDim)

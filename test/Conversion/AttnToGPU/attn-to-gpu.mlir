@@ -132,15 +132,6 @@ func.func @wide_value_dim(%q: tensor<1x1x8x64xf16>, %k: tensor<1x1x8x64xf16>, %v
 
 // -----
 
-// The backward kernels hold dK and dV whole: D and Dv up to 256.
-func.func @wide_head_dim_grad(%q: tensor<1x1x8x320xf16>, %k: tensor<1x1x8x320xf16>, %v: tensor<1x1x8x320xf16>, %o: tensor<1x1x8x320xf16>, %do: tensor<1x1x8x320xf16>, %lse: tensor<1x1x8xf32>) -> tensor<1x1x8x320xf16> {
-  // expected-error @+1 {{'attn.attention_grad' op cannot be lowered to a GPU kernel: head dim D of the backward kernels must be in [1, 256], got 320}}
-  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8xf32> -> tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>
-  return %dq : tensor<1x1x8x320xf16>
-}
-
-// -----
-
 // Rows that are not whole 16-byte chunks (D = 59): copied element by
 // element into tiles of 64 columns (a loop over the tile's elements with
 // the threads' stride, zeros past column 59) and stored element by

@@ -13,6 +13,7 @@
 // RUN: not attn-opt %s --attn-tile="report sparsity=-0.5" 2>&1 | FileCheck %s --check-prefix=SPARSITY-NEGATIVE
 // RUN: not attn-opt %s --attn-tile="value-blocks=65" 2>&1 | FileCheck %s --check-prefix=VALUE-BLOCKS-HUGE
 // RUN: not attn-opt %s -split-input-file --attn-tile="value-blocks=9" 2>&1 | FileCheck %s --check-prefix=VALUE-BLOCKS-DV
+// RUN: not attn-opt %s -split-input-file --attn-tile="value-blocks=2 deterministic=false" 2>&1 | FileCheck %s --check-prefix=GRAD-BLOCKS-ATOMIC
 
 // Explicit tiles that exceed smem-budget (227 KiB = 232448 bytes by
 // default) are an error on the op, not silently shrunk: f32 rows padded by
@@ -38,8 +39,10 @@
 // BUDGET-ZERO: error: attn-tile: smem-budget = 0 is out of range [1, 1073741824] (bytes)
 // BUDGET-HUGE: error: attn-tile: smem-budget = 9223372036854775807 is out of range [1, 1073741824] (bytes)
 // SPARSITY: error: attn-tile: sparsity = 1.000000e+00 is out of range [0, 1) (the fraction of the blocks a block mask leaves out)
-// VALUE-BLOCKS-HUGE: error: attn-tile: value-blocks = 65 is out of range [0, 64] (column blocks of V and O; 0: automatic)
+// VALUE-BLOCKS-HUGE: error: attn-tile: value-blocks = 65 is out of range [0, 64] (column blocks of V and O, or of dQ, dK and dV; 0: automatic)
 // VALUE-BLOCKS-DV: error: value-blocks = 9 needs a value head dim of at least 8 columns a block, got Dv = 64
+// VALUE-BLOCKS-DV: error: value-blocks = 9 cannot cut D = 128 and Dv = 128 (tiles of 128 and 128 columns) into blocks of whole 16-column steps, each but the last inside the head dim
+// GRAD-BLOCKS-ATOMIC: error: value-blocks = 2 needs the deterministic dQ mode: the atomic mode's dK/dV nest adds all of dQ's columns
 // SPARSITY-NEGATIVE: error: attn-tile: sparsity = -5.000000e-01 is out of range [0, 1)
 func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>) -> tensor<2x4x77x64xf32> {
   // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 3 stages need 243712 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}

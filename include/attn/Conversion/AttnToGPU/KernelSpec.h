@@ -32,11 +32,11 @@ enum class KernelKind {
 /// any chip the kernels target (AttnToGPU.cpp's chipSharedMemory).
 constexpr int64_t kMaxSharedMemory = 227 * 1024;
 
-/// The widest head dims D and Dv of a forward, split-KV or combine kernel
-/// (MLA's D = 576; past 256 on sm_80's mapping, in value blocks:
-/// AttnTileSizes::valueBlocks), and of a backward kernel, whose dK/dV
-/// kernel holds dK and dV whole.
-constexpr int64_t kMaxKernelHeadDim = 576, kMaxBackwardHeadDim = 256;
+/// The widest head dims D and Dv of a kernel (MLA's D = 576; past 256 on
+/// sm_80's mapping, in value blocks: AttnTileSizes::valueBlocks, the
+/// backward's in column blocks of dK, dV and dQ), and of the atomic dQ
+/// mode's backward kernels, whose dK/dV kernel adds all of dQ's columns.
+constexpr int64_t kMaxKernelHeadDim = 576, kMaxAtomicBackwardHeadDim = 256;
 
 /// The swizzle of a memory tile with rows of `rowBytes` on sm_90a: the
 /// widest of wgmma's and TMA's patterns (128, 64 or 32 bytes) that divides

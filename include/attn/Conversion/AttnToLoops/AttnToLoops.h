@@ -71,6 +71,10 @@ struct AttnTileSizes {
   /// of O on that block's columns only, so that the f32 accumulator of O
   /// holds at most kMaxValueBlockCols columns. 1: all of Dv at once.
   /// `valueCols` is then the columns of one block's tiles.
+  /// Gradients: the column blocks of dK and dV (the dK/dV nest) and of dQ
+  /// (the dQ nest), a CTA each (gradBlocking): every block recomputes S
+  /// and dP, its accumulators hold one block's columns, so that they fit
+  /// in registers past D = 256; the tiles keep all columns.
   int64_t valueBlocks = 1;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
@@ -93,6 +97,32 @@ struct ValueBlocking {
   int64_t count = 1, step = 0, width = 0;
 };
 ValueBlocking valueBlocking(int64_t valueDim, int64_t count);
+
+/// The column blocks of a gradient's head dim `dim` (D for dQ and dK, Dv
+/// for dV) whose tiles hold `cols` columns (a multiple of
+/// kTileColumnStep), in `count` blocks (AttnTileSizes::valueBlocks): block
+/// c is columns [first(c), first(c) + step) of the tiles and of the result
+/// with first(c) = min(c step, lastFirst) and `step` a multiple of
+/// kTileColumnStep, so that its products read whole k-steps. Where `dim`
+/// is a multiple of 8 (whole 16-byte chunks of 2-byte elements), lastFirst
+/// = dim - step and every block writes `step` columns (the last two may
+/// overlap, and compute the overlap alike); otherwise lastFirst = cols -
+/// step and the last block writes the dim - lastFirst that end at `dim`.
+/// `valid` is false where `count` blocks cannot be cut so: fewer than a
+/// step each, or a block but the last past `dim`.
+struct GradBlocking {
+  int64_t count = 1, step = 0, lastFirst = 0;
+  bool valid = true;
+  /// The columns of the result the last block writes.
+  int64_t lastWidth(int64_t dim) const { return dim - lastFirst; }
+};
+GradBlocking gradBlocking(int64_t dim, int64_t cols, int64_t count);
+
+/// The widest column block of dK plus dV that the dK/dV nest of a GPU
+/// kernel holds (16-row MMA tiles: 128 f32 registers a thread, what D = 128
+/// holds without spilling), and of dQ in the dQ nest (kMaxValueBlockCols,
+/// as O in the forward).
+constexpr int64_t kMaxGradKeyValueCols = 256;
 
 /// The columns a tile row holds a multiple of (AttnTileSizes::headCols):
 /// the k-step of the tensor cores (mma.sync m16n8k16, wgmma k16), which is
@@ -139,9 +169,10 @@ struct AttnTileRequest {
   TileTarget target = TileTarget::Sm80;
   /// sm_90a: a persistent grid where the schedule has a producer.
   bool persistent = false;
-  /// Forward and split-KV: value column blocks (AttnTileSizes::valueBlocks),
-  /// 0 to choose: one block, or in a GPU kernel as few as keep each
-  /// block's tiles within kMaxValueBlockCols columns.
+  /// Value column blocks (AttnTileSizes::valueBlocks), 0 to choose: one
+  /// block, or in a GPU kernel as few as keep each block's accumulators
+  /// within kMaxValueBlockCols columns (O, dQ) or kMaxGradKeyValueCols
+  /// (dK and dV together) past head dims of 256.
   int64_t valueBlocks = 0;
   /// Gradients: the deterministic mode (else the dK/dV nest also holds a
   /// dS^T tile in workgroup memory for the dQ product).
