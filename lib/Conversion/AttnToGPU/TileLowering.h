@@ -261,6 +261,11 @@ private:
   int64_t carriedRegisters(scf::ForOp op) const;
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerAlloc(memref::AllocOp op);
+  /// One 16-byte cp.async into column `col` of row `r` of tile `t` from the
+  /// source row at `idx`: zero-filled where `valid` is false or past the
+  /// source's `length` columns (read from column 0 there).
+  void cpAsyncChunk(const Global &g, const SharedTile &t, ArrayRef<Value> idx,
+                    Value r, Value col, Value valid, int64_t length);
   /// cp.async of a tile whose rows' 16-byte chunks neither divide the
   /// threads nor are a multiple of them, a round of rows at a time.
   LogicalResult lowerLoadByRows(TileLoadOp op, const Global &g,

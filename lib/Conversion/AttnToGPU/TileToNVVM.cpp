@@ -946,21 +946,26 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
         rowIndices(op.getIndices(), e.min(r, last));
     if (failed(idx))
       return failure();
-    Value valid = e.lt(r, rows);
-    Value srcCol = col;
-    if (length < t.shape[1]) {
-      Value inRow = e.lt(col, e.c32(length));
-      valid = e.band(valid, inRow);
-      srcCol = e.select(inRow, col, e.c32(0));
-    }
-    Value src = e.gep(g->ptr, g->elementType, globalOffset(*g, *idx, srcCol));
-    Value dst = sharedAt(tileOffset(t, r, col));
-    NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
-                            NVVM::LoadCacheModifierKind::CG,
-                            e.select(valid, e.c32(16), e.c32(0)));
+    cpAsyncChunk(*g, t, *idx, r, col, e.lt(r, rows), length);
   }
   uncommittedLoads = true;
   return success();
+}
+
+void TileLowering::cpAsyncChunk(const Global &g, const SharedTile &t,
+                                ArrayRef<Value> idx, Value r, Value col,
+                                Value valid, int64_t length) {
+  Value srcCol = col;
+  if (length < t.shape[1]) {
+    Value inRow = e.lt(col, e.c32(length));
+    valid = e.band(valid, inRow);
+    srcCol = e.select(inRow, col, e.c32(0));
+  }
+  Value src = e.gep(g.ptr, g.elementType, globalOffset(g, idx, srcCol));
+  Value dst = sharedAt(tileOffset(t, r, col));
+  NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
+                          NVVM::LoadCacheModifierKind::CG,
+                          e.select(valid, e.c32(16), e.c32(0)));
 }
 
 LogicalResult TileLowering::lowerLoadByRows(TileLoadOp op, const Global &g,
@@ -1012,17 +1017,7 @@ LogicalResult TileLowering::lowerLoadByRows(TileLoadOp op, const Global &g,
         b.setInsertionPointToStart(ifIn.thenBlock());
       }
       Value col = e.mul(e.add(firstChunk, e.c32(step * threads)), e.c32(chunk));
-      Value valid = rowValid, srcCol = col;
-      if (length < t.shape[1]) {
-        Value inRow = e.lt(col, e.c32(length));
-        valid = e.band(valid, inRow);
-        srcCol = e.select(inRow, col, e.c32(0));
-      }
-      Value src = e.gep(g.ptr, g.elementType, globalOffset(g, *idx, srcCol));
-      Value dst = sharedAt(tileOffset(t, r, col));
-      NVVM::CpAsyncOp::create(b, e.loc, dst, src, 16,
-                              NVVM::LoadCacheModifierKind::CG,
-                              e.select(valid, e.c32(16), e.c32(0)));
+      cpAsyncChunk(g, t, *idx, r, col, rowValid, length);
     }
   }
   uncommittedLoads = true;

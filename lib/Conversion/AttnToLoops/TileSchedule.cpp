@@ -317,9 +317,13 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
                   : key.step + value.step <= kMaxGradKeyValueCols)
       return count;
   }
-  return op->emitError() << "no column blocks of D = " << s.headDim
-                         << " and Dv = " << s.valueDim
-                         << " fit the backward's accumulators";
+  return op->emitError()
+         << "no column blocks of D = " << s.headDim << " and Dv = "
+         << s.valueDim
+         << " fit the backward's accumulators: every block takes whole "
+            "16-column steps of both, dK's and dV's together at most "
+         << kMaxGradKeyValueCols << " columns, dQ's at most "
+         << kMaxValueBlockCols;
 }
 
 /// The value column blocks of `s` (AttnTileSizes::valueBlocks): the

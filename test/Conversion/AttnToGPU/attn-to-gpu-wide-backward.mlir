@@ -29,3 +29,13 @@ func.func @too_wide_grad(%q: tensor<1x1x8x584xf16>, %k: tensor<1x1x8x584xf16>, %
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x1x8x584xf16>, tensor<1x1x8x584xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8xf32> -> tensor<1x1x8x584xf16>, tensor<1x1x8x584xf16>, tensor<1x1x8x64xf16>
   return %dq : tensor<1x1x8x584xf16>
 }
+
+// -----
+
+// Column blocks cut D and Dv alike: MLA-sized keys with 32 value columns
+// cannot be cut into blocks that each hold a 16-column step of Dv.
+func.func @unblockable_grad(%q: tensor<1x4x8x576xbf16>, %k: tensor<1x4x8x576xbf16>, %v: tensor<1x4x8x32xbf16>, %o: tensor<1x4x8x32xbf16>, %do: tensor<1x4x8x32xbf16>, %lse: tensor<1x4x8xf32>) -> tensor<1x4x8x576xbf16> {
+  // expected-error @+1 {{no column blocks of D = 576 and Dv = 32 fit the backward's accumulators: every block takes whole 16-column steps of both, dK's and dV's together at most 256 columns, dQ's at most 256}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x4x8x576xbf16>, tensor<1x4x8x576xbf16>, tensor<1x4x8x32xbf16>, tensor<1x4x8x32xbf16>, tensor<1x4x8x32xbf16>, tensor<1x4x8xf32> -> tensor<1x4x8x576xbf16>, tensor<1x4x8x576xbf16>, tensor<1x4x8x32xbf16>
+  return %dq : tensor<1x4x8x576xbf16>
+}
