@@ -129,7 +129,7 @@ namespace {
 /// that its products read and of the result that it writes.
 struct ColumnBlock {
   GradBlocking blocking;
-  int64_t dim, cols;
+  int64_t dim;
   /// The block's first column (a product with 16 or 8, so that a GPU
   /// kernel's view of a kernel parameter keeps whole 16-byte chunks), and
   /// whether it is the last block; null with one block.
@@ -137,8 +137,7 @@ struct ColumnBlock {
 
   ColumnBlock(IndexMath &ix, int64_t dim, int64_t cols, int64_t count,
               Value block)
-      : blocking(gradBlocking(dim, cols, count)), dim(dim), cols(cols),
-        block(block) {
+      : blocking(gradBlocking(dim, cols, count)), dim(dim), block(block) {
     assert(blocking.valid && "the schedule checks the blocks");
     if (count == 1)
       return;
@@ -149,7 +148,7 @@ struct ColumnBlock {
   /// Tile columns per block (all of them with one block).
   int64_t width() const { return blocking.step; }
 
-  /// The block's columns of `tile`, whose rows hold all `cols` columns.
+  /// The block's columns of `tile`, whose rows hold all the tile columns.
   Value view(OpBuilder &b, Location loc, Value tile) const {
     if (!first)
       return tile;
