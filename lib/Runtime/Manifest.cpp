@@ -885,12 +885,17 @@ attn_status Parser::parseKernel(int line,
                        " must be at most " + std::to_string(kMaxValueBlocks) +
                        " and value_dim / 8 (value_dim=" +
                        std::to_string(k.valueDim) + ")");
-    if (k.persistent || seen[numKeys - 2])
+    // The backward's blocks load whole tiles (by tensor maps on sm_90a)
+    // and multiply and store their own columns of them.
+    bool backward = k.kind == KernelKind::BackwardKeyValue ||
+                    k.kind == KernelKind::BackwardQuery;
+    if (k.persistent || (seen[numKeys - 2] && !backward))
       return error(line, where + "value_blocks and " +
                              (k.persistent ? "grid=persistent" : "tma") +
-                             " do not go together: the kernels of value "
-                             "blocks have a CTA per block and copy V "
-                             "without a tensor map");
+                             " do not go together in kind=" +
+                             kernelKindName(k.kind) +
+                             ": its kernels of value blocks have a CTA per "
+                             "block and copy V without a tensor map");
   }
   // A key that adds parameters is for the kinds whose ABI has them (mask=none
   // and the keys' absence are harmless anywhere).

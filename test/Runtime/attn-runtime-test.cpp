@@ -318,7 +318,8 @@ int runManifest() {
                 "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
                 "smem=0 grid=persistent\n");
   // value_blocks: forward, decode_partial, backward_kv and backward_q, at
-  // most 64 and value_dim / 8, never with a persistent grid or tensor maps.
+  // most 64 and value_dim / 8, never with a persistent grid, nor with
+  // tensor maps but in the backward (below).
   parseCase("value-blocks-combine",
             h + "kernel c kind=decode_combine dtype=bf16 value_dim=512 "
                 "rows=16 threads=32 smem=0 value_blocks=2\n");
@@ -330,6 +331,9 @@ int runManifest() {
   parseCase("value-blocks-zero", h + fwd + " value_blocks=0\n");
   parseCase("value-blocks-persistent",
             h + fwd + " value_blocks=2 grid=persistent\n");
+  parseCase("value-blocks-tma",
+            h + fwd + " value_blocks=2 tma=q:128x64:128,k:64x64:128,"
+                      "v:64x32:64\n");
   // The params key the compiler writes: checked against this runtime's ABI
   // (attn_kernel_abi.def), name, type and rank of every parameter in order.
   const std::string fwdParams = "q:memref4,k:memref4,v:memref4,o:memref4,"
@@ -523,6 +527,10 @@ int runManifest() {
                "m.manifest", m));
     printTmaKernels(m);
   }
+  // The backward's column blocks load whole tiles by their tensor maps.
+  parseCase("backward-value-blocks-tma",
+            h + bwd + " value_blocks=2" + kvTma + " params=" + bwdParams +
+                ",scale_log2:f32,window:i64" + kvMaps + "\n");
   parseCase("backward-tma-dot",
             h +
                 "kernel d kind=backward_dot dtype=bf16 head_dim=64 "

@@ -208,8 +208,9 @@ std::string KernelSpec::manifestLine() const {
 std::string KernelSpec::unsupportedReason() const {
   if (std::string why = operandsReason(); !why.empty())
     return why;
-  if (valueBlocks > 1 && target == TileTarget::Sm90a)
-    return "value blocks (Dv > 256) have kernels on sm_80's mapping only";
+  if (valueBlocks > 1 && target == TileTarget::Sm90a && !isBackward())
+    return "value blocks of the forward and decode (Dv > 256) have kernels "
+           "on sm_80's mapping only";
   return scheduleReason();
 }
 

@@ -678,6 +678,19 @@ LogicalResult TileLowering::lowerAlloc(memref::AllocOp op) {
   return success();
 }
 
+/// Whether the index `v` is a multiple of `n` by its form: a constant
+/// one, or a product with one (the tile form's value and column blocks,
+/// valueBlockProblem and gradBlocking).
+static bool isMultipleOf(Value v, int64_t n) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c % n == 0;
+  auto mul = v.getDefiningOp<arith::MulIOp>();
+  return mul && llvm::any_of(mul->getOperands(), [&](Value x) {
+           std::optional<int64_t> c = getConstantIntValue(x);
+           return c && *c % n == 0;
+         });
+}
+
 LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
   auto index = [&](OpFoldResult v) -> Value {
     if (auto value = dyn_cast<Value>(v))
@@ -705,16 +718,11 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
     // of a chunk's elements: a constant, or a product with such a constant
     // (the tile form's value blocks, valueBlockProblem).
     int64_t chunk = 128 / src->elementType.getIntOrFloatBitWidth();
-    auto alignedColumn = [&](OpFoldResult first) {
-      if (std::optional<int64_t> c = getConstantIntValue(first))
-        return *c % chunk == 0;
-      auto mul = cast<Value>(first).getDefiningOp<arith::MulIOp>();
-      return mul && llvm::any_of(mul->getOperands(), [&](Value v) {
-               std::optional<int64_t> c = getConstantIntValue(v);
-               return c && *c % chunk == 0;
-             });
-    };
-    g->chunkRows = src->chunkRows && alignedColumn(op.getMixedOffsets().back());
+    OpFoldResult first = op.getMixedOffsets().back();
+    std::optional<int64_t> c = getConstantIntValue(first);
+    g->chunkRows = src->chunkRows && (c ? *c % chunk == 0
+                                        : isMultipleOf(cast<Value>(first),
+                                                       chunk));
     g->sizes.clear();
     for (OpFoldResult size : op.getMixedSizes()) {
       Value s = index(size);
@@ -736,14 +744,23 @@ LogicalResult TileLowering::lowerSubView(memref::SubViewOp op) {
     if (isConstantIntValue(offset, 0))
       continue;
     if (src.swizzle && static_cast<int64_t>(d) == rank - 1) {
-      // Whole column blocks of a swizzled tile: the view starts a block.
+      // Whole column blocks of a swizzled tile: the view starts a block. Its
+      // first column is a constant, or a product with a multiple of the
+      // block's columns (a gradient's column blocks, gradBlockAlign).
       int64_t blockCols = src.swizzle / src.elementBytes();
       std::optional<int64_t> col = getConstantIntValue(offset);
-      if (!col || *col % blockCols)
+      if (col && *col % blockCols == 0) {
+        off =
+            e.add(off, e.c32(*col / blockCols * src.blockRows * src.swizzle));
+        continue;
+      }
+      Value i = col ? Value() : index(offset);
+      if (!i || !isMultipleOf(cast<Value>(offset), blockCols))
         return op.emitOpError("views columns of a swizzled shared-memory "
                               "tile that do not start a column block of ")
                << blockCols;
-      off = e.add(off, e.c32(*col / blockCols * src.blockRows * src.swizzle));
+      off = e.add(off, e.mul(e.udiv(i, e.c32(blockCols)),
+                             e.c32(src.blockRows * src.swizzle)));
       continue;
     }
     if (src.swizzle && static_cast<int64_t>(d) >= rank - 2)

@@ -130,14 +130,17 @@ namespace {
 struct ColumnBlock {
   GradBlocking blocking;
   int64_t dim;
-  /// The block's first column (a product with 16 or 8, so that a GPU
-  /// kernel's view of a kernel parameter keeps whole 16-byte chunks), and
+  /// The block's first column (a product with 16 or 8, or with the
+  /// blocking's `align` where larger, so that a GPU kernel's view of a
+  /// kernel parameter keeps whole 16-byte chunks, and one of a swizzled
+  /// tile whole column blocks), and
   /// whether it is the last block; null with one block.
   Value first, isLast, block;
 
   ColumnBlock(IndexMath &ix, int64_t dim, int64_t cols, int64_t count,
-              Value block)
-      : blocking(gradBlocking(dim, cols, count)), dim(dim), block(block) {
+              int64_t align, Value block)
+      : blocking(gradBlocking(dim, cols, count, align)), dim(dim),
+        block(block) {
     assert(blocking.valid && "the schedule checks the blocks");
     if (count == 1)
       return;
@@ -184,9 +187,12 @@ struct ColumnBlock {
   }
 
 private:
-  /// min(c step, lastFirst) for a block c < count, a product with 16 or 8.
+  /// min(c step, lastFirst) for a block c < count, a product with 16 or 8,
+  /// or with `align` where larger.
   Value firstOf(IndexMath &ix, Value c) const {
-    int64_t unit = blocking.lastFirst % kTileColumnStep ? 8 : kTileColumnStep;
+    int64_t unit = std::max(
+        blocking.align,
+        blocking.lastFirst % kTileColumnStep ? int64_t(8) : kTileColumnStep);
     return ix.mul(ix.min(ix.mul(c, ix.c(blocking.step / unit)),
                          ix.c(blocking.lastFirst / unit)),
                   ix.c(unit));
@@ -477,8 +483,10 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
     keyTile = ix.div(ivs[2], ix.c(blocks));
     block = ix.rem(ivs[2], ix.c(blocks));
   }
-  ColumnBlock keyBlock(ix, d.headDim, p.headCols, blocks, block);
-  ColumnBlock valueBlock(ix, d.valueDim, p.valueCols, blocks, block);
+  ColumnBlock keyBlock(ix, d.headDim, p.headCols, blocks,
+                       config.sizes.headBlockAlign, block);
+  ColumnBlock valueBlock(ix, d.valueDim, p.valueCols, blocks,
+                         config.sizes.valueBlockAlign, block);
   Value j0 = ix.mul(keyTile, ix.c(bc));
   Value cols = ix.min(ix.c(bc), ix.sub(p.keySeq, j0));
   Value jEnd = ix.add(j0, cols);
@@ -672,7 +680,8 @@ static void buildQueryGrads(OpBuilder &b, Location loc, const GradProblem &g,
   RowTile rows = beginQueryTileForall(b, loc, p, br, /*seq=*/nullptr, blocks,
                                       blocks > 1 ? &block : nullptr);
   setSchedule(b, config);
-  ColumnBlock keyBlock(ix, p.dims.headDim, p.headCols, blocks, block);
+  ColumnBlock keyBlock(ix, p.dims.headDim, p.headCols, blocks,
+                       config.sizes.headBlockAlign, block);
   auto [iLo, iHi] = rows.queryRange(ix, p);
   auto [jBegin, jEnd] = visibleKeys(ix, p, iLo, iHi);
   Value kvHead = ix.div(rows.head, p.group);

@@ -226,12 +226,12 @@ static std::optional<Cost> tiledBackward(const Shape &s, const AttnTileSizes &t,
   // compute S and dP again; their products with Q, dO and K span the
   // blocks' columns (with one block the head dims).
   double blocks = t.valueBlocks;
-  auto blockColumns = [&](int64_t dim, int64_t cols) {
-    GradBlocking g = gradBlocking(dim, cols, t.valueBlocks);
+  auto blockColumns = [&](int64_t dim, int64_t cols, int64_t align) {
+    GradBlocking g = gradBlocking(dim, cols, t.valueBlocks, align);
     return t.valueBlocks > 1 ? double(g.count) * g.step : double(dim);
   };
-  double dkCols = blockColumns(s.d, t.headCols);
-  double dvCols = blockColumns(s.dv, t.valueCols);
+  double dkCols = blockColumns(s.d, t.headCols, t.headBlockAlign);
+  double dvCols = blockColumns(s.dv, t.valueCols, t.valueBlockAlign);
   Cost c;
   // The row statistics: dO, O and LSE read, a 16-byte record written.
   c.bytes += heads * s.sq * (2 * s.dv * e + 4 + 16);

@@ -264,28 +264,62 @@ ValueBlocking attn::valueBlocking(int64_t valueDim, int64_t count) {
   return {count, step, std::min(valueDim, step + valueDim % 8)};
 }
 
-GradBlocking attn::gradBlocking(int64_t dim, int64_t cols, int64_t count) {
+GradBlocking attn::gradBlocking(int64_t dim, int64_t cols, int64_t count,
+                                int64_t align) {
   if (count <= 1)
-    return {1, cols, 0, true};
-  int64_t step = llvm::alignTo(llvm::divideCeil(cols, count), kTileColumnStep);
-  GradBlocking g{count, step, (dim % 8 ? cols : dim) - step, true};
-  g.valid = count * kTileColumnStep <= cols && step <= dim &&
+    return {1, cols, 0, align, true};
+  int64_t step = llvm::alignTo(llvm::divideCeil(cols, count),
+                               std::max(align, kTileColumnStep));
+  bool fromDim = dim % 8 == 0 && dim >= step && (dim - step) % align == 0;
+  GradBlocking g{count, step, (fromDim ? dim : cols) - step, align, true};
+  g.valid = count * kTileColumnStep <= cols && g.lastFirst >= 0 &&
             (count - 1) * step <= dim;
   return g;
 }
 
+int64_t attn::gradBlockAlign(int64_t cols, int64_t elementBytes,
+                             TileTarget target) {
+  if (target != TileTarget::Sm90a)
+    return 8;
+  return swizzleBytes(cols * elementBytes) / elementBytes;
+}
+
+/// The widest dK plus dV accumulator that the dK/dV nest of a GPU kernel
+/// for `target` keeps in one block; wider ones take column blocks, each
+/// recomputing S and dP. H200, bf16, S = 4k, the whole backward with two
+/// blocks against one (docs/GPU.md): sm_90a (wgmma) D = 256 1.52x to 1.54x
+/// (the one-block dK/dV kernel spilled 2 KB), D = 224 1.31x, D = 192 0.77x
+/// (it spilled 108 bytes); sm_80's mapping D = 256 1.18x to 1.23x, D = 224
+/// 0.94x, D = 192 0.88x, D = 160 0.87x (spilling 232 to 780 bytes in one
+/// block). So blocks where they are faster, which leaves those spills.
+static int64_t maxOneBlockKeyValueCols(TileTarget target) {
+  return target == TileTarget::Sm90a ? 384 : 448;
+}
+
 /// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):
-/// the request's, or in a GPU kernel past a tile of kMaxValueBlockCols
-/// columns the fewest whose dK and dV blocks together take at most
-/// kMaxGradKeyValueCols columns (the dK/dV nest, and both nests of one
-/// schedule) or whose dQ block takes at most kMaxValueBlockCols (the dQ
-/// nest). Up to 256 columns the kernels keep one block, as they did before
-/// blocks existed (the D = 256 dK/dV kernel spills, docs/Limits.md).
+/// the request's, or in a GPU kernel whose dK/dV accumulators exceed
+/// maxOneBlockKeyValueCols, or whose dQ accumulator exceeds
+/// kMaxValueBlockCols, the fewest blocks whose dK and dV blocks together
+/// take at most kMaxGradKeyValueCols columns (the dK/dV nest, and both
+/// nests of one schedule) or whose dQ block takes at most
+/// kMaxValueBlockCols (the dQ nest).
 static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
                                            const AttnTileRequest &request) {
+  int64_t keyAlign = gradBlockAlign(s.headCols, s.elementBytes, request.target);
+  int64_t valueAlign =
+      gradBlockAlign(s.valueCols, s.elementBytes, request.target);
   auto blocks = [&](int64_t count) {
-    return std::make_pair(gradBlocking(s.headDim, s.headCols, count),
-                          gradBlocking(s.valueDim, s.valueCols, count));
+    return std::make_pair(
+        gradBlocking(s.headDim, s.headCols, count, keyAlign),
+        gradBlocking(s.valueDim, s.valueCols, count, valueAlign));
+  };
+  // Blocks start on multiples of 8 columns unless the swizzle asks more.
+  auto aligned = [&]() -> std::string {
+    if (std::max(keyAlign, valueAlign) <= 8)
+      return "";
+    return ", starting on multiples of " + std::to_string(keyAlign) +
+           " (D) and " + std::to_string(valueAlign) +
+           " (Dv) columns (column blocks of the swizzled tiles)";
   };
   int64_t count = request.valueBlocks;
   if (count > 1) {
@@ -300,15 +334,19 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
              << "value-blocks = " << count << " cannot cut D = " << s.headDim
              << " and Dv = " << s.valueDim << " (tiles of " << s.headCols
              << " and " << s.valueCols
-             << " columns) into blocks of whole 16-column steps, each but "
-                "the last inside the head dim";
+             << " columns) into blocks of whole 16-column steps"
+             << aligned() << ", each but the last inside the head dim";
     return count;
   }
-  if (count == 1 || !request.gpuKernel || s.dsTile ||
-      std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols ||
+  bool queryNest = request.gradNest == GradNest::Query;
+  bool oneBlock =
+      queryNest ? s.headCols <= kMaxValueBlockCols
+                : s.headCols + s.valueCols <=
+                          maxOneBlockKeyValueCols(request.target) &&
+                      std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols;
+  if (count == 1 || !request.gpuKernel || s.dsTile || oneBlock ||
       request.gradNest == GradNest::RowStats)
     return 1;
-  bool queryNest = request.gradNest == GradNest::Query;
   for (count = 2; count <= kMaxValueBlocks; ++count) {
     auto [key, value] = blocks(count);
     if (!key.valid || !value.valid)
@@ -321,7 +359,8 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
          << "no column blocks of D = " << s.headDim << " and Dv = "
          << s.valueDim
          << " fit the backward's accumulators: every block takes whole "
-            "16-column steps of both, dK's and dV's together at most "
+            "16-column steps of both"
+         << aligned() << ", dK's and dV's together at most "
          << kMaxGradKeyValueCols << " columns, dQ's at most "
          << kMaxValueBlockCols;
 }
@@ -669,6 +708,12 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   t.headCols = s.headCols;
   t.valueCols = s.valueCols;
   t.valueBlocks = valueBlocks;
+  if (shape && shape->kind == TileShape::Kind::Gradient) {
+    t.headBlockAlign = gradBlockAlign(shape->headCols, shape->elementBytes,
+                                      request.target);
+    t.valueBlockAlign = gradBlockAlign(shape->valueCols, shape->elementBytes,
+                                       request.target);
+  }
   t.workgroupBytes = *bytes.v;
   // Decode's few rows leave the warps of a CTA nothing to split but the
   // keys: each takes a slice of every key/value tile.

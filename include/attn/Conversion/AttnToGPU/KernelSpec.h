@@ -38,13 +38,6 @@ constexpr int64_t kMaxSharedMemory = 227 * 1024;
 /// mode's backward kernels, whose dK/dV kernel adds all of dQ's columns.
 constexpr int64_t kMaxKernelHeadDim = 576, kMaxAtomicBackwardHeadDim = 256;
 
-/// The swizzle of a memory tile with rows of `rowBytes` on sm_90a: the
-/// widest of wgmma's and TMA's patterns (128, 64 or 32 bytes) that divides
-/// the row; the row is then that many column blocks.
-inline int64_t swizzleBytes(int64_t rowBytes) {
-  return rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
-}
-
 /// The kernel attribute listing the arguments that are CUDA tensor maps
 /// passed by value (attn-grid-constants).
 constexpr llvm::StringLiteral kGridConstantsAttr = "attn.grid_constants";

@@ -76,6 +76,10 @@ struct AttnTileSizes {
   /// and dP, its accumulators hold one block's columns, so that they fit
   /// in registers past D = 256; the tiles keep all columns.
   int64_t valueBlocks = 1;
+  /// Gradients: the columns every column block of the tiles of D (Q, K;
+  /// dQ, dK) and of Dv (V, dO; dV) starts on (gradBlocking's `align`,
+  /// gradBlockAlign).
+  int64_t headBlockAlign = 8, valueBlockAlign = 8;
 
   ScheduleAttr getAttr(MLIRContext *ctx) const;
 };
@@ -100,23 +104,36 @@ ValueBlocking valueBlocking(int64_t valueDim, int64_t count);
 
 /// The column blocks of a gradient's head dim `dim` (D for dQ and dK, Dv
 /// for dV) whose tiles hold `cols` columns (a multiple of
-/// kTileColumnStep), in `count` blocks (AttnTileSizes::valueBlocks): block
-/// c is columns [first(c), first(c) + step) of the tiles and of the result
-/// with first(c) = min(c step, lastFirst) and `step` a multiple of
-/// kTileColumnStep, so that its products read whole k-steps. Where `dim`
-/// is a multiple of 8 (whole 16-byte chunks of 2-byte elements), lastFirst
-/// = dim - step and every block writes `step` columns (the last two may
-/// overlap, and compute the overlap alike); otherwise lastFirst = cols -
-/// step and the last block writes the dim - lastFirst that end at `dim`.
-/// `valid` is false where `count` blocks cannot be cut so: fewer than a
-/// step each, or a block but the last past `dim`.
+/// kTileColumnStep and of `align`), in `count` blocks
+/// (AttnTileSizes::valueBlocks): block c is columns [first(c), first(c) +
+/// step) of the tiles and of the result with first(c) = min(c step,
+/// lastFirst). `step` is a multiple of kTileColumnStep, so that its
+/// products read whole k-steps, and of `align`, as is every first(c):
+/// whole 16-byte chunks of 2-byte elements (8, sm_80's padded tiles), or
+/// whole column blocks of a swizzled tile (gradBlockAlign, sm_90a), where
+/// wgmma's descriptors start. Where `dim` is a multiple of 8 and dim -
+/// step one of `align`, lastFirst = dim - step and every block writes
+/// `step` columns (the last two may overlap, and compute the overlap
+/// alike); otherwise lastFirst = cols - step and the last block writes the
+/// dim - lastFirst that end at `dim`. `valid` is false where `count`
+/// blocks cannot be cut so: fewer than a k-step each, or a block but the
+/// last past `dim`.
 struct GradBlocking {
-  int64_t count = 1, step = 0, lastFirst = 0;
+  int64_t count = 1, step = 0, lastFirst = 0, align = 8;
   bool valid = true;
   /// The columns of the result the last block writes.
   int64_t lastWidth(int64_t dim) const { return dim - lastFirst; }
 };
-GradBlocking gradBlocking(int64_t dim, int64_t cols, int64_t count);
+GradBlocking gradBlocking(int64_t dim, int64_t cols, int64_t count,
+                          int64_t align = 8);
+
+/// The swizzle of a memory tile with rows of `rowBytes` on sm_90a: the
+/// widest of wgmma's and TMA's patterns (128, 64 or 32 bytes) that divides
+/// the row; the row is then that many column blocks.
+inline int64_t swizzleBytes(int64_t rowBytes) {
+  return rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
+}
+
 
 /// The widest column block of dK plus dV that the dK/dV nest of a GPU
 /// kernel holds (16-row MMA tiles: 128 f32 registers a thread, what D = 128
@@ -148,6 +165,12 @@ enum class TileTarget { Sm80, Sm90a };
 /// rows take is counted (a 64- or 32-byte swizzle costs more per column
 /// than a 128-byte one, docs/GPU.md).
 int64_t tileColumns(int64_t dim, TileTarget target, int64_t elementBytes);
+
+/// The columns every gradient column block starts on (gradBlocking's
+/// `align`) in tiles of `cols` columns of `elementBytes`-byte elements:
+/// on sm_90a a column block of the tile's swizzle (a view of a swizzled
+/// tile starts one: TileToNVVM.cpp), elsewhere 8 (whole 16-byte chunks).
+int64_t gradBlockAlign(int64_t cols, int64_t elementBytes, TileTarget target);
 
 /// The largest schedule a request may ask for (docs/Limits.md): query rows
 /// and keys per tile (a CTA has at most 1024 threads, and tiles past that
