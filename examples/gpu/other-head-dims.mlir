@@ -1,11 +1,12 @@
 // Kernels for head dims other than the standard 64 and 128 (bf16): forward
 // D = 32, 80, 96, 256 (causal none and bottom-right), decode D = 32, 80,
 // 96, and the backward (attn.attention_grad, three kernels each) at D = 160,
-// 224 and 256, none and bottom-right. The dK/dV kernels of D = 224 and 256
-// on sm_90a (of D = 256 on sm_80's mapping) hold dK and dV in two column
-// blocks (value_blocks=2, a CTA each, both recomputing S and dP:
-// AttnTileSizes::valueBlocks), which run faster than one block that
-// spills (docs/GPU.md). scripts/gpu_round.sh runs
+// 192, 224 and 256, none and bottom-right. On sm_90a the dK/dV kernels of
+// D = 160 and 192 stream 32-query tiles (block_q=32), and those of D = 224
+// and 256 (on sm_80's mapping D = 256) hold dK and dV in two column blocks
+// (value_blocks=2, a CTA each, both recomputing S and dP:
+// AttnTileSizes::valueBlocks): each runs faster than the 64-query tiles of
+// one block, which spill from D = 192 (docs/GPU.md). scripts/gpu_round.sh runs
 // attn_example on each kernel of a manifest, test/GPU/gpu_tests.py every
 // kernel it finds (head_dim_cases).
 
@@ -63,6 +64,14 @@ func.func @bwd_d160_none(%q: tensor<?x16x?x160xbf16>, %k: tensor<?x16x?x160xbf16
 func.func @bwd_d160_bottom_right(%q: tensor<?x16x?x160xbf16>, %k: tensor<?x16x?x160xbf16>, %v: tensor<?x16x?x160xbf16>, %o: tensor<?x16x?x160xbf16>, %do: tensor<?x16x?x160xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>
   return %dq, %dk, %dv : tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>, tensor<?x16x?x160xbf16>
+}
+func.func @bwd_d192_none(%q: tensor<?x16x?x192xbf16>, %k: tensor<?x16x?x192xbf16>, %v: tensor<?x16x?x192xbf16>, %o: tensor<?x16x?x192xbf16>, %do: tensor<?x16x?x192xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>
+}
+func.func @bwd_d192_bottom_right(%q: tensor<?x16x?x192xbf16>, %k: tensor<?x16x?x192xbf16>, %v: tensor<?x16x?x192xbf16>, %o: tensor<?x16x?x192xbf16>, %do: tensor<?x16x?x192xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>
+  return %dq, %dk, %dv : tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>, tensor<?x16x?x192xbf16>
 }
 func.func @bwd_d224_none(%q: tensor<?x16x?x224xbf16>, %k: tensor<?x16x?x224xbf16>, %v: tensor<?x16x?x224xbf16>, %o: tensor<?x16x?x224xbf16>, %do: tensor<?x16x?x224xbf16>, %lse: tensor<?x16x?xf32>) -> (tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?xf32> -> tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>, tensor<?x16x?x224xbf16>

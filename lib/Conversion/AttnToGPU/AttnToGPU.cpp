@@ -54,6 +54,30 @@ GradNest gradNestOf(KernelKind kind) {
   }
 }
 
+/// The query tile of a backward kernel on `warps` warps: a 16-row MMA tile
+/// per warp, but in an sm_90a dK/dV kernel whose one column block holds
+/// more than 256 columns of dK and dV (D = 144 to 192) 32 queries, which
+/// halve S^T and dP^T beside them (32 f32 registers a thread, not 64).
+/// H200, bf16, against 64-query tiles (docs/GPU.md): D = 192, whose dK/dV
+/// kernel spilled 108 to 128 bytes and now none, the whole backward 1.12x
+/// to 1.14x, its dK/dV kernel 0.76x to 0.83x the time; D = 160 1.08x to
+/// 1.09x; but D = 64 0.89x to 0.94x, and the two column blocks of
+/// D = 224 and 256 0.74x to 0.76x (the smaller tile, not the registers,
+/// sets their pace).
+int64_t defaultQueryTile(const KernelSpec &spec, int64_t warps) {
+  int64_t rows = 16 * warps;
+  if (spec.kind != KernelKind::BackwardKeyValue ||
+      spec.target != TileTarget::Sm90a || spec.atomicDq || warps != 4 ||
+      !spec.elementType)
+    return rows;
+  int64_t bytes = spec.elementType.getIntOrFloatBitWidth() / 8;
+  int64_t cols = tileColumns(spec.headDim, spec.target, bytes) +
+                 tileColumns(spec.valueDim, spec.target, bytes);
+  bool oneBlock = cols <= gradOneBlockKeyValueCols(spec.target) &&
+                  std::max(spec.headDim, spec.valueDim) <= kMaxValueBlockCols;
+  return oneBlock && cols > kMaxGradKeyValueCols ? 32 : rows;
+}
+
 /// Copies the schedule `sizes` into `spec` and returns it.
 AttnTileSizes setTiling(KernelSpec &spec, const AttnTileSizes &sizes) {
   spec.warps = sizes.warps;
@@ -105,7 +129,7 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
       if (warps && w != warps)
         continue;
       request.warps = w;
-      request.blockQ = 16 * w * (mTiles ? mTiles : 1);
+      request.blockQ = mTiles ? 16 * w * mTiles : defaultQueryTile(spec, w);
       request.blockKV = requestedKV ? requestedKV : 16 * w;
       bool last = warps || w == 1;
       std::optional<ScopedDiagnosticHandler> quiet;

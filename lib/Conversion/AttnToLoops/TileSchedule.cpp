@@ -284,21 +284,20 @@ int64_t attn::gradBlockAlign(int64_t cols, int64_t elementBytes,
   return swizzleBytes(cols * elementBytes) / elementBytes;
 }
 
-/// The widest dK plus dV accumulator that the dK/dV nest of a GPU kernel
-/// for `target` keeps in one block; wider ones take column blocks, each
-/// recomputing S and dP. H200, bf16, S = 4k, the whole backward with two
-/// blocks against one (docs/GPU.md): sm_90a (wgmma) D = 256 1.52x to 1.54x
-/// (the one-block dK/dV kernel spilled 2 KB), D = 224 1.31x, D = 192 0.77x
-/// (it spilled 108 bytes); sm_80's mapping D = 256 1.18x to 1.23x, D = 224
-/// 0.94x, D = 192 0.88x, D = 160 0.87x (spilling 232 to 780 bytes in one
-/// block). So blocks where they are faster, which leaves those spills.
-static int64_t maxOneBlockKeyValueCols(TileTarget target) {
+// H200, bf16, S = 4k, the whole backward with two column blocks against
+// one (docs/GPU.md): sm_90a (wgmma) D = 256 1.52x to 1.54x (the one-block
+// dK/dV kernel spilled 2 KB), D = 224 1.31x, D = 192 0.77x (it spilled 108
+// bytes, and none with 32-query tiles, AttnToGPU.cpp); sm_80's mapping
+// D = 256 1.18x to 1.23x, D = 224 0.94x, D = 192 0.88x, D = 160 0.87x
+// (spilling 232 to 780 bytes in one block). So blocks where they are
+// faster, which leaves sm_80's spills.
+int64_t attn::gradOneBlockKeyValueCols(TileTarget target) {
   return target == TileTarget::Sm90a ? 384 : 448;
 }
 
 /// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):
 /// the request's, or in a GPU kernel whose dK/dV accumulators exceed
-/// maxOneBlockKeyValueCols, or whose dQ accumulator exceeds
+/// gradOneBlockKeyValueCols, or whose dQ accumulator exceeds
 /// kMaxValueBlockCols, the fewest blocks whose dK and dV blocks together
 /// take at most kMaxGradKeyValueCols columns (the dK/dV nest, and both
 /// nests of one schedule) or whose dQ block takes at most
@@ -342,7 +341,7 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
   bool oneBlock =
       queryNest ? s.headCols <= kMaxValueBlockCols
                 : s.headCols + s.valueCols <=
-                          maxOneBlockKeyValueCols(request.target) &&
+                          gradOneBlockKeyValueCols(request.target) &&
                       std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols;
   if (count == 1 || !request.gpuKernel || s.dsTile || oneBlock ||
       request.gradNest == GradNest::RowStats)

@@ -166,6 +166,11 @@ enum class TileTarget { Sm80, Sm90a };
 /// than a 128-byte one, docs/GPU.md).
 int64_t tileColumns(int64_t dim, TileTarget target, int64_t elementBytes);
 
+/// The widest dK plus dV accumulator that the dK/dV nest of a GPU kernel
+/// for `target` keeps in one column block (AttnTileSizes::valueBlocks);
+/// wider ones take blocks, each recomputing S and dP (TileSchedule.cpp).
+int64_t gradOneBlockKeyValueCols(TileTarget target);
+
 /// The columns every gradient column block starts on (gradBlocking's
 /// `align`) in tiles of `cols` columns of `elementBytes`-byte elements:
 /// on sm_90a a column block of the tile's swizzle (a view of a swizzled
