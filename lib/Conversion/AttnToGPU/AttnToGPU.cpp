@@ -56,7 +56,7 @@ GradNest gradNestOf(KernelKind kind) {
 
 /// The query tile of a backward kernel on `warps` warps: a 16-row MMA tile
 /// per warp, but in an sm_90a dK/dV kernel whose one column block holds
-/// more than 256 columns of dK and dV (D = 144 to 192) 32 queries, which
+/// more than 256 columns of dK and dV (D = 136 to 192) 32 queries, which
 /// halve S^T and dP^T beside them (32 f32 registers a thread, not 64).
 /// H200, bf16, against 64-query tiles (docs/GPU.md): D = 192, whose dK/dV
 /// kernel spilled 108 to 128 bytes and now none, the whole backward 1.12x

@@ -296,12 +296,12 @@ int64_t attn::gradOneBlockKeyValueCols(TileTarget target) {
 }
 
 /// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):
-/// the request's, or in a GPU kernel whose dK/dV accumulators exceed
-/// gradOneBlockKeyValueCols, or whose dQ accumulator exceeds
-/// kMaxValueBlockCols, the fewest blocks whose dK and dV blocks together
-/// take at most kMaxGradKeyValueCols columns (the dK/dV nest, and both
-/// nests of one schedule) or whose dQ block takes at most
-/// kMaxValueBlockCols (the dQ nest).
+/// the request's, or in a GPU kernel past tiles of kMaxValueBlockCols
+/// columns, or whose dK and dV accumulators exceed
+/// gradOneBlockKeyValueCols (the dK/dV nest), the fewest blocks whose dK
+/// and dV blocks together take at most kMaxGradKeyValueCols columns (the
+/// dK/dV nest, and both nests of one schedule) or whose dQ block takes at
+/// most kMaxValueBlockCols (the dQ nest).
 static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
                                            const AttnTileRequest &request) {
   int64_t keyAlign = gradBlockAlign(s.headCols, s.elementBytes, request.target);
@@ -338,11 +338,9 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
     return count;
   }
   bool queryNest = request.gradNest == GradNest::Query;
-  bool oneBlock =
-      queryNest ? s.headCols <= kMaxValueBlockCols
-                : s.headCols + s.valueCols <=
-                          gradOneBlockKeyValueCols(request.target) &&
-                      std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols;
+  bool oneBlock = std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols &&
+                  (queryNest || s.headCols + s.valueCols <=
+                                    gradOneBlockKeyValueCols(request.target));
   if (count == 1 || !request.gpuKernel || s.dsTile || oneBlock ||
       request.gradNest == GradNest::RowStats)
     return 1;

@@ -134,7 +134,6 @@ inline int64_t swizzleBytes(int64_t rowBytes) {
   return rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
 }
 
-
 /// The widest column block of dK plus dV that the dK/dV nest of a GPU
 /// kernel holds (16-row MMA tiles: 128 f32 registers a thread, what D = 128
 /// holds without spilling), and of dQ in the dQ nest (kMaxValueBlockCols,
