@@ -54,28 +54,98 @@ GradNest gradNestOf(KernelKind kind) {
   }
 }
 
-/// The query tile of a backward kernel on `warps` warps: a 16-row MMA tile
-/// per warp, but in an sm_90a dK/dV kernel whose one column block holds
-/// more than 256 columns of dK and dV (D = 136 to 192) 32 queries, which
-/// halve S^T and dP^T beside them (32 f32 registers a thread, not 64).
-/// H200, bf16, against 64-query tiles (docs/GPU.md): D = 192, whose dK/dV
-/// kernel spilled 108 to 128 bytes and now none, the whole backward 1.12x
-/// to 1.14x, its dK/dV kernel 0.76x to 0.83x the time; D = 160 1.08x to
-/// 1.09x; but D = 64 0.89x to 0.94x, and the two column blocks of
-/// D = 224 and 256 0.74x to 0.76x (the smaller tile, not the registers,
-/// sets their pace).
-int64_t defaultQueryTile(const KernelSpec &spec, int64_t warps) {
+/// The columns of dK and dV that each column block of a dK/dV kernel
+/// holds, as attn-tile's schedule cuts them (the fewest blocks of at most
+/// kMaxGradKeyValueCols), or nullopt where the kernel takes one block.
+std::optional<int64_t> keyValueBlockCols(const KernelSpec &spec,
+                                         int64_t bytes) {
+  int64_t headCols = tileColumns(spec.headDim, spec.target, bytes);
+  int64_t valueCols = tileColumns(spec.valueDim, spec.target, bytes);
+  if (headCols + valueCols <= gradOneBlockKeyValueCols(spec.target) &&
+      std::max(spec.headDim, spec.valueDim) <= kMaxValueBlockCols)
+    return std::nullopt;
+  for (int64_t count = 2; count <= kMaxValueBlocks; ++count) {
+    GradBlocking key = gradBlocking(spec.headDim, headCols, count,
+                                    gradBlockAlign(headCols, bytes, spec.target));
+    GradBlocking value =
+        gradBlocking(spec.valueDim, valueCols, count,
+                     gradBlockAlign(valueCols, bytes, spec.target));
+    if (key.valid && value.valid &&
+        key.step + value.step <= kMaxGradKeyValueCols)
+      return key.step + value.step;
+  }
+  return std::nullopt;
+}
+
+/// The tile a backward kernel on `warps` warps streams past its own rows:
+/// the query tile of the dK/dV kernel, the key tile of the dQ kernel. By
+/// default 16 x warps, a 16-row MMA tile per warp, but smaller where the
+/// kernel's accumulators leave too few registers for the products beside
+/// them (the tile is their n: S^T and dP^T, or S and dP, take 32 f32
+/// registers a thread at 64 and 16 at 32):
+///  - sm_90a dK/dV kernels whose one column block holds more than 256
+///    columns of dK and dV (D = 136 to 192) stream 32 queries. H200, bf16,
+///    against 64-query tiles (docs/GPU.md): D = 192, whose dK/dV kernel
+///    spilled 108 to 128 bytes and now none, the whole backward 1.12x to
+///    1.14x; D = 160 1.08x to 1.09x; but D = 64 0.89x to 0.94x, and the two
+///    column blocks of D = 224 and 256 0.74x to 0.76x, which keep 64.
+///  - sm_80's mapping, 16-bit operands. With 64 queries ptxas spilled 12
+///    to 780 bytes in the dK/dV kernels from D = 104 to 256 (one block or
+///    two), with 64 keys 8 to 164 in the dQ kernels from D = 184. So:
+///    dK/dV kernels of 4 warps whose dK and dV take more than 192 tile
+///    columns stream 32 queries, but D = Dv = 128 tiles 64 (no spill there
+///    without a mask operand or a modification, and 1.07x to 1.09x faster
+///    than 32); head dims that are no multiple of 16 (a partial last
+///    k-step), where one block holds more than 256 columns or a column
+///    block 256 (D = 136, 152, 232, 248), 16; dQ kernels whose dQ takes
+///    more than 176 columns stream half their rows of keys (32 on 4 warps,
+///    16 on the 2 of D = 512). None of these spills up to D = 512
+///    (test/Pipelines/attn-to-ptx-sm80-backward.test). H200, sm_80's
+///    kernels, against the spilling ones (docs/GPU.md): the whole backward
+///    0.99x at D = 104, 1.13x to 1.21x at D = 136 and 160, 1.09x to 1.11x
+///    at D = 192, 1.18x to 1.65x from D = 224 to 256, 1.73x at D = 320.
+int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   int64_t rows = 16 * warps;
-  if (spec.kind != KernelKind::BackwardKeyValue ||
-      spec.target != TileTarget::Sm90a || spec.atomicDq || warps != 4 ||
-      !spec.elementType)
+  if (!spec.isBackward() || spec.atomicDq || !spec.elementType)
     return rows;
   int64_t bytes = spec.elementType.getIntOrFloatBitWidth() / 8;
-  int64_t cols = tileColumns(spec.headDim, spec.target, bytes) +
-                 tileColumns(spec.valueDim, spec.target, bytes);
-  bool oneBlock = cols <= gradOneBlockKeyValueCols(spec.target) &&
-                  std::max(spec.headDim, spec.valueDim) <= kMaxValueBlockCols;
-  return oneBlock && cols > kMaxGradKeyValueCols ? 32 : rows;
+  int64_t headCols = tileColumns(spec.headDim, spec.target, bytes);
+  int64_t cols = headCols + tileColumns(spec.valueDim, spec.target, bytes);
+  if (spec.target == TileTarget::Sm90a) {
+    if (warps != 4)
+      return rows;
+    bool oneBlock = cols <= gradOneBlockKeyValueCols(spec.target) &&
+                    std::max(spec.headDim, spec.valueDim) <= kMaxValueBlockCols;
+    return spec.kind == KernelKind::BackwardKeyValue && oneBlock &&
+                   cols > kMaxGradKeyValueCols
+               ? 32
+               : rows;
+  }
+  if (bytes != 2)
+    return rows;
+  // Masked scores take registers too: the 2 warps of D = 512 fit 32 keys
+  // without them (16 ran the dQ kernel at 0.72x), not with them.
+  bool plain = spec.causal == CausalKind::None &&
+               spec.mask == MaskOperand::None && spec.modName.empty();
+  if (spec.kind == KernelKind::BackwardQuery)
+    return headCols > 176 && (warps == 4 || (warps == 2 && !plain))
+               ? rows / 2
+               : rows;
+  if (spec.kind == KernelKind::BackwardKeyValue && warps == 4) {
+    // Whole 128-column dK and dV (D = 120, 128) fit with 64 queries, which
+    // ran their kernel 1.07x to 1.09x faster than 32, unless a mask operand
+    // or a modification takes registers too (8 bytes spilled).
+    bool unmasked = spec.mask == MaskOperand::None && spec.modName.empty();
+    if (cols <= 192 || (unmasked && headCols == 128 && cols == 256))
+      return rows;
+    bool partialStep = spec.headDim % kTileColumnStep ||
+                       spec.valueDim % kTileColumnStep;
+    std::optional<int64_t> block = keyValueBlockCols(spec, bytes);
+    bool full = block ? *block >= kMaxGradKeyValueCols
+                      : cols > kMaxGradKeyValueCols;
+    return partialStep && full ? 16 : 32;
+  }
+  return rows;
 }
 
 /// Copies the schedule `sizes` into `spec` and returns it.
@@ -129,8 +199,10 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
       if (warps && w != warps)
         continue;
       request.warps = w;
-      request.blockQ = mTiles ? 16 * w * mTiles : defaultQueryTile(spec, w);
-      request.blockKV = requestedKV ? requestedKV : 16 * w;
+      int64_t stream = defaultStreamTile(spec, w);
+      bool keyRows = spec.kind == KernelKind::BackwardKeyValue;
+      request.blockQ = mTiles ? 16 * w * mTiles : keyRows ? stream : 16 * w;
+      request.blockKV = requestedKV ? requestedKV : keyRows ? 16 * w : stream;
       bool last = warps || w == 1;
       std::optional<ScopedDiagnosticHandler> quiet;
       if (!last)

@@ -253,18 +253,17 @@ std::string KernelSpec::scheduleReason() const {
   if (isBackward()) {
     // Each nest's register tiles give every warp one or two 16-row MMA
     // tiles of its rows (sm_90a: one): keys in the dK/dV kernel, queries
-    // in the others. The other tile's rows are a product's n (16 x warps
-    // or twice that on sm_80, any multiple of 16 up to 256 on sm_90a).
+    // in the others. The other tile's rows are a product's n and k: any
+    // multiple of 16 up to 256 on sm_90a, up to 32 x warps on sm_80.
     bool keyRows = kind == KernelKind::BackwardKeyValue;
     int64_t rows = keyRows ? blockKV : blockQ,
             other = keyRows ? blockQ : blockKV;
     bool hopper = target == TileTarget::Sm90a;
-    auto fits = [&](int64_t n) {
-      return n % (16 * warps) == 0 && n / (16 * warps) <= (hopper ? 1 : 2);
-    };
-    bool otherFits =
-        hopper ? other % 16 == 0 && other >= 16 && other <= 256 : fits(other);
-    if ((hopper && warps % 4) || !fits(rows) || !otherFits) {
+    bool rowsFit = rows % (16 * warps) == 0 &&
+                   rows / (16 * warps) <= (hopper ? 1 : 2);
+    int64_t otherMax = hopper ? 256 : 32 * warps;
+    bool otherFits = other % 16 == 0 && other >= 16 && other <= otherMax;
+    if ((hopper && warps % 4) || !rowsFit || !otherFits) {
       std::string one = std::to_string(16 * warps),
                   two = std::to_string(32 * warps);
       std::string rowSizes = hopper ? one : one + " or " + two;
@@ -274,9 +273,9 @@ std::string KernelSpec::scheduleReason() const {
                      : "one or two 16-row tiles") +
              " of their rows, " + (keyRows ? "keys" : "queries") +
              " in this kernel: block-" + (keyRows ? "kv" : "q") + " must be " +
-             rowSizes + " and block-" + (keyRows ? "q" : "kv") + " " +
-             (hopper ? "a multiple of 16 up to 256" : rowSizes) + "; got " +
-             std::to_string(warps) +
+             rowSizes + " and block-" + (keyRows ? "q" : "kv") +
+             " a multiple of 16 up to " + std::to_string(otherMax) +
+             "; got " + std::to_string(warps) +
              " warps, block-q = " + std::to_string(blockQ) +
              ", block-kv = " + std::to_string(blockKV);
     }

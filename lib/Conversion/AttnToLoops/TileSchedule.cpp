@@ -287,12 +287,12 @@ int64_t attn::gradBlockAlign(int64_t cols, int64_t elementBytes,
 // H200, bf16, S = 4k, the whole backward with two column blocks against
 // one (docs/GPU.md): sm_90a (wgmma) D = 256 1.52x to 1.54x (the one-block
 // dK/dV kernel spilled 2 KB), D = 224 1.31x, D = 192 0.77x (it spilled 108
-// bytes, and none with 32-query tiles, AttnToGPU.cpp); sm_80's mapping
-// D = 256 1.18x to 1.23x, D = 224 0.94x, D = 192 0.88x, D = 160 0.87x
-// (spilling 232 to 780 bytes in one block). So blocks where they are
-// faster, which leaves sm_80's spills.
+// bytes, and none with 32-query tiles, AttnToGPU.cpp). sm_80's mapping
+// with 32-query tiles (AttnToGPU.cpp) spills nothing in one block up to
+// 320 columns (D = 160), and from 176 to 256 in two blocks, where one
+// spilled 60 to 608 bytes.
 int64_t attn::gradOneBlockKeyValueCols(TileTarget target) {
-  return target == TileTarget::Sm90a ? 384 : 448;
+  return target == TileTarget::Sm90a ? 384 : 320;
 }
 
 /// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):

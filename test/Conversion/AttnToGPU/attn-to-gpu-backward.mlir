@@ -53,7 +53,7 @@
 // SM90A: nvvm.wgmma.mma_async
 // SM90A-NOT: llvm.atomicrmw
 // SM90A: gpu.return
-// NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of their rows, queries in this kernel: block-q must be 64 or 128 and block-kv 64 or 128; got 4 warps, block-q = 64, block-kv = 32
+// NARROW: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: the backward kernels give every warp one or two 16-row tiles of their rows, keys in this kernel: block-kv must be 64 or 128 and block-q a multiple of 16 up to 128; got 4 warps, block-q = 64, block-kv = 32
 func.func @gradient(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x70x64xf16>, %v: tensor<1x2x70x64xf16>, %o: tensor<1x4x100x64xf16>, %do: tensor<1x4x100x64xf16>, %lse: tensor<1x4x100xf32>) -> (tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<top_left>}
       : tensor<1x4x100x64xf16>, tensor<1x2x70x64xf16>, tensor<1x2x70x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100xf32>
