@@ -3,10 +3,12 @@
 // 96, and the backward (attn.attention_grad, three kernels each) at D = 160,
 // 192, 224 and 256, none and bottom-right. On sm_90a the dK/dV kernels of
 // D = 160 and 192 stream 32-query tiles (block_q=32), and those of D = 224
-// and 256 (on sm_80's mapping D = 256) hold dK and dV in two column blocks
-// (value_blocks=2, a CTA each, both recomputing S and dP:
-// AttnTileSizes::valueBlocks): each runs faster than the 64-query tiles of
-// one block, which spill from D = 192 (docs/GPU.md). scripts/gpu_round.sh runs
+// and 256 hold dK and dV in two column blocks (value_blocks=2, a CTA each,
+// both recomputing S and dP: AttnTileSizes::valueBlocks): each runs faster
+// than the 64-query tiles of one block, which spill from D = 192
+// (docs/GPU.md). sm_80's mapping streams 32 queries in every dK/dV kernel
+// here, in two blocks from D = 192, and 32 keys in the dQ kernels from
+// D = 192: none spills. scripts/gpu_round.sh runs
 // attn_example on each kernel of a manifest, test/GPU/gpu_tests.py every
 // kernel it finds (head_dim_cases).
 

@@ -98,8 +98,9 @@ std::optional<int64_t> keyValueBlockCols(const KernelSpec &spec,
 ///    than 32); head dims that are no multiple of 16 (a partial last
 ///    k-step), where one block holds more than 256 columns or a column
 ///    block 256 (D = 136, 152, 232, 248), 16; dQ kernels whose dQ takes
-///    more than 176 columns stream half their rows of keys (32 on 4 warps,
-///    16 on the 2 of D = 512). None of these spills up to D = 512
+///    more than 176 columns stream half their rows of keys (32 on 4 warps;
+///    16 on the 2 of D = 512 where the scores are masked, below). None of
+///    these spills from D = 8 to 256 nor in wide-head-dims.mlir
 ///    (test/Pipelines/attn-to-ptx-sm80-backward.test). H200, sm_80's
 ///    kernels, against the spilling ones (docs/GPU.md): the whole backward
 ///    0.99x at D = 104, 1.13x to 1.21x at D = 136 and 160, 1.09x to 1.11x
@@ -124,7 +125,9 @@ int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   if (bytes != 2)
     return rows;
   // Masked scores take registers too: the 2 warps of D = 512 fit 32 keys
-  // without them (16 ran the dQ kernel at 0.72x), not with them.
+  // without them, not with them (8 to 12 bytes spilled). 16 keys cost the
+  // dQ kernel 1.39x its time (H200: the causal backward 0.89x the speed of
+  // the spilling kernels), which only the masked ones pay.
   bool plain = spec.causal == CausalKind::None &&
                spec.mask == MaskOperand::None && spec.modName.empty();
   if (spec.kind == KernelKind::BackwardQuery)
