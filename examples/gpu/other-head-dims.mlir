@@ -7,8 +7,8 @@
 // both recomputing S and dP: AttnTileSizes::valueBlocks): each runs faster
 // than the 64-query tiles of one block, which spill from D = 192
 // (docs/GPU.md). sm_80's mapping streams 32 queries in every dK/dV kernel
-// here, in two blocks from D = 192, and 32 keys in the dQ kernels from
-// D = 192: none spills. scripts/gpu_round.sh runs
+// here, in two blocks from D = 192, and 32 keys in every dQ kernel: none
+// spills. scripts/gpu_round.sh runs
 // attn_example on each kernel of a manifest, test/GPU/gpu_tests.py every
 // kernel it finds (head_dim_cases).
 

@@ -98,13 +98,15 @@ std::optional<int64_t> keyValueBlockCols(const KernelSpec &spec,
 ///    than 32); head dims that are no multiple of 16 (a partial last
 ///    k-step), where one block holds more than 256 columns or a column
 ///    block 256 (D = 136, 152, 232, 248), 16; dQ kernels whose dQ takes
-///    more than 176 columns stream half their rows of keys (32 on 4 warps;
+///    more than 128 columns stream half their rows of keys (32 on 4 warps;
 ///    16 on the 2 of D = 512 where the scores are masked, below). None of
 ///    these spills from D = 8 to 256 nor in wide-head-dims.mlir
 ///    (test/Pipelines/attn-to-ptx-sm80-backward.test). H200, sm_80's
 ///    kernels, against the spilling ones (docs/GPU.md): the whole backward
 ///    0.99x at D = 104, 1.13x to 1.21x at D = 136 and 160, 1.09x to 1.11x
-///    at D = 192, 1.18x to 1.65x from D = 224 to 256, 1.73x at D = 320.
+///    at D = 192, 1.18x to 1.65x from D = 224 to 256, 1.73x at D = 320;
+///    32 keys in the dQ kernels of D = 136 to 176, which did not spill,
+///    1.01x to 1.05x (at D = 128 0.97x to 1.00x, which keeps 64).
 int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   int64_t rows = 16 * warps;
   if (!spec.isBackward() || spec.atomicDq || !spec.elementType)
@@ -131,7 +133,7 @@ int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   bool plain = spec.causal == CausalKind::None &&
                spec.mask == MaskOperand::None && spec.modName.empty();
   if (spec.kind == KernelKind::BackwardQuery)
-    return headCols > 176 && (warps == 4 || (warps == 2 && !plain))
+    return headCols > 128 && (warps == 4 || (warps == 2 && !plain))
                ? rows / 2
                : rows;
   if (spec.kind == KernelKind::BackwardKeyValue && warps == 4) {
