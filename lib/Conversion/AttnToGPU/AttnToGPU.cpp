@@ -55,26 +55,22 @@ GradNest gradNestOf(KernelKind kind) {
 }
 
 /// The columns of dK and dV that each column block of a dK/dV kernel
-/// holds, as attn-tile's schedule cuts them (the fewest blocks of at most
-/// kMaxGradKeyValueCols), or nullopt where the kernel takes one block.
+/// holds (defaultGradBlocks), or nullopt where the kernel takes one block.
 std::optional<int64_t> keyValueBlockCols(const KernelSpec &spec,
                                          int64_t bytes) {
   int64_t headCols = tileColumns(spec.headDim, spec.target, bytes);
   int64_t valueCols = tileColumns(spec.valueDim, spec.target, bytes);
-  if (headCols + valueCols <= gradOneBlockKeyValueCols(spec.target) &&
-      std::max(spec.headDim, spec.valueDim) <= kMaxValueBlockCols)
+  int64_t count =
+      defaultGradBlocks(spec.headDim, headCols, spec.valueDim, valueCols,
+                        bytes, spec.target, /*queryNest=*/false);
+  if (count < 2)
     return std::nullopt;
-  for (int64_t count = 2; count <= kMaxValueBlocks; ++count) {
-    GradBlocking key = gradBlocking(spec.headDim, headCols, count,
-                                    gradBlockAlign(headCols, bytes, spec.target));
-    GradBlocking value =
-        gradBlocking(spec.valueDim, valueCols, count,
-                     gradBlockAlign(valueCols, bytes, spec.target));
-    if (key.valid && value.valid &&
-        key.step + value.step <= kMaxGradKeyValueCols)
-      return key.step + value.step;
-  }
-  return std::nullopt;
+  return gradBlocking(spec.headDim, headCols, count,
+                      gradBlockAlign(headCols, bytes, spec.target))
+             .step +
+         gradBlocking(spec.valueDim, valueCols, count,
+                      gradBlockAlign(valueCols, bytes, spec.target))
+             .step;
 }
 
 /// The tile a backward kernel on `warps` warps streams past its own rows:

@@ -289,10 +289,31 @@ int64_t attn::gradBlockAlign(int64_t cols, int64_t elementBytes,
 // dK/dV kernel spilled 2 KB), D = 224 1.31x, D = 192 0.77x (it spilled 108
 // bytes, and none with 32-query tiles, AttnToGPU.cpp). sm_80's mapping
 // with 32-query tiles (AttnToGPU.cpp) spills nothing in one block up to
-// 320 columns (D = 160), and from 176 to 256 in two blocks, where one
-// spilled 60 to 608 bytes.
+// 320 columns (D = 160), nor in two blocks from D = 168 to 256, where one
+// spilled 52 to 608 bytes.
 int64_t attn::gradOneBlockKeyValueCols(TileTarget target) {
   return target == TileTarget::Sm90a ? 384 : 320;
+}
+
+int64_t attn::defaultGradBlocks(int64_t headDim, int64_t headCols,
+                                int64_t valueDim, int64_t valueCols,
+                                int64_t elementBytes, TileTarget target,
+                                bool queryNest) {
+  if (std::max(headCols, valueCols) <= kMaxValueBlockCols &&
+      (queryNest || headCols + valueCols <= gradOneBlockKeyValueCols(target)))
+    return 1;
+  int64_t keyAlign = gradBlockAlign(headCols, elementBytes, target);
+  int64_t valueAlign = gradBlockAlign(valueCols, elementBytes, target);
+  for (int64_t count = 2; count <= kMaxValueBlocks; ++count) {
+    GradBlocking key = gradBlocking(headDim, headCols, count, keyAlign);
+    GradBlocking value = gradBlocking(valueDim, valueCols, count, valueAlign);
+    if (!key.valid || !value.valid)
+      continue;
+    if (queryNest ? key.step <= kMaxValueBlockCols
+                  : key.step + value.step <= kMaxGradKeyValueCols)
+      return count;
+  }
+  return 0;
 }
 
 /// The column blocks of a gradient's nests (AttnTileSizes::valueBlocks):
@@ -337,21 +358,13 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
              << aligned() << ", each but the last inside the head dim";
     return count;
   }
-  bool queryNest = request.gradNest == GradNest::Query;
-  bool oneBlock = std::max(s.headCols, s.valueCols) <= kMaxValueBlockCols &&
-                  (queryNest || s.headCols + s.valueCols <=
-                                    gradOneBlockKeyValueCols(request.target));
-  if (count == 1 || !request.gpuKernel || s.dsTile || oneBlock ||
+  if (count == 1 || !request.gpuKernel || s.dsTile ||
       request.gradNest == GradNest::RowStats)
     return 1;
-  for (count = 2; count <= kMaxValueBlocks; ++count) {
-    auto [key, value] = blocks(count);
-    if (!key.valid || !value.valid)
-      continue;
-    if (queryNest ? key.step <= kMaxValueBlockCols
-                  : key.step + value.step <= kMaxGradKeyValueCols)
-      return count;
-  }
+  if (int64_t fewest = defaultGradBlocks(
+          s.headDim, s.headCols, s.valueDim, s.valueCols, s.elementBytes,
+          request.target, request.gradNest == GradNest::Query))
+    return fewest;
   return op->emitError()
          << "no column blocks of D = " << s.headDim << " and Dv = "
          << s.valueDim

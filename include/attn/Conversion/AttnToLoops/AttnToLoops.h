@@ -176,6 +176,16 @@ int64_t gradOneBlockKeyValueCols(TileTarget target);
 /// tile starts one: TileToNVVM.cpp), elsewhere 8 (whole 16-byte chunks).
 int64_t gradBlockAlign(int64_t cols, int64_t elementBytes, TileTarget target);
 
+/// The column blocks a GPU kernel's gradient nest takes unless asked
+/// (AttnTileSizes::valueBlocks): one where its accumulators fit (dQ, or dK
+/// and dV in the dK/dV nest, `queryNest` false: gradOneBlockKeyValueCols),
+/// else the fewest whose blocks of D and Dv (tiles of `headCols` and
+/// `valueCols` columns) fit kMaxValueBlockCols (dQ) or together
+/// kMaxGradKeyValueCols (dK and dV); 0 where no count does.
+int64_t defaultGradBlocks(int64_t headDim, int64_t headCols, int64_t valueDim,
+                          int64_t valueCols, int64_t elementBytes,
+                          TileTarget target, bool queryNest);
+
 /// The largest schedule a request may ask for (docs/Limits.md): query rows
 /// and keys per tile (a CTA has at most 1024 threads, and tiles past that
 /// only take memory), key/value tiles in flight, warps of a CTA (1024
