@@ -3,7 +3,8 @@
 dense, in one process on the same GPU.
 
     python3 bench/bench_varlen.py --manifest DIR/attn.manifest \\
-        [--lib build-rt/lib/libattn_runtime.so]
+        [--lib build-rt/lib/libattn_runtime.so] [--chunked-only] \\
+        [--pages 16,128] [--baseline-manifest BASE/attn.manifest]
 
 Grid: bf16, Hq = 32, Hkv = 8, D = 128, causal (bottom_right); B sequences
 of equal length L packed back to back ([T, H, D], T = B L) and run by
@@ -13,9 +14,12 @@ packed kernels, on sm_80's mapping, give up), (b) PyTorch SDPA's flash and
 cuDNN backends on the dense batch; and ragged batches (lengths from L / 10
 to L) for forward_varlen alone, against SDPA on the batch padded to the
 longest with a mask; and chunked prefill (new tokens after a cached
-prefix) with the keys packed or in a paged cache. TFLOP/s count the causal half of each sequence's
-scores (4 L^2 D / 2 per head), the same for every implementation; CUDA
-graphs of back-to-back calls (bench_attention.py's Timer), median.
+prefix) with the keys packed or in a paged cache of --pages keys a page
+(--baseline-manifest: another module's paged kernels timed beside them in
+the same process, "base"; --chunked-only: that table alone). TFLOP/s
+count the causal half of each sequence's scores (4 L^2 D / 2 per head),
+the same for every implementation; CUDA graphs of back-to-back calls
+(bench_attention.py's Timer), median.
 """
 
 import os
@@ -48,11 +52,22 @@ def sdpa_backend(name):
 
 def main():
     parser = arguments(__doc__)
+    parser.add_argument("--chunked-only", action="store_true",
+                        help="only the chunked prefill table")
+    parser.add_argument("--pages", default="16,128",
+                        help="page sizes of the chunked prefill's paged "
+                             "cache, comma-separated")
+    parser.add_argument("--baseline-manifest", default=None,
+                        help="another module whose paged chunked prefill "
+                             "is timed beside attn's (\"base\")")
     args = parser.parse_args()
     props = cuda_device()
     if props is None:
         return 1
     module = attn_runtime.Module(args.manifest, lib=args.lib)
+    base = (attn_runtime.Module(args.baseline_manifest, lib=args.lib)
+            if args.baseline_manifest else None)
+    pages = [int(p) for p in args.pages.split(",")]
     timer = Timer(200, warmup=3, min_iters=5, max_iters=200)
     print("attn packed prefill vs dense, %s (torch %s); bf16 Hq=%d Hkv=%d "
           "D=%d causal; TFLOP/s (causal half), CUDA graphs" % (
@@ -62,9 +77,9 @@ def main():
         "check"))
     gen = torch.Generator()
     gen.manual_seed(0)
-    for b, length, ragged in [(8, 2048, False), (16, 1024, False),
-                              (4, 4096, False), (16, 2048, True),
-                              (64, 512, True)]:
+    prefill = [(8, 2048, False), (16, 1024, False), (4, 4096, False),
+               (16, 2048, True), (64, 512, True)]
+    for b, length, ragged in [] if args.chunked_only else prefill:
         if ragged:
             lens = [max(1, int(length * (0.1 + 0.9 * float(u))))
                     for u in torch.rand(b, generator=gen)]
@@ -139,9 +154,14 @@ def main():
               flush=True)
     # Chunked prefill: `new` tokens of each sequence after a cached prefix
     # of `prefix` keys, the keys packed (sm_90a's mapping) or in a paged
-    # cache of 16- or 128-key pages in random order (sm_80's mapping).
-    print("\nchunked prefill (bottom_right): %-10s %8s %8s %8s | %s" % (
-        "B x new+prefix", "packed", "page 16", "page 128", "check"))
+    # cache of `pages`-key pages in random order; with a baseline, its
+    # paged kernels beside each.
+    heads = ["page %d" % p for p in pages]
+    if base:
+        heads = [h for p in pages for h in ("page %d" % p, "base %d" % p)]
+    print("\nchunked prefill (bottom_right): %-10s %8s %s | %s" % (
+        "B x new+prefix", "packed", " ".join("%8s" % h for h in heads),
+        "check"))
     for b, new, prefix in [(8, 512, 8192), (16, 128, 4096), (4, 2048, 16384)]:
         keys = new + prefix
         q = torch.randn(b * new, HQ, D, dtype=DTYPE, device="cuda")
@@ -159,14 +179,17 @@ def main():
         packed()
         ref = out.clone()
         errs = []
-        for page in (16, 128):
-            per = keys // page
+        for page in pages:
+            per = -(-keys // page)
             order = torch.randperm(b * per, generator=gen).to("cuda")
             table = order.view(b, per).to(torch.int32)
             kc = torch.empty(b * per, page, HKV, D, dtype=DTYPE, device="cuda")
             vc = torch.empty_like(kc)
-            kc[table.view(-1).long()] = k.view(b * per, page, HKV, D)
-            vc[table.view(-1).long()] = v.view(b * per, page, HKV, D)
+            for src, dst in ((k, kc), (v, vc)):
+                full = torch.zeros(b, per * page, HKV, D, dtype=DTYPE,
+                                   device="cuda")
+                full[:, :keys] = src.view(b, keys, HKV, D)
+                dst[table.view(-1).long()] = full.view(b * per, page, HKV, D)
             lens = torch.full((b,), keys, dtype=torch.int32, device="cuda")
             paged = lambda: module.forward_varlen(  # noqa: E731
                 q, kc, vc, qo, kv_lens=lens, block_table=table,
@@ -175,12 +198,20 @@ def main():
             times.append(timer.graph_ms([paged]))
             paged()
             errs.append(rel_error(out, ref))
+            if base:
+                old = lambda: base.forward_varlen(  # noqa: E731
+                    q, kc, vc, qo, kv_lens=lens, block_table=table,
+                    max_seqlen_q=new, causal="bottom_right",
+                    kv_layout="bshd", out=out)
+                times.append(timer.graph_ms([old]))
+                old()
+                errs.append(rel_error(out, ref))
         # Scores computed: each new query against its prefix and the new
         # tokens before it.
         flops = b * HQ * 4 * D * (new * prefix + new * new / 2)
         cells = ["%8.0f" % (flops / (t * 1e-3) / 1e12) if t else "%8s" % "-"
                  for t in times]
-        print("%31s %-10s %s | paged vs packed %.1e" % (
+        print("%31s %-14s %s | paged vs packed %.1e" % (
             "", "%dx%d+%d" % (b, new, prefix), " ".join(cells), max(errs)),
             flush=True)
     return 0

@@ -50,7 +50,7 @@ FlashAttention's [T, H, D] (and [H, T, D], and with a leading 1): varlen
 prefill (keys packed with the queries' lengths) with causal none,
 top_left and bottom_right, and chunked prefill, the new queries of each
 sequence against a cached prefix and themselves (keys longer than
-queries), packed or in a paged cache (pages of 16 and 128 keys in random
+queries), packed or in a paged cache (pages of 1 to 256 keys in random
 order, NaN in every pool slot no key owns, both pool layouts); GQA groups
 1, 4 and 8, D 64 and 128, f16 and bf16, windows, LSE, sequences with
 queries but no keys (O = 0, LSE = -inf). The reference is the float64 one
@@ -661,6 +661,11 @@ def varlen_cases(quick):
                             hkv=1, causal="none"),
                 varlen_case(dtype, d, VARLEN_Q, chunked, page=128, hq=4,
                             hkv=4, causal="top_left", four_dim=True),
+                # Pages of one key, and pages wider than a key tile.
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=1,
+                            causal="bottom_right"),
+                varlen_case(dtype, d, VARLEN_Q, chunked, page=256, hq=8,
+                            hkv=8, causal="none", kv_layout="bhsd"),
                 # Sequences with queries and no keys: O = 0, LSE = -inf.
                 varlen_case(dtype, d, [5, 77, 10, 129], [0, 77, 300, 0]),
                 varlen_case(dtype, d, [5, 77, 10, 129], [0, 77, 300, 0],
@@ -679,7 +684,20 @@ def varlen_cases(quick):
                                      causal="bottom_right"),
                          varlen_case(dtype, d, long_q, long_k, page=128,
                                      causal="bottom_right")]
+                # Every other page size of the serving issue.
+                mine += [varlen_case(dtype, d, VARLEN_Q, chunked, page=page,
+                                     causal="bottom_right")
+                         for page in (32, 64)]
             cases += mine
+    # Chunked prefill against pages at other head dims (skipped unless the
+    # manifest has those kernels: the sm_90a producer's copy rounds differ
+    # where a row is not 16 chunks).
+    for dtype, d, causal, window in (("bf16", 96, "bottom_right", None),
+                                     ("f16", 112, "top_left", None),
+                                     ("f16", 160, "bottom_right", None),
+                                     ("bf16", 256, "top_left", None)):
+        cases.append(varlen_case(dtype, d, VARLEN_Q, chunked, page=16,
+                                 causal=causal, window=window))
     return cases
 
 

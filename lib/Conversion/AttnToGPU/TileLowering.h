@@ -117,10 +117,13 @@ struct SharedTile {
 };
 
 /// What the threads that run a lowered block do. Warp-specialised kernels
-/// (sm_90a, TileTma.cpp) lower the loop nest twice: once for one thread of
-/// the producer warpgroup, which issues the copies only, and once for the
-/// consumer warps, which do all the rest.
+/// (sm_90a, TileTma.cpp) lower the loop nest twice: once for the producer
+/// warpgroup (one of its threads where every copy is by TMA), which issues
+/// the copies only, and once for the consumer warps, which do all the rest.
 enum class Role { All, Producer, Consumer };
+
+/// Threads of a warpgroup (wgmma's unit, and the producer's).
+inline constexpr int64_t kWarpgroupThreads = 128;
 
 /// One kernel's lowering: the value maps and the per-thread state.
 class TileLowering {
@@ -197,6 +200,26 @@ private:
   // kernel whose stages leave no iteration of slack otherwise, the loads
   // of each ring lag (kRingLagAttr) have a set of barriers of their own.
   bool tma = false;
+  /// Warp-specialised kernels whose producer also copies by cp.async (a
+  /// source without a tensor map: a paged cache's rows, gathered through
+  /// its block table): every thread of the producer warpgroup runs its
+  /// lowering, and after each such load arrives on the load's full barrier
+  /// once its copies have landed (cp.async.mbarrier.arrive.noinc).
+  bool producerCopies = false;
+  /// The threads that copy by cp.async in this role (the producer
+  /// warpgroup's, else all), and this thread's index among them.
+  Value copyTid;
+  int64_t copyThreads = 0;
+  /// The arrivals that complete a group's full barrier, per set: one
+  /// where the set has TMA copies (the thread that arms it with their
+  /// bytes), and one per producer thread for each of its cp.async loads;
+  /// the same for the barrier of the loads outside any scf.if. Whether a
+  /// set's (or those loads') tiles come by cp.async: wgmma reads them
+  /// after an async-proxy fence.
+  SmallVector<int64_t> groupArrivals;
+  SmallVector<bool> groupCopiesRows;
+  int64_t topLevelArrivals = 0;
+  bool topLevelCopiesRows = false;
   Role role = Role::All;
   /// Byte offset of the mbarriers, after the tiles: set once they are laid
   /// out.
@@ -281,6 +304,17 @@ private:
   /// scaled by its stride.
   Value globalAddress(const Global &g, ArrayRef<Value> indices);
   LogicalResult lowerLoad(TileLoadOp op);
+  /// The cp.async copies of `op` by this role's copying threads (an error
+  /// for rows that are not whole 16-byte chunks in a kernel that copies by
+  /// TMA).
+  LogicalResult copyRows(TileLoadOp op, const Global &g, const SharedTile &t);
+  /// The producer warpgroup's cp.async copies of `op` (a source without a
+  /// tensor map), which complete on the load's full barrier.
+  LogicalResult lowerLoadByProducer(TileLoadOp op, const Global &g,
+                                    const SharedTile &t);
+  /// The kernel parameter that `load` copies from (through its views), if
+  /// mapped.
+  Global *sourceOf(TileLoadOp load) const;
   LogicalResult lowerStore(TileStoreOp op);
   /// A register tile stored into the memory tile `t`, then a barrier of the
   /// CTA's threads (and on sm_90a a proxy fence: wgmma reads it next).
@@ -394,6 +428,9 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
+  /// Runs the ops `body` builds in one thread of the role (the producer
+  /// warpgroup's first, or thread 0).
+  void inOneThread(function_ref<void()> body);
   /// Waits until `barrier` completes the phase of `parity`.
   void waitParity(Value barrier, Value parity);
   /// Slots: `stages` full barriers, Q's, then with a producer `stages`
@@ -420,6 +457,9 @@ private:
   /// Reads the lags of the loads in `body` (ringLag, loadSets): an error
   /// on a lag that is negative or not below the stages.
   LogicalResult countLoadLags(Block &body);
+  /// Counts the arrivals on each set's full barrier per group of `body`'s
+  /// copies (groupArrivals): an error where two groups differ.
+  LogicalResult countGroupArrivals(Block &body);
   static constexpr int64_t kQPhaseBit = 16;
   /// The parity of the fill of group `g` (i32) of this tile in its stage.
   Value fillParity(Value g);

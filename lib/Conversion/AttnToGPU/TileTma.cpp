@@ -77,11 +77,14 @@ static constexpr int64_t kWaitTicks = 10000000;
 /// A persistent producer's tile loop needs more than 24 (ptxas spilled 4 to
 /// 12 bytes there): 232 and 40 then, which the consumers fit in without
 /// spills (and measured as fast as 240 on a non-persistent kernel, H200,
-/// D = 128: docs/GPU.md).
+/// D = 128: docs/GPU.md). A producer that copies a paged cache's rows by
+/// cp.async walks the block table: 48 (at 40 its causal kernels spilled 36
+/// bytes, at 24 every one 72 to 84), and the consumers fit in 224.
 static constexpr int64_t kProducerRegisters = 24, kConsumerRegisters = 240;
 static constexpr int64_t kPersistentProducerRegisters = 40,
                          kPersistentConsumerRegisters = 232;
-static constexpr int64_t kWarpgroupThreads = 128;
+static constexpr int64_t kCopyingProducerRegisters = 48,
+                         kCopyingConsumerRegisters = 224;
 
 Value TileLowering::barrierAt(Value slot) {
   return sharedAt(e.add(barrierOffset, e.mul(slot, e.c32(kBarrierBytes))));
@@ -129,17 +132,49 @@ LogicalResult TileLowering::countLoadLags(Block &body) {
   // (the file comment); the others wait for a whole group at the start of
   // its iteration, and a CTA barrier frees the stage the prefetch reuses.
   loadSets = specialized && ringLag && stages <= ringLag + 1 ? ringLag + 1 : 1;
-  return success();
+  return countGroupArrivals(body);
 }
 
-/// Runs the ops `body` builds in thread 0 only (in a role of one thread,
-/// the producer's, as they are).
-static void inThreadZero(Emitter &e, Value tid, Role role,
-                         function_ref<void()> body) {
-  if (role == Role::Producer)
+LogicalResult TileLowering::countGroupArrivals(Block &body) {
+  groupArrivals.assign(loadSets, 1);
+  groupCopiesRows.assign(loadSets, false);
+  bool counted = false;
+  WalkResult walk = body.walk([&](scf::IfOp group) {
+    SmallVector<int64_t> boxes(loadSets, 0), copies(loadSets, 0);
+    bool loads = false;
+    group.getThenRegion().walk([&](TileLoadOp load) {
+      Global *g = sourceOf(load);
+      loads = true;
+      ++(g && g->tensorMap ? boxes : copies)[setOf(load)];
+    });
+    if (!loads)
+      return WalkResult::advance();
+    SmallVector<int64_t> arrivals;
+    for (auto [tmaLoads, rowLoads] : llvm::zip_equal(boxes, copies))
+      arrivals.push_back((tmaLoads ? 1 : 0) + rowLoads * kWarpgroupThreads);
+    if (counted && arrivals != ArrayRef<int64_t>(groupArrivals)) {
+      group.emitOpError("copies tiles by TMA and by cp.async in another mix "
+                        "than the kernel's other groups; every group of "
+                        "copies completes on barriers set up alike");
+      return WalkResult::interrupt();
+    }
+    counted = true;
+    groupArrivals = arrivals;
+    for (auto [set, rowLoads] : llvm::enumerate(copies))
+      groupCopiesRows[set] = rowLoads > 0;
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Runs the ops `body` builds in one thread of the role: thread 0, or the
+/// producer warpgroup's first (a producer of one thread as it is).
+void TileLowering::inOneThread(function_ref<void()> body) {
+  if (role == Role::Producer && !producerCopies)
     return body();
+  int64_t first = role == Role::Producer ? warps * 32 : 0;
   OpBuilder::InsertionGuard guard(e.b);
-  auto ifOp = scf::IfOp::create(e.b, e.loc, e.eq(tid, e.c32(0)), false);
+  auto ifOp = scf::IfOp::create(e.b, e.loc, e.eq(tid, e.c32(first)), false);
   e.b.setInsertionPointToStart(ifOp.thenBlock());
   body();
 }
@@ -150,18 +185,19 @@ void TileLowering::initBarriers() {
     barrierOffset =
         arith::ConstantOp::create(atEntry, e.loc, atEntry.getI32IntegerAttr(0));
   }
-  inThreadZero(e, tid, role, [&] {
+  inOneThread([&] {
     for (int64_t i = 0; i < barrierCount(); ++i) {
-      // Full: one arrival per group, one per load outside any scf.if.
-      // Empty (the rings' and, persistent, Q's): one per consumer
-      // warpgroup. Then each set past the first: `stages` full, `stages`
-      // empty.
+      // Full: the group's arrivals (groupArrivals), those of the loads
+      // outside any scf.if. Empty (the rings' and, persistent, Q's): one
+      // per consumer warpgroup. Then each set past the first: `stages`
+      // full, `stages` empty.
       int64_t later = i - laterSetsBase();
-      int64_t count = i < stages    ? 1
-                      : i == stages ? std::max<int64_t>(topLevelLoads, 1)
-                      : later >= 0 && later % (2 * stages) < stages
-                          ? 1
-                          : warps * 32 / kWarpgroupThreads;
+      int64_t count =
+          i < stages    ? groupArrivals[0]
+          : i == stages ? std::max<int64_t>(topLevelArrivals, 1)
+          : later >= 0 && later % (2 * stages) < stages
+              ? groupArrivals[1 + later / (2 * stages)]
+              : warps * 32 / kWarpgroupThreads;
       NVVM::MBarrierInitOp::create(b, e.loc, barrierAt(e.c32(i)), e.c32(count),
                                    /*predicate=*/Value());
     }
@@ -330,13 +366,24 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   auto split = scf::IfOp::create(b, e.loc, producer, /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   // The producer warpgroup gives its registers to the consumers; one of
-  // its threads issues every copy.
+  // its threads issues every TMA copy, all of them the cp.async ones.
+  int64_t producerRegisters = producerCopies ? kCopyingProducerRegisters
+                              : persistent   ? kPersistentProducerRegisters
+                                             : kProducerRegisters;
+  int64_t consumerRegisters = producerCopies ? kCopyingConsumerRegisters
+                              : persistent   ? kPersistentConsumerRegisters
+                                             : kConsumerRegisters;
   b.setInsertionPointToStart(split.thenBlock());
-  NVVM::SetMaxRegisterOp::create(
-      b, e.loc, persistent ? kPersistentProducerRegisters : kProducerRegisters,
-      NVVM::SetMaxRegisterAction::decrease);
-  auto one = scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
-  b.setInsertionPointToStart(one.thenBlock());
+  NVVM::SetMaxRegisterOp::create(b, e.loc, producerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  if (producerCopies) {
+    copyTid = e.sub(tid, e.c32(warps * 32));
+    copyThreads = kWarpgroupThreads;
+  } else {
+    auto one =
+        scf::IfOp::create(b, e.loc, e.eq(tid, e.c32(warps * 32)), false);
+    b.setInsertionPointToStart(one.thenBlock());
+  }
   role = Role::Producer;
   auto lowerBody = [&] {
     return persistent ? lowerPersistent(op, body) : lowerBlock(body, nullptr);
@@ -344,6 +391,8 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   if (failed(lowerBody()))
     return failure();
   int64_t producerBytes = tileBytes;
+  copyTid = Value();
+  copyThreads = 0;
 
   scalars = scalars0;
   globals = globals0;
@@ -352,9 +401,8 @@ LogicalResult TileLowering::lowerRoles(scf::ForallOp op) {
   tileBytes = tileBytes0;
   prologueGroups = groups0;
   b.setInsertionPointToStart(split.elseBlock());
-  NVVM::SetMaxRegisterOp::create(
-      b, e.loc, persistent ? kPersistentConsumerRegisters : kConsumerRegisters,
-      NVVM::SetMaxRegisterAction::increase);
+  NVVM::SetMaxRegisterOp::create(b, e.loc, consumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
   role = Role::Consumer;
   if (failed(lowerBody()))
     return failure();
@@ -391,14 +439,20 @@ LogicalResult TileLowering::openGroup(scf::IfOp op) {
                         : e.c32(prologueGroups++);
   groupBytes.assign(loadSets, 0);
   groupFull.assign(loadSets, Value());
+  SmallVector<bool> loads(loadSets, false);
   op.getThenRegion().walk([&](TileLoadOp load) {
+    loads[setOf(load)] = true;
+    // The bytes of the TMA copies; cp.async ones arrive by themselves.
+    Global *g = sourceOf(load);
+    if (!g || !g->tensorMap)
+      return;
     auto type = cast<MemRefType>(load.getTile().getType());
     groupBytes[setOf(load)] +=
         type.getNumElements() * type.getElementTypeBitWidth() / 8;
   });
   // Every group arms every set's barrier: the consumers wait on each.
-  for (auto [set, bytes] : llvm::enumerate(groupBytes))
-    if (!bytes)
+  for (auto [set, any] : llvm::enumerate(loads))
+    if (!any)
       return op.emitOpError("copies no tile read ")
              << set << " iterations late, which other groups of copies "
              << "of the kernel do; each group loads a tile of every ring";
@@ -422,7 +476,9 @@ Value TileLowering::armGroup(int64_t set) {
   }
   Value barrier = barrierAt(fullSlot(set, e.urem(groupIndex, e.c32(stages))));
   groupFull[set] = barrier;
-  inThreadZero(e, tid, role, [&] {
+  if (!groupBytes[set])
+    return barrier;
+  inOneThread([&] {
     NVVM::MBarrierArriveExpectTxOp::create(
         b, e.loc, /*res=*/Type(), barrier, e.c32(groupBytes[set]),
         NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
@@ -432,7 +488,7 @@ Value TileLowering::armGroup(int64_t set) {
 
 void TileLowering::waitParity(Value barrier, Value parity) {
   // The producer's thread waits alone: upstream's loop on its own try_wait.
-  if (role == Role::Producer) {
+  if (role == Role::Producer && !producerCopies) {
     NVVM::MBarrierTryWaitParityOp::create(b, e.loc, barrier, parity,
                                           e.c32(kWaitTicks));
     return;
@@ -458,16 +514,23 @@ void TileLowering::waitParity(Value barrier, Value parity) {
 
 void TileLowering::waitForGroup(Value iter, int64_t set) {
   Value barrier, parity;
+  bool copiedRows;
   if (iter) {
     barrier = barrierAt(fullSlot(set, e.urem(iter, e.c32(stages))));
     parity = fillParity(iter);
+    copiedRows = groupCopiesRows[set];
   } else {
     // Phase t % 2 for a persistent kernel's t-th tile.
     barrier = barrierAt(e.c32(stages));
     parity = qParity();
     topLevelWaited = true;
+    copiedRows = topLevelCopiesRows;
   }
   waitParity(barrier, parity);
+  // The producer's cp.async copies wrote through the generic proxy; wgmma
+  // reads through the async one.
+  if (copiedRows && wgmma)
+    fenceAsyncProxy();
 }
 
 void TileLowering::awaitTopLevelLoads() {
@@ -565,7 +628,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
     // A load outside any scf.if arrives on its own.
     barrier = barrierAt(e.c32(stages));
     int64_t bytes = t.shape[0] * t.shape[1] * t.elementBytes();
-    inThreadZero(e, tid, role, [&] {
+    inOneThread([&] {
       NVVM::MBarrierArriveExpectTxOp::create(
           b, e.loc, /*res=*/Type(), barrier, e.c32(bytes),
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
@@ -573,7 +636,7 @@ LogicalResult TileLowering::lowerLoadTma(TileLoadOp op, const Global &g,
   }
   int64_t blockCols = t.swizzle ? t.swizzle / t.elementBytes() : t.shape[1];
   int64_t blocks = t.shape[1] / blockCols;
-  inThreadZero(e, tid, role, [&] {
+  inOneThread([&] {
     for (int64_t blk = 0; blk < blocks; ++blk) {
       SmallVector<Value> coords = {e.c32(blk * blockCols)};
       for (Value index : llvm::reverse(*first))

@@ -855,6 +855,16 @@ LogicalResult TileLowering::lowerGlobalStore(memref::StoreOp op) {
   return success();
 }
 
+Global *TileLowering::sourceOf(TileLoadOp load) const {
+  Value src = load.getSource();
+  while (Operation *def = src.getDefiningOp()) {
+    if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
+      break;
+    src = def->getOperand(0);
+  }
+  return globals.lookup(src);
+}
+
 LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
   Global *g = globals.lookup(op.getSource());
   auto it = shared.find(op.getTile());
@@ -865,12 +875,44 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
   const SharedTile &t = it->second;
   if (tma && g->tensorMap)
     return lowerLoadTma(op, *g, t);
+  if (role == Role::Producer)
+    return lowerLoadByProducer(op, *g, t);
   if (tma && (role != Role::All || op->getParentOfType<scf::IfOp>()))
     return op.emitOpError("copies from a kernel parameter without a tensor "
                           "map in a kernel that copies by TMA; only loads "
                           "outside any scf.if of a kernel without a producer "
                           "warpgroup may use cp.async there");
   cpAsyncPending = tma;
+  if (failed(copyRows(op, *g, t)))
+    return failure();
+  uncommittedLoads = true;
+  return success();
+}
+
+LogicalResult TileLowering::lowerLoadByProducer(TileLoadOp op, const Global &g,
+                                                const SharedTile &t) {
+  if (persistent)
+    return op.emitOpError("copies by cp.async in the producer warpgroup of "
+                          "a persistent kernel; only TMA copies run there");
+  // The group's full barrier once the stage is free, or that of the loads
+  // outside any scf.if.
+  Value barrier =
+      groupIndex ? armGroup(setOf(op)) : barrierAt(e.c32(stages));
+  if (failed(copyRows(op, g, t)))
+    return failure();
+  // Hand-written where upstream's nvgpu has no op: each thread's copies
+  // arrive on the barrier when they land, with no arrival of their own
+  // before (noinc: the barrier counts one per producer thread and load).
+  NVVM::CpAsyncMBarrierArriveOp::create(b, e.loc, barrier, /*noinc=*/true);
+  return success();
+}
+
+/// A producer warpgroup's cp.async copies: threads per row (at most), and
+/// rounds of rows per loop step (at most).
+static constexpr int64_t kProducerRowThreads = 4, kProducerUnroll = 4;
+
+LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
+                                     const SharedTile &t) {
   int64_t eb = t.elementBytes(), chunk = 16 / eb;
   // The source's rows (static, tile.load's verifier): the tile's columns
   // past them are padding, zero-filled.
@@ -880,7 +922,7 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
            << t.shape[1] << " elements, not whole 16-byte chunks";
   Value rows = scalars.lookup(op.getRows());
   Value last = e.max(e.sub(rows, e.c32(1)), e.c32(0));
-  if (length % chunk || !g->chunkRows) {
+  if (length % chunk || !g.chunkRows) {
     // Rows that are not whole 16-byte chunks have no 16-byte alignment
     // either (the runtime asks only for the element's, docs/KernelABI.md):
     // element by element, synchronously. Warp w copies rows w, w + warps,
@@ -925,8 +967,8 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
                           ? rowValid
                           : e.band(rowValid, e.lt(col, e.c32(length)));
         Value src =
-            e.gep(g->ptr, g->elementType,
-                  globalOffset(*g, *idx, e.select(valid, col, e.c32(0))));
+            e.gep(g.ptr, g.elementType,
+                  globalOffset(g, *idx, e.select(valid, col, e.c32(0))));
         Value v = LLVM::LoadOp::create(b, e.loc, elt, src, eb);
         values.push_back({e.select(valid, v, zero), tileOffset(t, r, col),
                           c0 + 32 <= cols ? Value() : e.lt(col, e.c32(cols))});
@@ -940,18 +982,22 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
       }
       LLVM::StoreOp::create(b, e.loc, v, sharedAt(at), eb);
     }
-    uncommittedLoads = true;
     return success();
   }
   int64_t perRow = t.shape[1] / chunk, total = t.shape[0] * perRow;
-  int64_t threads = warps * 32;
+  int64_t threads = copyThreads ? copyThreads : warps * 32;
+  Value copier = copyTid ? copyTid : tid;
   if (t.shape[1] > kMaxValueBlockCols && threads % perRow && perRow % threads)
-    return lowerLoadByRows(op, *g, t, rows, last, length);
-  for (int64_t k = 0; k < total; k += threads) {
+    return lowerLoadByRows(op, g, t, rows, last, length);
+  // The rounds of `threads` chunks: unrolled where every thread copies, a
+  // loop in the producer warpgroup, whose few registers would not hold the
+  // unrolled rounds' addresses and block-table rows (the D = 128 paged
+  // kernel's producer spilled 748 bytes at 40 registers).
+  auto round = [&](Value k, bool partial) -> LogicalResult {
     OpBuilder::InsertionGuard guard(b);
-    Value c = e.add(tid, e.c32(k));
+    Value c = e.add(copier, k);
     // The last round may have fewer chunks than threads.
-    if (k + threads > total) {
+    if (partial) {
       auto inTile = scf::IfOp::create(b, e.loc, e.lt(c, e.c32(total)), false);
       b.setInsertionPointToStart(inTile.thenBlock());
     }
@@ -963,9 +1009,61 @@ LogicalResult TileLowering::lowerLoad(TileLoadOp op) {
         rowIndices(op.getIndices(), e.min(r, last));
     if (failed(idx))
       return failure();
-    cpAsyncChunk(*g, t, *idx, r, col, e.lt(r, rows), length);
+    cpAsyncChunk(g, t, *idx, r, col, e.lt(r, rows), length);
+    return success();
+  };
+  if (copyTid) {
+    // The producer warpgroup: `rowThreads` threads a row, each copying
+    // every rowThreads-th chunk of it, so that a thread finds its source
+    // row (a block-table read and a division by the page size) once for
+    // several chunks, and the warp's chunks of a row are consecutive. A
+    // loop over rounds of `threads / rowThreads` rows, `unroll` rounds a
+    // step with their rows found first, so that the reads are in flight
+    // together. (One chunk a row a thread, one round a step: 48
+    // instructions a chunk, and the kernel ran at 0.67x the copies from
+    // every thread, H200, D = 128.)
+    int64_t tileRows = t.shape[0], rowThreads = kProducerRowThreads;
+    while (perRow % rowThreads)
+      rowThreads /= 2;
+    int64_t rowsPerRound = threads / rowThreads;
+    if (threads % rowThreads || tileRows % rowsPerRound) {
+      auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(total),
+                                     e.c32(threads));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      return round(loop.getInductionVar(), total % threads != 0);
+    }
+    int64_t rounds = tileRows / rowsPerRound, unroll = 1;
+    while (2 * unroll <= kProducerUnroll && rounds % (2 * unroll) == 0)
+      unroll *= 2;
+    Value rowInRound = e.div(copier, e.c32(rowThreads));
+    Value firstChunk = e.rem(copier, e.c32(rowThreads));
+    auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(tileRows),
+                                   e.c32(rowsPerRound * unroll));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    SmallVector<std::pair<SmallVector<Value>, Value>> sources;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value r = e.add(rowInRound,
+                      e.add(loop.getInductionVar(), e.c32(u * rowsPerRound)));
+      FailureOr<SmallVector<Value>> idx =
+          rowIndices(op.getIndices(), e.min(r, last));
+      if (failed(idx))
+        return failure();
+      sources.push_back({*idx, r});
+    }
+    for (auto &[idx, r] : sources) {
+      Value valid = e.lt(r, rows);
+      for (int64_t j = 0; j < perRow; j += rowThreads)
+        cpAsyncChunk(g, t, idx, r,
+                     e.mul(e.add(firstChunk, e.c32(j)), e.c32(chunk)), valid,
+                     length);
+    }
+    return success();
   }
-  uncommittedLoads = true;
+  for (int64_t k = 0; k < total; k += threads)
+    if (failed(round(e.c32(k), k + threads > total)))
+      return failure();
   return success();
 }
 
@@ -1000,16 +1098,17 @@ LogicalResult TileLowering::lowerLoadByRows(TileLoadOp op, const Global &g,
   // kernels did not spill.)
   int64_t eb = t.elementBytes(), chunk = 16 / eb;
   int64_t perRow = t.shape[1] / chunk, tileRows = t.shape[0];
-  int64_t threads = warps * 32;
+  int64_t threads = copyThreads ? copyThreads : warps * 32;
+  Value copier = copyTid ? copyTid : tid;
   int64_t rowsPerRound = std::max<int64_t>(1, threads / perRow);
   int64_t columnSteps = llvm::divideCeil(perRow, threads);
-  Value rowInRound = e.div(tid, e.c32(perRow));
-  Value firstChunk = e.rem(tid, e.c32(perRow));
+  Value rowInRound = e.div(copier, e.c32(perRow));
+  Value firstChunk = e.rem(copier, e.c32(perRow));
   OpBuilder::InsertionGuard guard(b);
   // Threads past the rounds' chunks copy nothing.
   if (rowsPerRound * perRow < threads) {
     auto active = scf::IfOp::create(
-        b, e.loc, e.lt(tid, e.c32(rowsPerRound * perRow)), false);
+        b, e.loc, e.lt(copier, e.c32(rowsPerRound * perRow)), false);
     b.setInsertionPointToStart(active.thenBlock());
   }
   for (int64_t r0 = 0; r0 < tileRows; r0 += rowsPerRound) {
@@ -1037,7 +1136,6 @@ LogicalResult TileLowering::lowerLoadByRows(TileLoadOp op, const Global &g,
       cpAsyncChunk(g, t, *idx, r, col, rowValid, length);
     }
   }
-  uncommittedLoads = true;
   return success();
 }
 
@@ -1109,22 +1207,25 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     byName[param.name] = g.get();
     globalStorage.push_back(std::move(g));
   }
-  // The TMA loads outside any scf.if: those from a parameter (through its
-  // views) that has a tensor map.
+  // A producer warpgroup copies every tile: by TMA from a parameter with a
+  // tensor map, else by cp.async from all its threads; either completes on
+  // mbarriers.
   source.walk([&](TileLoadOp load) {
-    Value src = load.getSource();
-    while (Operation *def = src.getDefiningOp()) {
-      if (!isa<ViewLikeOpInterface>(def) || def->getNumOperands() == 0)
-        break;
-      src = def->getOperand(0);
-    }
-    Global *g = globals.lookup(src);
-    if (g && g->tensorMap && !load->getParentOfType<scf::IfOp>())
-      ++topLevelLoads;
+    Global *g = sourceOf(load);
+    producerCopies |= specialized && g && !g->tensorMap;
   });
-  if (specialized && !tma)
-    return source.emitError("a producer warpgroup issues TMA copies; this "
-                            "kernel takes no tensor maps");
+  tma |= specialized;
+  // The loads outside any scf.if that complete on an mbarrier: by TMA, or
+  // by the producer's cp.async.
+  source.walk([&](TileLoadOp load) {
+    Global *g = sourceOf(load);
+    if (!g || load->getParentOfType<scf::IfOp>() ||
+        !(g->tensorMap || specialized))
+      return;
+    ++topLevelLoads;
+    topLevelArrivals += g->tensorMap ? 1 : kWarpgroupThreads;
+    topLevelCopiesRows |= !g->tensorMap;
+  });
   if (failed(lowerBlock(source.front(), nullptr)))
     return failure();
   // The scratch of the cross-warp merge reuses the tiles, not the barriers

@@ -34,8 +34,9 @@ struct TileShape {
   int64_t headCols = 0, valueCols = 0;
   CausalKind causal = CausalKind::None;
   bool mask = false;
-  /// K and V rows gathered through a block table: every thread copies
-  /// (cp.async), since no tensor map describes a page walk.
+  /// K and V rows gathered through a block table by cp.async, since no
+  /// tensor map describes a page walk: by every thread, or on sm_90a by a
+  /// producer warpgroup.
   bool paged = false;
   /// Rows and keys the op's loop nests see at most, when static.
   std::optional<int64_t> rows, keys;
@@ -208,12 +209,15 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     // persistent, the same two again for the V tiles, which its rotated
     // loop reads an iteration after the K tiles: TileTma.cpp), and one for
     // Q (and, in a persistent kernel, one that frees Q for the next tile).
-    // A paged cache's rows are copied by cp.async: no mbarriers.
+    // A paged cache's rows are copied by cp.async: no mbarriers without a
+    // producer warpgroup (the warps wait for their own copies); with one,
+    // the producer's cp.async copies complete on the same mbarriers.
     Bytes perStage = !producer ? 1 : stages == 2 && !persistent ? 4 : 2;
     Bytes barriers = perStage * stages + (persistent ? 2 : 1);
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
-    return s.paged ? tiles : tiles + (Bytes(8) * barriers).alignTo(16);
+    return s.paged && !producer ? tiles
+                                : tiles + (Bytes(8) * barriers).alignTo(16);
   }
   // Split-KV decode with key slices: swizzled rows as sm_90a's, each tile
   // 128-byte aligned (whole, as its rows are 8-row groups of 32-byte
@@ -455,14 +459,21 @@ attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
       // S = 16k: 495 TFLOP/s against 422 with a producer). Kernels with a mask
       // operand keep all registers to every thread: with the 240 registers
       // setmaxnreg gave a consumer then (232 now), D = 128 with an additive
-      // mask, causal, spilled 36 bytes.
+      // mask, causal, spilled 36 bytes. A paged cache's K/V rows, which
+      // no tensor map describes, the producer warpgroup copies by cp.async
+      // through the block table, all 128 of its threads (FlashAttention-3's
+      // paged path without TMA).
+      // Its copies are 16-byte chunks: rows of whole chunks only.
       int64_t widest = std::max(s.headCols, s.valueCols);
-      t.producer = widest > 64 && !s.mask && !s.paged;
+      bool chunkRows = (s.headDim * s.elementBytes) % 16 == 0 &&
+                       (s.valueDim * s.elementBytes) % 16 == 0;
+      t.producer = widest > 64 && !s.mask && (!s.paged || chunkRows);
       // A persistent grid, when asked for, needs the producer: it loads the
       // next tile while the consumers finish the last (one CTA per SM,
       // which the registers allow anyway). Measured slower so far
-      // (docs/GPU.md), so not the default.
-      t.persistent = t.producer && request.persistent;
+      // (docs/GPU.md), so not the default; a paged kernel's producer
+      // threads have no registers to spare for its tile loop.
+      t.persistent = t.producer && request.persistent && !s.paged;
       t.warps = request.warps ? request.warps : 8;
       if (!bq)
         bq = 16 * t.warps;
