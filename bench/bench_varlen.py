@@ -72,9 +72,10 @@ def main():
     print("attn packed prefill vs dense, %s (torch %s); bf16 Hq=%d Hkv=%d "
           "D=%d causal; TFLOP/s (causal half), CUDA graphs" % (
               props.name, torch.__version__, HQ, HKV, D))
-    print("%-6s %-22s %8s %8s %8s %8s %8s | %s" % (
-        "B", "lengths", "varlen", "dense", "flash", "cudnn", "padded",
-        "check"))
+    if not args.chunked_only:
+        print("%-6s %-22s %8s %8s %8s %8s %8s | %s" % (
+            "B", "lengths", "varlen", "dense", "flash", "cudnn", "padded",
+            "check"))
     gen = torch.Generator()
     gen.manual_seed(0)
     prefill = [(8, 2048, False), (16, 1024, False), (4, 4096, False),

@@ -23,6 +23,15 @@
 //   for the consumer warps, which skip the copies, wait for each group as
 //   above without a CTA barrier and, at the end of an iteration, arrive on
 //   the empty barrier of the stage they read (one arrival per warpgroup);
+// - a warp-specialised kernel's sources without a tensor map (a paged
+//   cache, whose rows the block table scatters) are copied by cp.async from
+//   all 128 producer threads, which then all run the producer's lowering:
+//   after each such load every one of them arrives on the load's full
+//   barrier once its copies have landed (cp.async.mbarrier.arrive.noinc),
+//   so a barrier counts 128 arrivals per cp.async load of its group, plus
+//   one where TMA copies arm it with their bytes; the consumers fence the
+//   async proxy after such a wait (wgmma reads what the generic proxy
+//   wrote);
 // - a ring whose tiles the loop reads L iterations late (kRingLagAttr on
 //   their loads: a rotated loop's V tiles, L = 1) keeps its stage until
 //   the end of iteration j + L. With a single barrier set the consumers

@@ -1022,9 +1022,20 @@ LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
     // together. (One chunk a row a thread, one round a step: 48
     // instructions a chunk, and the kernel ran at 0.67x the copies from
     // every thread, H200, D = 128.)
+    // More threads a row where the rounds would not tile the rows in an
+    // even count, so that a step issues two rounds at least (80 keys at
+    // D = 256: 8-row rounds; with 16-row ones, 5 a tile, LLVM unrolled
+    // them all and the kernel spilled 92 bytes).
     int64_t tileRows = t.shape[0], rowThreads = kProducerRowThreads;
     while (perRow % rowThreads)
       rowThreads /= 2;
+    auto tilesEvenly = [&](int64_t threadsPerRow) {
+      int64_t rowsPerRound = threads / threadsPerRow;
+      return tileRows % rowsPerRound == 0 &&
+             (tileRows / rowsPerRound) % 2 == 0;
+    };
+    while (!tilesEvenly(rowThreads) && perRow % (2 * rowThreads) == 0)
+      rowThreads *= 2;
     int64_t rowsPerRound = threads / rowThreads;
     if (threads % rowThreads || tileRows % rowsPerRound) {
       auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(total),
