@@ -907,9 +907,14 @@ LogicalResult TileLowering::lowerLoadByProducer(TileLoadOp op, const Global &g,
   return success();
 }
 
-/// A producer warpgroup's cp.async copies: threads per row (at most), and
-/// rounds of rows per loop step (at most).
-static constexpr int64_t kProducerRowThreads = 4, kProducerUnroll = 4;
+/// cp.async copies of rows found through memory: threads a row (at least,
+/// where the rounds tile the rows) in the producer warpgroup and where every
+/// thread copies, and a producer's rounds a loop step (at most). H200,
+/// D = 128: the producer's chunked prefill ran 1.07x to 1.16x faster with 4
+/// than with 8; the paged decode of every thread 1.01x to 1.04x faster than
+/// with 16 (one chunk a row a thread) with 8, and 0.83x to 0.99x with 4.
+static constexpr int64_t kProducerRowThreads = 4, kGatherRowThreads = 8,
+                         kProducerUnroll = 4;
 
 LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
                                      const SharedTile &t) {
@@ -989,10 +994,11 @@ LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
   Value copier = copyTid ? copyTid : tid;
   if (t.shape[1] > kMaxValueBlockCols && threads % perRow && perRow % threads)
     return lowerLoadByRows(op, g, t, rows, last, length);
-  // The rounds of `threads` chunks: unrolled where every thread copies, a
-  // loop in the producer warpgroup, whose few registers would not hold the
-  // unrolled rounds' addresses and block-table rows (the D = 128 paged
-  // kernel's producer spilled 748 bytes at 40 registers).
+  // Rounds of `threads` chunks, thread c copying chunk c % perRow of row
+  // c / perRow: unrolled where every thread copies; the producer warpgroup,
+  // whose few registers would not hold the unrolled rounds' addresses and
+  // block-table rows, loops over them (the D = 128 paged kernel's producer
+  // spilled 748 bytes at 40 registers).
   auto round = [&](Value k, bool partial) -> LogicalResult {
     OpBuilder::InsertionGuard guard(b);
     Value c = e.add(copier, k);
@@ -1012,51 +1018,68 @@ LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
     cpAsyncChunk(g, t, *idx, r, col, e.lt(r, rows), length);
     return success();
   };
-  if (copyTid) {
-    // The producer warpgroup: `rowThreads` threads a row, each copying
-    // every rowThreads-th chunk of it, so that a thread finds its source
-    // row (a block-table read and a division by the page size) once for
-    // several chunks, and the warp's chunks of a row are consecutive. A
-    // loop over rounds of `threads / rowThreads` rows, `unroll` rounds a
-    // step with their rows found first, so that the reads are in flight
-    // together. (One chunk a row a thread, one round a step: 48
-    // instructions a chunk, and the kernel ran at 0.67x the copies from
-    // every thread, H200, D = 128.)
-    // More threads a row where the rounds would not tile the rows in an
-    // even count, so that a step issues two rounds at least (80 keys at
-    // D = 256: 8-row rounds; with 16-row ones, 5 a tile, LLVM unrolled
-    // them all and the kernel spilled 92 bytes).
-    int64_t tileRows = t.shape[0], rowThreads = kProducerRowThreads;
-    while (perRow % rowThreads)
-      rowThreads /= 2;
-    auto tilesEvenly = [&](int64_t threadsPerRow) {
-      int64_t rowsPerRound = threads / threadsPerRow;
-      return tileRows % rowsPerRound == 0 &&
-             (tileRows / rowsPerRound) % 2 == 0;
-    };
-    while (!tilesEvenly(rowThreads) && perRow % (2 * rowThreads) == 0)
-      rowThreads *= 2;
-    int64_t rowsPerRound = threads / rowThreads;
-    if (threads % rowThreads || tileRows % rowsPerRound) {
-      auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(total),
-                                     e.c32(threads));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      return round(loop.getInductionVar(), total % threads != 0);
-    }
-    int64_t rounds = tileRows / rowsPerRound, unroll = 1;
-    while (2 * unroll <= kProducerUnroll && rounds % (2 * unroll) == 0)
-      unroll *= 2;
-    Value rowInRound = e.div(copier, e.c32(rowThreads));
-    Value firstChunk = e.rem(copier, e.c32(rowThreads));
-    auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(tileRows),
-                                   e.c32(rowsPerRound * unroll));
+  // Where a row's source is found through memory (a paged cache's block
+  // table: a read and a division by the page size), `rowThreads` threads
+  // share a row instead, each copying every rowThreads-th chunk of it: it
+  // finds the row once for several chunks, and a warp's chunks of a row
+  // stay consecutive. The rows of all the rounds are found first, so that
+  // their reads are in flight together; the producer loops, `unroll`
+  // rounds a step. (Its first version, one chunk a row a thread and one
+  // round a step, took 46 instructions a chunk, and its D = 128 kernel ran
+  // at 0.67x the copies from every thread, H200.)
+  bool gathered = op.getIndices()
+                      .walk([](Operation *read) {
+                        return isa<memref::LoadOp, tensor::ExtractOp>(read)
+                                   ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+                      })
+                      .wasInterrupted();
+  int64_t tileRows = t.shape[0],
+          rowThreads = copyTid ? kProducerRowThreads : kGatherRowThreads;
+  while (perRow % rowThreads)
+    rowThreads /= 2;
+  // More threads a row where the rounds would not tile the rows (in the
+  // producer, in an even count, so that a step issues two rounds at least:
+  // at 80 keys, D = 256, 5 rounds of 16 rows were all unrolled by LLVM and
+  // the kernel spilled 92 bytes; it takes 10 rounds of 8).
+  auto tiles = [&](int64_t threadsPerRow) {
+    int64_t rowsPerRound = threads / threadsPerRow;
+    return tileRows % rowsPerRound == 0 &&
+           (!copyTid || (tileRows / rowsPerRound) % 2 == 0);
+  };
+  while (!tiles(rowThreads) && perRow % (2 * rowThreads) == 0 &&
+         2 * rowThreads <= threads)
+    rowThreads *= 2;
+  int64_t rowsPerRound = threads / rowThreads;
+  bool shared = (gathered || copyTid) && threads % rowThreads == 0 &&
+                tileRows % rowsPerRound == 0;
+  if (copyTid && !shared) {
+    auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(total),
+                                   e.c32(threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
+    return round(loop.getInductionVar(), total % threads != 0);
+  }
+  if (shared) {
+    int64_t rounds = tileRows / rowsPerRound, unroll = rounds;
+    if (copyTid) {
+      unroll = 1;
+      while (2 * unroll <= kProducerUnroll && rounds % (2 * unroll) == 0)
+        unroll *= 2;
+    }
+    Value rowInRound = e.div(copier, e.c32(rowThreads));
+    Value firstChunk = e.rem(copier, e.c32(rowThreads));
+    OpBuilder::InsertionGuard guard(b);
+    Value first = e.c32(0);
+    if (copyTid) {
+      auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(tileRows),
+                                     e.c32(rowsPerRound * unroll));
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      first = loop.getInductionVar();
+    }
     SmallVector<std::pair<SmallVector<Value>, Value>> sources;
     for (int64_t u = 0; u < unroll; ++u) {
-      Value r = e.add(rowInRound,
-                      e.add(loop.getInductionVar(), e.c32(u * rowsPerRound)));
+      Value r = e.add(rowInRound, e.add(first, e.c32(u * rowsPerRound)));
       FailureOr<SmallVector<Value>> idx =
           rowIndices(op.getIndices(), e.min(r, last));
       if (failed(idx))
