@@ -6,11 +6,11 @@ backward, same process, same tensors.
         [--lib build-rt/lib/libattn_runtime.so] [--shapes D:S:causal,...] \\
         [--with-forward] [--atomic-manifest DIR2/attn.manifest] \
         [--baseline-manifest DIR3/attn.manifest] [--kernel-times] \
-        [--repeats N] \
+        [--repeats N] [--dtype bf16|f16|f32] \
         [--json OUT/bench_backward.json]
 
-Grid (BENCHMARKS.md's forward grid): bf16, B * S = 16384 tokens, hidden
-2048 (H = 2048 / D), D in {64, 128}, S in {1k, 2k, 4k, 8k, 16k}, causal
+Grid (BENCHMARKS.md's forward grid): bf16 (--dtype), B * S = 16384 tokens,
+hidden 2048 (H = 2048 / D), D in {64, 128}, S in {1k, 2k, 4k, 8k, 16k}, causal
 (top-left, PyTorch's is_causal) and not. Each implementation gets the same
 Q, K, V, O, LSE and dO: attn's backward takes O and LSE from attn's own
 forward; a peer's backward is `torch.autograd.grad` through its own
@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attention as ba  # noqa: E402
 import attn_runtime  # noqa: E402  (bench_attention put python/ on the path)
 
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 GRID = [(d, s, c) for d in (64, 128) for s in (1024, 2048, 4096, 8192, 16384)
         for c in (False, True)]
 
@@ -122,7 +123,7 @@ def time_call(timer, call, entry, flops, per_kernel):
 
 
 def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
-          per_kernel=False, repeats=1, peers=None):
+          per_kernel=False, repeats=1, peers=None, dtype="bf16"):
     """`atomic`: a module of atomic dQ kernels, timed as "attn-atomic"
     (its forward from `module`); `baseline`: a module whose deterministic
     backward kernels are timed as "attn-base"."""
@@ -137,7 +138,8 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
     for d, s, causal in grid:
         b, h = 16384 // s, 2048 // d
         q, k, v, dout = (torch.randn(b, h, s, d, device="cuda",
-                                     dtype=torch.bfloat16) for _ in range(4))
+                                     dtype=DTYPES[dtype])
+                         for _ in range(4))
         # The backward's 5 products, and the forward's 2 with_forward.
         flops = (14.0 if with_forward else 10.0) * b * h * s * s * d / (
             2 if causal else 1)
@@ -149,10 +151,10 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
                     kind = "top_left" if causal else "none"
                     owner = others.get(name, module)
                     is_atomic = name == "attn-atomic"
-                    if not owner.has_kernel("backward_q", "bf16", d, d, kind,
+                    if not owner.has_kernel("backward_q", dtype, d, d, kind,
                                             atomic_dq=is_atomic):
-                        raise RuntimeError("no backward kernels for bf16 "
-                                           "d%d causal=%s" % (d, kind))
+                        raise RuntimeError("no backward kernels for %s "
+                                           "d%d causal=%s" % (dtype, d, kind))
                     call = attn_backward_call(
                         module, q, k, v, dout, causal, with_forward,
                         backward=owner if owner is not module else None,
@@ -241,6 +243,9 @@ def main():
     parser.add_argument("--peers", default=",".join(ba.PEERS),
                         help="SDPA backends to time beside attn (flash, "
                              "cudnn, efficient, math)")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16",
+                        help="the operands' dtype (the module needs its "
+                             "kernels; flash and cuDNN refuse f32)")
     parser.add_argument("--target-ms", type=float, default=200)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -258,17 +263,18 @@ def main():
         grid = [tuple(int(x) for x in s.split(":"))
                 for s in args.shapes.split(",")]
         grid = [(d, s, bool(c)) for d, s, c in grid]
-    print("%s on %s (torch %s), bf16, TFLOP/s = %d B H S^2 D / t "
+    print("%s on %s (torch %s), %s, TFLOP/s = %d B H S^2 D / t "
           "(half causal); ratio = attn / fastest peer" % (
               "forward + backward" if args.with_forward else "backward",
-              props.name, torch.__version__, 14 if args.with_forward else 10))
+              props.name, torch.__version__, args.dtype,
+              14 if args.with_forward else 10))
     peers = args.peers.split(",")
     print("%-25s %8s%s%s %s" % (
         "shape", "attn", " %8s" % "atomic" if atomic else "",
         " %8s" % "base" if baseline else "",
         " ".join("%8s" % p for p in peers)))
     rows = bench(module, timer, grid, args.with_forward, atomic, baseline,
-                 args.kernel_times, args.repeats, peers)
+                 args.kernel_times, args.repeats, peers, args.dtype)
     if args.json:
         ba.write_rows(args.json, rows)
     return 1 if any(not e.get("check_ok", True)

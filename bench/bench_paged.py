@@ -17,11 +17,12 @@ per query head). Each is timed eagerly and as a CUDA graph of one step.
     python3 bench/bench_paged.py --manifest DIR/attn.manifest \\
         [--lib build-rt/lib/libattn_runtime.so] [--quick] \\
         [--configs B:MEAN:PAGE,...] [--json OUT/bench_paged.json] \\
-        [--lengths spread|skewed|long] [--splits N] \\
+        [--lengths spread|skewed|long|even] [--splits N] \\
         [--baseline-manifest OTHER/attn.manifest]
 
 --lengths skewed (long): one sequence holds a quarter (half) of the
-batch's keys, the others share the rest equally. --splits: the paged calls' split count.
+batch's keys, the others share the rest equally; even: every sequence
+at the mean (what the pages alone cost). --splits: the paged calls' split count.
 --baseline-manifest: another module's paged decode timed as "base" in the
 same process (e.g. the per-sequence kernels against the balanced ones).
 
@@ -83,7 +84,11 @@ LENGTHS = "spread"
 def ragged_lengths(b, mean, gen):
     """B lengths from L to 10 L (both present), mean about `mean`; with
     LENGTHS = "skewed", one sequence holds a quarter of the batch's keys
-    and the others share the rest; with "long", half of them."""
+    and the others share the rest; with "long", half of them; with
+    "even", every sequence has the mean length (the cost of the pages
+    alone, against "even" on the same bytes)."""
+    if LENGTHS == "even":
+        return [mean] * b
     if LENGTHS in ("skewed", "long") and b > 1:
         long = b * mean // (4 if LENGTHS == "skewed" else 2)
         rest = max(1, (b * mean - long) // (b - 1))
@@ -404,10 +409,12 @@ def main():
                              "compiler)")
     parser.add_argument("--splits", type=int, default=0,
                         help="the paged calls' split count (0: default)")
-    parser.add_argument("--lengths", choices=["spread", "skewed", "long"],
+    parser.add_argument("--lengths",
+                        choices=["spread", "skewed", "long", "even"],
                         default="spread",
                         help="spread: L to 10 L; skewed (long): one "
-                             "sequence holds a quarter (half) of the keys")
+                             "sequence holds a quarter (half) of the keys; "
+                             "even: every sequence the mean")
     args = parser.parse_args()
     global LENGTHS
     LENGTHS = args.lengths

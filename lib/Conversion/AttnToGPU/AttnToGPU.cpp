@@ -110,6 +110,16 @@ int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   int64_t bytes = spec.elementType.getIntOrFloatBitWidth() / 8;
   int64_t headCols = tileColumns(spec.headDim, spec.target, bytes);
   int64_t cols = headCols + tileColumns(spec.valueDim, spec.target, bytes);
+  if (bytes == 4) {
+    // f32 takes sm_80's mapping on every chip, each product's operands as
+    // two TF32 parts. On 4 warps (sm_90a's shared memory; sm_80 fits 2)
+    // the D = 128 dK/dV kernels spilled 12 to 32 bytes with 64 queries and
+    // spill none with 32.
+    return spec.kind == KernelKind::BackwardKeyValue && warps == 4 &&
+                   cols > 128
+               ? rows / 2
+               : rows;
+  }
   if (spec.target == TileTarget::Sm90a) {
     if (warps != 4)
       return rows;
@@ -128,8 +138,14 @@ int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   // the spilling kernels), which only the masked ones pay.
   bool plain = spec.causal == CausalKind::None &&
                spec.mask == MaskOperand::None && spec.modName.empty();
+  // Rows that are no whole 16-byte chunks (D = 59: 118 bytes) are copied
+  // element by element, their loads held in registers (TileToNVVM.cpp's
+  // copyRows): beside them the masked D = 59 dQ kernel spilled 172 bytes
+  // with 64 keys and spills none with 32.
+  bool elementRows = spec.headDim * bytes % 16 || spec.valueDim * bytes % 16;
   if (spec.kind == KernelKind::BackwardQuery)
-    return headCols > 128 && (warps == 4 || (warps == 2 && !plain))
+    return (headCols > 128 && (warps == 4 || (warps == 2 && !plain))) ||
+                   (elementRows && !plain && warps == 4)
                ? rows / 2
                : rows;
   if (spec.kind == KernelKind::BackwardKeyValue && warps == 4) {

@@ -36,3 +36,7 @@ func.func @d256(%q: tensor<?x8x?x256xbf16>, %k: tensor<?x8x?x256xbf16>, %v: tens
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?xf32> -> tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>
   return %dq, %dk, %dv : tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>
 }
+func.func @d59(%q: tensor<?x8x?x59xbf16>, %k: tensor<?x8x?x59xbf16>, %v: tensor<?x8x?x59xbf16>, %o: tensor<?x8x?x59xbf16>, %do: tensor<?x8x?x59xbf16>, %lse: tensor<?x8x?xf32>) -> (tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {causal = #attn.causal<bottom_right>} : tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?xf32> -> tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>
+  return %dq, %dk, %dv : tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>, tensor<?x8x?x59xbf16>
+}
