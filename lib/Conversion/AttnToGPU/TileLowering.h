@@ -174,6 +174,9 @@ private:
   /// per m-tile and k-step, four registers.
   DenseMap<Value, SmallVector<Value>> hoistedA;
 
+  /// The longest row any tile.load of the kernel reads (the head dim, or
+  /// a value block's columns).
+  int64_t widestSourceRow = 0;
   int64_t tileBytes = 0, scratchBytes = 0;
   /// The stage of accumulating stores by bulk reduction (sm_90a): its byte
   /// offset and size once laid out; whether a reduction was issued (the

@@ -1095,6 +1095,24 @@ LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
     }
     return success();
   }
+  // A split-KV decode kernel of 4 warps (they split the keys) and head dims
+  // up to 256 whose rows take more than 8 rounds loops over them: unrolled,
+  // LLVM kept each round's address offset in a register across the key
+  // loop, and beside O's Dv / 2 registers a thread sm_80's D = 184 and 200
+  // kernels spilled 60 and 64 bytes; with the loop none, and D = 136 to
+  // 200 ran 0.99x to 1.02x as fast (H200). The 2-warp kernels of D = 216
+  // to 240 spill 8 to 180 bytes unrolled but ran 0.70x to 0.86x as fast
+  // with the loop, so they keep the rounds unrolled (docs/GPU.md); so do
+  // sm_90a's, which copy by TMA up to D = 256, and the kernels past it
+  // (value blocks), which spill nothing.
+  if (keySlices > 1 && threads >= 128 && total > 8 * threads &&
+      widestSourceRow <= kMaxValueBlockCols) {
+    auto loop = scf::ForOp::create(b, e.loc, e.c32(0), e.c32(total),
+                                   e.c32(threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    return round(loop.getInductionVar(), total % threads != 0);
+  }
   for (int64_t k = 0; k < total; k += threads)
     if (failed(round(e.c32(k), k + threads > total)))
       return failure();
@@ -1247,6 +1265,8 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
   source.walk([&](TileLoadOp load) {
     Global *g = sourceOf(load);
     producerCopies |= specialized && g && !g->tensorMap;
+    widestSourceRow = std::max(
+        widestSourceRow, load.getSource().getType().getShape().back());
   });
   tma |= specialized;
   // The loads outside any scf.if that complete on an mbarrier: by TMA, or
