@@ -2,10 +2,11 @@
 // (`balanced`, FlashInfer's plan: chunks of one size for every sequence,
 // each taking as many as its length needs; docs/KernelABI.md), in place of
 // examples/gpu/paged.mlir's per-sequence splits. The runtime prefers them
-// where a module has both. Measured on an H100 (docs/GPU.md): 0.98x to
-// 1.07x the per-sequence kernels up to B = 8, 0.92x to 0.99x from B = 16
-// on, where every CTA's scan of the lengths and the serial merge of a long
-// sequence's many items cost more than the balance gains. The pools are
+// where a module has both. Measured on an H200 (docs/GPU.md, lengths
+// spread over 10x): 1.03x to 1.06x the per-sequence kernels at B = 8,
+// 0.96x to 0.99x at B = 64, where every CTA's search of the work list
+// (2 us, on a warp) and the serial merge of a long sequence's items cost
+// more than the balance gains. The pools are
 // written [P, page_size, Hkv, D] here (bshd), the cache layout of vLLM and
 // FlashInfer; the kernels take any strides.
 // `cat examples/gpu/kernels.mlir examples/gpu/paged-balanced.mlir |

@@ -1570,14 +1570,25 @@ int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
 constexpr int64_t kBalancedChunkKeys = 128;
 
 /// The keys of a work item of the balanced kernels for `splits` splits
-/// when every sequence holds its capacity of `seqK` keys: the kernel's
-/// chunk, 128 ceil(T / (128 max(1, (N - 1) B))) for T = B x seqK keys in
-/// all (B cancels out), at most a sequence's keys.
-int64_t balancedFullChunk(int64_t splits, int64_t seqK) {
-  int64_t chunk =
-      kBalancedChunkKeys *
-      ceilDiv(seqK, kBalancedChunkKeys * (splits > 1 ? splits - 1 : 1));
-  return chunk < seqK ? chunk : seqK;
+/// of `batch` sequences when every one holds its capacity of `seqK` keys:
+/// the kernel's chunk (SplitWork.h, which the kernel runs on the device):
+/// of the candidates 128 ceil(T / (128 max(1, m))) for T = B x seqK and
+/// m = W, W - ceil(B / 2), W - B (W = N x B), each at most seqK, the first
+/// for which the B sequences' ceil(seqK / c) items each fit in W.
+int64_t balancedFullChunk(int64_t splits, int64_t batch, int64_t seqK) {
+  if (batch < 1 || seqK < 1)
+    return 1;
+  // W and T stay far inside int64 for the shapes the plan accepts.
+  int64_t items = splits * batch, total = batch * seqK;
+  int64_t chunk = 1;
+  for (int64_t slack : {int64_t{0}, ceilDiv(batch, 2), batch}) {
+    int64_t m = items - slack > 1 ? items - slack : 1;
+    chunk = kBalancedChunkKeys * ceilDiv(total, kBalancedChunkKeys * m);
+    chunk = chunk < seqK ? chunk : seqK;
+    if (batch * ceilDiv(seqK, chunk) <= items)
+      break;
+  }
+  return chunk;
 }
 
 /// Where a decode call's workspace holds its parts (decodeWorkspaceBytes):
@@ -2088,7 +2099,7 @@ attn_status planDecode(const ManifestSection &section, int smCount,
 
   plan.balanced = partial->balanced;
   plan.numSplits = splits;
-  plan.chunk = plan.balanced ? balancedFullChunk(splits, p.seqK)
+  plan.chunk = plan.balanced ? balancedFullChunk(splits, p.batch, p.seqK)
                              : ceilDiv(p.seqK, splits);
   plan.workspaceBytes = w.bytes;
   const DecodePartials partials = {

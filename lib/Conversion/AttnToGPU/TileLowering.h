@@ -370,6 +370,9 @@ private:
   SmallVector<Value> tf32Parts(ArrayRef<Value> values);
   LogicalResult lowerMap(TileMapOp op);
   LogicalResult lowerReduce(TileReduceOp op);
+  /// tile.work_item: the lanes of each warp take a sequence each
+  /// (TileWorkItem.cpp).
+  LogicalResult lowerWorkItem(TileWorkItemOp op);
 
   // Values.
   FailureOr<FragLayout> layoutOf(Operation *where, RankedTensorType type);

@@ -120,6 +120,7 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
       .Case([&](TileMatmulOp op) { return lowerMatmul(op); })
       .Case([&](TileMapOp op) { return lowerMap(op); })
       .Case([&](TileReduceOp op) { return lowerReduce(op); })
+      .Case([&](TileWorkItemOp op) { return lowerWorkItem(op); })
       .Case([&](TileParamOp op) -> LogicalResult {
         auto it = paramArgs.find(op.getName());
         if (it == paramArgs.end())

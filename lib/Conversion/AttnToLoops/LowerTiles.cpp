@@ -9,6 +9,8 @@
 
 #include "TileCommon.h"
 
+#include "attn/Dialect/Attn/IR/SplitWork.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -255,6 +257,21 @@ static void lowerParam(RewriterBase &rewriter, TileParamOp op) {
   rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getValue());
 }
 
+/// On the CPU a work item is found as SplitWork.h defines it: scalar loops
+/// over the sequences, the region inlined for each.
+static void lowerWorkItem(RewriterBase &rewriter, TileWorkItemOp op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto length = [&](OpBuilder &b, Location, Value s) {
+    return inlineRegion(b, op.getLength(), s)[0];
+  };
+  Value chunk = balancedChunk(rewriter, loc, op.getItems(), op.getBatch(),
+                              op.getCapacity(), length);
+  WorkItem item =
+      findWorkItem(rewriter, loc, op.getItem(), chunk, op.getBatch(), length);
+  rewriter.replaceOp(op, {item.batch, item.begin, item.end});
+}
+
 namespace {
 struct AttnLowerTilesPass
     : public attn::impl::AttnLowerTilesPassBase<AttnLowerTilesPass> {
@@ -263,7 +280,7 @@ struct AttnLowerTilesPass
     // Post-order: a map nested in another op's region is lowered first.
     getOperation()->walk([&](Operation *op) {
       if (isa<TileLoadOp, TileStoreOp, TileMatmulOp, TileMapOp, TileReduceOp,
-              TileParamOp>(op))
+              TileParamOp, TileWorkItemOp>(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -274,7 +291,8 @@ struct AttnLowerTilesPass
           .Case([&](TileMatmulOp op) { lowerMatmul(rewriter, op); })
           .Case([&](TileMapOp op) { lowerMap(rewriter, op); })
           .Case([&](TileReduceOp op) { lowerReduce(rewriter, op); })
-          .Case([&](TileParamOp op) { lowerParam(rewriter, op); });
+          .Case([&](TileParamOp op) { lowerParam(rewriter, op); })
+          .Case([&](TileWorkItemOp op) { lowerWorkItem(rewriter, op); });
   }
 };
 } // namespace

@@ -429,21 +429,34 @@ LogicalResult tile::tileAttentionPartial(RewriterBase &rewriter,
 
     Value splitBegin, splitEnd;
     if (balanced) {
-      // Every CTA finds its item by scanning the lengths (device data);
-      // the first one writes the offsets.
+      // Every CTA finds its item from the lengths (device data); the
+      // first one writes the offsets.
       auto length = [&](OpBuilder &b, Location loc, Value s) {
         return p.forBatch(b, loc, s).keySeq;
       };
-      Value chunk = balancedChunk(b, loc, splits, p.batch, p.keySeq, length);
-      WorkItem item = findWorkItem(b, loc, split, chunk, p.batch, length);
-      batch = item.batch;
-      splitBegin = item.begin;
-      splitEnd = item.end;
+      Type index = b.getIndexType();
+      auto item = TileWorkItemOp::create(b, loc, index, index, index, split,
+                                         splits, p.batch, p.keySeq);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        Block *body = b.createBlock(&item.getLength(), {}, b.getIndexType(),
+                                    loc);
+        TileYieldOp::create(b, loc, length(b, loc, body->getArgument(0)));
+        // forBatch builds more than the length.
+        for (Operation &op :
+             llvm::make_early_inc_range(llvm::reverse(*body)))
+          if (isOpTriviallyDead(&op))
+            op.erase();
+      }
+      batch = item.getSequence();
+      splitBegin = item.getBegin();
+      splitEnd = item.getEnd();
       Value first = ix.andI(ix.cmp(arith::CmpIPredicate::eq, split, ix.c(0)),
                             ix.cmp(arith::CmpIPredicate::eq, ivs[2], ix.c(0)));
       OpBuilder::InsertionGuard guard(b);
       auto writer = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       b.setInsertionPointToStart(writer.thenBlock());
+      Value chunk = balancedChunk(b, loc, splits, p.batch, p.keySeq, length);
       auto store = [&](OpBuilder &b, Location loc, Value at, Value offset) {
         Value v = arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
         memref::StoreOp::create(b, loc, v, offsets, at);

@@ -150,3 +150,30 @@ func.func @dq_transposed(%t: tensor<16x32xf32>, %acc: memref<?x?x?x12xf32>,
   } {transpose}
   return
 }
+
+// -----
+
+// A balanced split-KV work item: SplitWork's scalar loops over the
+// sequences (the lengths summed in 64 bits for the chunk, then the search),
+// the region inlined in each; the one that holds the item gives its
+// sequence and key range.
+// CHECK-LABEL: func.func @work_item(
+// CHECK-NOT:     attn.tile
+// CHECK:         scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}) -> (i64)
+// CHECK:           memref.load
+// CHECK:         arith.ceildivui {{.*}} : i64
+// CHECK:         %[[FOUND:.+]]:4 = scf.for {{.*}} -> (index, index, i1, index)
+// CHECK:           memref.load
+// CHECK:           arith.ceildivui {{.*}} : index
+// CHECK:         memref.load %{{.+}}[%[[FOUND]]#0]
+// CHECK:         arith.minui
+// CHECK:         return %[[FOUND]]#0
+func.func @work_item(%lens: memref<?xi32>, %item: index, %items: index, %b: index, %sk: index) -> (index, index, index) {
+  %s, %begin, %end = attn.tile.work_item %item of %items over %b capacity %sk {
+  ^bb0(%seq: index):
+    %n = memref.load %lens[%seq] : memref<?xi32>
+    %l = arith.index_cast %n : i32 to index
+    attn.tile.yield %l : index
+  }
+  return %s, %begin, %end : index, index, index
+}

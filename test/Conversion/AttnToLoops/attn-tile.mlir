@@ -754,3 +754,26 @@ func.func @packed(%q: tensor<1x40x8x64xf32>, %k: tensor<1x50x2x64xf32>, %qo: ten
       : tensor<1x40x8x64xf32>, tensor<1x50x2x64xf32>, tensor<1x50x2x64xf32> -> tensor<1x40x8x64xf32>
   return %o : tensor<1x40x8x64xf32>
 }
+
+// -----
+
+// Balanced split-KV: each work item (a loop iteration, a CTA on a GPU)
+// finds its sequence and key range with attn.tile.work_item, whose region
+// is a sequence's clamped length; the first one writes the offsets.
+// CHECK-LABEL: func.func @balanced_partial
+// CHECK:       scf.forall (%[[ITEM:.+]], %{{.+}}, %{{.+}}) in (32, 1, 8)
+// CHECK:         %[[SEQ:.+]], %[[BEGIN:.+]], %[[END:.+]] = attn.tile.work_item %[[ITEM]] of %{{.+}} over %{{.+}} capacity %[[CAP:.+]] {
+// CHECK-NEXT:    ^bb0(%[[S:.+]]: index):
+// CHECK-NEXT:      %[[N:.+]] = tensor.extract %{{.+}}[%[[S]]] : tensor<8xi32>
+// CHECK-NEXT:      %[[L:.+]] = arith.index_cast %[[N]] : i32 to index
+// CHECK-NEXT:      %[[LO:.+]] = arith.maxsi %[[L]], %{{.+}} : index
+// CHECK-NEXT:      %[[HI:.+]] = arith.minsi %[[LO]], %[[CAP]] : index
+// CHECK-NEXT:      attn.tile.yield %[[HI]] : index
+// CHECK:         scf.if
+// CHECK:           memref.store
+func.func @balanced_partial(%q: tensor<8x1x32x128xbf16>, %k: tensor<100x16x8x128xbf16>, %v: tensor<100x16x8x128xbf16>, %lens: tensor<8xi32>, %table: tensor<8x?xi32>) -> (tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>) {
+  %po, %pl, %offsets = attn.attention_partial %q, %k, %v kv_lens(%lens : tensor<8xi32>) block_table(%table : tensor<8x?xi32>) {num_splits = 4 : i64, balanced, layout = #attn.layout<bshd>}
+      : tensor<8x1x32x128xbf16>, tensor<100x16x8x128xbf16>, tensor<100x16x8x128xbf16>
+      -> tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
+  return %po, %pl, %offsets : tensor<32x1x32x1x128xf32>, tensor<32x1x32x1xf32>, tensor<9xi32>
+}

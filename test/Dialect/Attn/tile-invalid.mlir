@@ -369,3 +369,26 @@ func.func @store_accumulate_f16(%t: tensor<32x64xf16>, %o: memref<?x?x?x64xf16>,
   } {accumulate}
   return
 }
+
+// -----
+
+func.func @work_item_arguments(%item: index, %b: index) {
+  // expected-error @+1 {{'attn.tile.work_item' op region must take one index argument (the sequence), got 2 arguments}}
+  %s:3 = attn.tile.work_item %item of %b over %b capacity %b {
+  ^bb0(%x: index, %y: index):
+    attn.tile.yield %x : index
+  }
+  return
+}
+
+// -----
+
+func.func @work_item_yield(%item: index, %b: index) {
+  // expected-error @+1 {{'attn.tile.work_item' op region must yield one index (the sequence's key count)}}
+  %s:3 = attn.tile.work_item %item of %b over %b capacity %b {
+  ^bb0(%x: index):
+    %c = arith.index_cast %x : index to i32
+    attn.tile.yield %c : i32
+  }
+  return
+}

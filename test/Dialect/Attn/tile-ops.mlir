@@ -109,3 +109,17 @@ func.func @padded_rows(%q: memref<?x?x?x40xbf16>, %qs: memref<32x48xbf16, 3>,
   }
   return
 }
+
+// A balanced split-KV work item: the region gives a sequence's key count.
+// CHECK-LABEL: func @work_item
+// CHECK:       %{{.+}}, %{{.+}}, %{{.+}} = attn.tile.work_item %{{.+}} of %{{.+}} over %{{.+}} capacity %{{.+}} {
+// CHECK:         attn.tile.yield %{{.+}} : index
+func.func @work_item(%lens: memref<?xi32>, %item: index, %items: index, %b: index, %sk: index) -> (index, index, index) {
+  %s, %begin, %end = attn.tile.work_item %item of %items over %b capacity %sk {
+  ^bb0(%seq: index):
+    %n = memref.load %lens[%seq] : memref<?xi32>
+    %l = arith.index_cast %n : i32 to index
+    attn.tile.yield %l : index
+  }
+  return %s, %begin, %end : index, index, index
+}

@@ -225,3 +225,17 @@ LogicalResult TileParamOp::verify() {
            << getName() << "' (scale_log2, window)";
   return success();
 }
+
+LogicalResult TileWorkItemOp::verify() {
+  Block &block = getLength().front();
+  if (block.getNumArguments() != 1 || !block.getArgument(0).getType().isIndex())
+    return emitOpError("region must take one index argument (the sequence), "
+                       "got ")
+           << block.getNumArguments() << " arguments";
+  auto yield = dyn_cast<TileYieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      !yield.getValues()[0].getType().isIndex())
+    return emitOpError("region must yield one index (the sequence's key "
+                       "count)");
+  return success();
+}

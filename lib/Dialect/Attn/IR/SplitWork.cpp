@@ -20,35 +20,102 @@ static Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
   return arith::CmpIOp::create(b, loc, p, x, y);
 }
 
+/// `v` (index or an integer type, non-negative) as i64, and back.
+static Value toI64(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  if (v.getType().isIndex())
+    return arith::IndexCastOp::create(b, loc, i64, v);
+  if (v.getType() == i64)
+    return v;
+  return arith::ExtUIOp::create(b, loc, i64, v);
+}
+static Value fromI64(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type.isIndex())
+    return arith::IndexCastOp::create(b, loc, type, v);
+  if (type == v.getType())
+    return v;
+  return arith::TruncIOp::create(b, loc, type, v);
+}
+
 Value attn::balancedChunk(OpBuilder &b, Location loc, Value items, Value batch,
                           Value capacity, SequenceLength length) {
-  ArithBuilder ab(b, loc);
-  Type i64 = b.getI64Type();
-  auto wide = [&](OpBuilder &b, Location loc, Value v) -> Value {
-    return arith::IndexCastOp::create(b, loc, i64, v);
-  };
+  Value zero64 = arith::ConstantIntOp::create(b, loc, 0, 64);
+  auto sum = scf::ForOp::create(
+      b, loc, cst(b, loc, 0), batch, cst(b, loc, 1), ValueRange{zero64},
+      [&](OpBuilder &b, Location loc, Value s, ValueRange acc) {
+        Value total = arith::AddIOp::create(b, loc, acc[0],
+                                            toI64(b, loc, length(b, loc, s)));
+        scf::YieldOp::create(b, loc, total);
+      });
+  SmallVector<Value> candidates = balancedChunkCandidates(
+      b, loc, sum.getResult(0), items, batch, capacity);
+  // The item counts of every candidate but the last, which needs none.
+  SmallVector<Value> inits(candidates.size() - 1, zero64);
+  auto count = scf::ForOp::create(
+      b, loc, cst(b, loc, 0), batch, cst(b, loc, 1), inits,
+      [&](OpBuilder &b, Location loc, Value s, ValueRange acc) {
+        Value len = length(b, loc, s);
+        SmallVector<Value> next;
+        for (auto [c, a] : llvm::zip(candidates, acc))
+          next.push_back(arith::AddIOp::create(
+              b, loc, a, toI64(b, loc, sequenceItemCount(b, loc, len, c))));
+        scf::YieldOp::create(b, loc, next);
+      });
+  return pickBalancedChunk(b, loc, candidates,
+                           SmallVector<Value>(count.getResults()), items);
+}
+
+SmallVector<Value> attn::balancedChunkCandidates(OpBuilder &b, Location loc,
+                                                 Value total, Value items,
+                                                 Value batch, Value capacity) {
+  Type type = items.getType();
   auto c64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, v, 64);
   };
-  auto sum = scf::ForOp::create(
-      b, loc, cst(b, loc, 0), batch, cst(b, loc, 1), ValueRange{c64(0)},
-      [&](OpBuilder &b, Location loc, Value s, ValueRange acc) {
-        Value total = arith::AddIOp::create(b, loc, acc[0],
-                                            wide(b, loc, length(b, loc, s)));
-        scf::YieldOp::create(b, loc, total);
-      });
-  Value chunks = wide(
-      b, loc,
-      arith::MaxSIOp::create(b, loc, ab.sub(items, batch), cst(b, loc, 1)));
+  auto constant = [&](int64_t v) -> Value {
+    return type.isIndex()
+               ? cst(b, loc, v)
+               : Value(arith::ConstantIntOp::create(b, loc, type, v));
+  };
   Value align = c64(kBalancedChunkAlign);
-  Value aligned = arith::CeilDivUIOp::create(
-      b, loc, sum.getResult(0), arith::MulIOp::create(b, loc, align, chunks));
-  Value chunk = arith::MulIOp::create(
-      b, loc, align, arith::MaxSIOp::create(b, loc, aligned, c64(1)));
-  chunk = arith::MinSIOp::create(b, loc, chunk, wide(b, loc, capacity));
-  // At least one key, so that the item counts divide by it.
-  chunk = arith::MaxSIOp::create(b, loc, chunk, c64(1));
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), chunk);
+  Value cap = toI64(b, loc, capacity);
+  SmallVector<Value> chunks;
+  for (Value slack : {constant(0),
+                      Value(arith::CeilDivUIOp::create(b, loc, batch,
+                                                       constant(2))),
+                      batch}) {
+    Value m = toI64(
+        b, loc,
+        arith::MaxSIOp::create(b, loc,
+                               arith::SubIOp::create(b, loc, items, slack),
+                               constant(1)));
+    Value aligned = arith::CeilDivUIOp::create(
+        b, loc, total, arith::MulIOp::create(b, loc, align, m));
+    Value chunk = arith::MulIOp::create(
+        b, loc, align, arith::MaxSIOp::create(b, loc, aligned, c64(1)));
+    chunk = arith::MinSIOp::create(b, loc, chunk, cap);
+    // At least one key, so that the item counts divide by it.
+    chunk = arith::MaxSIOp::create(b, loc, chunk, c64(1));
+    chunks.push_back(fromI64(b, loc, chunk, type));
+  }
+  return chunks;
+}
+
+Value attn::pickBalancedChunk(OpBuilder &b, Location loc,
+                              ArrayRef<Value> candidates, ArrayRef<Value> counts,
+                              Value items) {
+  Value itemsI64 = toI64(b, loc, items);
+  Value chunk = candidates.back();
+  for (int64_t i = static_cast<int64_t>(counts.size()) - 1; i >= 0; --i) {
+    Value fits = cmp(b, loc, arith::CmpIPredicate::sle, counts[i], itemsI64);
+    chunk = arith::SelectOp::create(b, loc, fits, candidates[i], chunk);
+  }
+  return chunk;
+}
+
+Value attn::sequenceItemCount(OpBuilder &b, Location loc, Value length,
+                              Value chunk) {
+  return arith::CeilDivUIOp::create(b, loc, length, chunk);
 }
 
 SmallVector<Value> attn::scanWorkItems(
@@ -63,8 +130,7 @@ SmallVector<Value> attn::scanWorkItems(
       b, loc, cst(b, loc, 0), batch, cst(b, loc, 1), carried,
       [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
         Value first = args.back();
-        Value count =
-            arith::CeilDivUIOp::create(b, loc, length(b, loc, s), chunk);
+        Value count = sequenceItemCount(b, loc, length(b, loc, s), chunk);
         SmallVector<Value> next =
             body(b, loc, {s, first, count}, args.drop_back());
         next.push_back(ArithBuilder(b, loc).add(first, count));

@@ -207,9 +207,12 @@ def Attn_AttentionPartialOp : Attn_Op<"attention_partial",
     batch instead (FlashInfer's split-KV plan): the chunks have one size
     for the whole batch, and each sequence takes as many as its length
     needs. With N = `num_splits`, L_b = `kv_lens[b]` clamped to `[0, Sk]`
-    and T = sum_b L_b, a chunk is `c = min(Sk, max(128, 128 * ceil(T / (128
-    * max(1, (N - 1) * B))))) ` keys (at least 1), sequence b has `n_b =
-    ceil(L_b / c)` chunks, and the third result `split_offsets` (i32 `[B + 1]`) holds
+    and T = sum_b L_b, the candidate chunks are `c_m = min(Sk, max(128,
+    128 * ceil(T / (128 * max(1, m)))))` keys (at least 1) for m = N * B,
+    N * B - ceil(B / 2) and (N - 1) * B, and the chunk c is the first whose
+    item count `sum_b ceil(L_b / c_m)` is at most N * B (the last always
+    is: SplitWork.h). Sequence b has `n_b = ceil(L_b / c)` chunks, and the
+    third result `split_offsets` (i32 `[B + 1]`) holds
     `split_offsets[b] = sum_{b' < b} n_b'`, which is at most N * B. Item
     `w = split_offsets[b] + s` of the results `[N * B, 1, Hq, Sq, Dv]` and
     `[N * B, 1, Hq, Sq]` is chunk s of sequence b, keys `[s c, min((s + 1)

@@ -23,11 +23,13 @@ def Attn_MemoryTile : ConfinedType<MemRefRankOf<[AnyFloat], [2, 3]>,
     [HasStaticShapePred], "static-shaped 2D or 3D memref of floats">;
 
 def Attn_TileYieldOp : Attn_Op<"tile.yield", [Pure, Terminator,
-    ParentOneOf<["TileLoadOp", "TileMapOp", "TileStoreOp"]>]> {
+    ParentOneOf<["TileLoadOp", "TileMapOp", "TileStoreOp",
+                "TileWorkItemOp"]>]> {
   let summary = "ends the region of a tile op";
   let description = [{
-    Yields the values of a `tile.map` element, or the indices that a
-    `tile.load` / `tile.store` row addresses.
+    Yields the values of a `tile.map` element, the indices that a
+    `tile.load` / `tile.store` row addresses, or a `tile.work_item`
+    sequence's key count.
   }];
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ValueRange()); }]>];
@@ -228,6 +230,47 @@ def Attn_TileParamOp : Attn_Op<"tile.param", [Pure,
   let arguments = (ins StrAttr:$name, TypedAttrInterface:$value);
   let results = (outs AnyTypeOf<[Index, F32]>:$result);
   let assemblyFormat = "$name `=` $value attr-dict";
+  let hasVerifier = 1;
+}
+
+def Attn_TileWorkItemOp : Attn_Op<"tile.work_item", [
+    SingleBlockImplicitTerminator<"TileYieldOp">, RecursiveMemoryEffects]> {
+  let summary = "one work item of balanced split-KV attention";
+  let description = [{
+    Work item `item` of the `items` items into which balanced split-KV
+    attention (`attention_partial` `balanced`) cuts a batch of `batch`
+    sequences of at most `capacity` keys each: the sequence it belongs to
+    and its keys `[begin, end)`. The region maps a sequence `s`
+    (`0 <= s < batch`) to its key count, in `[0, capacity]`; it may read
+    memory (the lengths are device data) but not write it, and a target
+    evaluates it as often and in whatever order it likes.
+
+    The work list is SplitWork.h's (FlashInfer's plan): one chunk size c
+    for the whole batch, from the sum of the key counts, and sequence s
+    takes ceil(L_s / c) consecutive items. An item past the last one gets
+    sequence 0 and an empty range. The CPU lowering runs SplitWork's
+    scalar loops over the sequences; a GPU kernel, where every CTA finds
+    its own item, has the lanes of a warp take one sequence each (a sum
+    and a prefix sum across the warp), so that its prologue waits for
+    one round of loads per 32 sequences rather than for B of them.
+
+    ```mlir
+    %s, %begin, %end = attn.tile.work_item %item of %items over %b
+        capacity %sk {
+    ^bb0(%seq: index):
+      %n = memref.load %kv_lens[%seq] : memref<?xi32>
+      %l = arith.index_cast %n : i32 to index
+      attn.tile.yield %l : index
+    }
+    ```
+  }];
+  let arguments = (ins Index:$item, Index:$items, Index:$batch,
+                   Index:$capacity);
+  let results = (outs Index:$sequence, Index:$begin, Index:$end);
+  let regions = (region SizedRegion<1>:$length);
+  let assemblyFormat = [{
+    $item `of` $items `over` $batch `capacity` $capacity $length attr-dict
+  }];
   let hasVerifier = 1;
 }
 

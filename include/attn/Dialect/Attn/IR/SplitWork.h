@@ -26,15 +26,34 @@ inline constexpr int64_t kBalancedChunkAlign = 128;
 using SequenceLength =
     function_ref<Value(OpBuilder &b, Location loc, Value batch)>;
 
-/// The chunk c = min(Sk, max(128, 128 * ceil(T / (128 * max(1, items -
-/// B))))) of a batch of `batch` sequences (index) of at most `capacity`
+/// The chunk of a batch of `batch` sequences (index) of at most `capacity`
 /// (Sk) keys whose key counts sum to T, for `items` work items (N * B;
-/// index). It keeps sum_b ceil(L_b / c) <= T / c + B <= items; past Sk a
-/// larger chunk would change nothing (one item per sequence). T is summed
-/// in 64 bits: on a GPU the index type is 32 bits, and B sequences of up to
-/// 2^31 - 1 keys may sum past it.
+/// index): the first of the candidates (balancedChunkCandidates) whose
+/// item count sum_b ceil(L_b / c) is at most `items`. T and the counts are
+/// summed in 64 bits: on a GPU the index type is 32 bits, and B sequences
+/// of up to 2^31 - 1 keys may sum past it.
 Value balancedChunk(OpBuilder &b, Location loc, Value items, Value batch,
                     Value capacity, SequenceLength length);
+
+/// The candidate chunks, tightest first: c_m = min(Sk, max(128, 128 *
+/// ceil(T / (128 * max(1, m))))) for m = items, items - ceil(B / 2) and
+/// items - B. The last always fits (sum_b ceil(L_b / c) <= T / c + B <=
+/// items); a tighter one gives more, shorter items where the lengths
+/// leave room, so that the items fill the grid more evenly. Past Sk a
+/// larger chunk would change nothing (one item per sequence). `total` is
+/// i64; `items`, `batch` and `capacity` are of one type (index or an
+/// integer type), which the chunks have.
+SmallVector<Value> balancedChunkCandidates(OpBuilder &b, Location loc,
+                                           Value total, Value items,
+                                           Value batch, Value capacity);
+
+/// The first candidate whose item count (`counts`, i64, one for every
+/// candidate but the last) is at most `items`, else the last.
+Value pickBalancedChunk(OpBuilder &b, Location loc, ArrayRef<Value> candidates,
+                        ArrayRef<Value> counts, Value items);
+
+/// The items of a sequence of `length` keys: ceil(length / chunk).
+Value sequenceItemCount(OpBuilder &b, Location loc, Value length, Value chunk);
 
 /// The values a scanWorkItems body sees for sequence b: its first item
 /// (split_offsets[b]) and its item count n_b = ceil(L_b / c).
