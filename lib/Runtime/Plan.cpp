@@ -1560,7 +1560,18 @@ int64_t splitsFor(int smCount, const Problem &p, const KernelSpec &partial,
     auto model = partial.balanced ? balancedDefaultSplits
                  : p.paged        ? pagedDefaultSplits
                                   : defaultSplits;
-    return model(smCount, p.batch, ctasPerBatch(p, partial), p.seqK,
+    // The models count CTAs on the busiest SM, one streaming at a time. A
+    // CTA of fewer than 4 warps does not take an SM's share of the
+    // bandwidth alone: on an H200, sm_80's 2-warp decode kernels (D = 216
+    // to 256, B = 8, Hkv = 8, 16k keys) streamed 2090 to 4140 GB/s with
+    // one CTA an SM (2 splits) and 2480 to 4300 with two (4 splits;
+    // docs/GPU.md). Such kernels count two CTA slots an SM, as many as
+    // their shared memory leaves room for on sm_80 and sm_90.
+    int slots = smCount;
+    if (partial.threads > 0 && partial.threads < 128 &&
+        smCount <= INT32_MAX / 2)
+      slots = 2 * smCount;
+    return model(slots, p.batch, ctasPerBatch(p, partial), p.seqK,
                  partial.blockKv);
   }
   return numSplits < tiles ? numSplits : tiles;

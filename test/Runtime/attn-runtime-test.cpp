@@ -1238,6 +1238,32 @@ int runDecode() {
     printDecode("gqa", p);
   }
   {
+    // A partial kernel of fewer than 4 warps counts two CTA slots an SM.
+    Manifest slots;
+    if (!setUp("attn-manifest 1\ntarget sm_80\nptx kernels.ptx\n"
+               "kernel d4 kind=decode_partial dtype=bf16 head_dim=128 "
+               "value_dim=128 causal=none rows=16 block_kv=64 threads=128 "
+               "smem=36864\n"
+               "kernel d2 kind=decode_partial dtype=f16 head_dim=128 "
+               "value_dim=128 causal=none rows=16 block_kv=32 threads=64 "
+               "smem=36864\n"
+               "kernel c4 kind=decode_combine dtype=bf16 value_dim=128 "
+               "rows=16 block_kv=16 threads=32 smem=0\n"
+               "kernel c2 kind=decode_combine dtype=f16 value_dim=128 "
+               "rows=16 block_kv=16 threads=32 smem=0\n",
+               slots))
+      return 1;
+    for (attn_dtype dtype : {ATTN_BF16, ATTN_F16}) {
+      DecodeArgs a(8, 8, 16384);
+      a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = dtype;
+      int64_t n = -1;
+      attn_status s = a.resolve(slots.sections.front(), nullptr, 0, n);
+      std::printf("slots %s: %s %lld %s\n",
+                  dtype == ATTN_F16 ? "2 warps" : "4 warps", statusName(s),
+                  static_cast<long long>(n), s ? attn_last_error() : "");
+    }
+  }
+  {
     DecodeArgs a(2, 8, 1000);
     a.q = bshd(ATTN_BF16, 2, 32, 2, 128, kQ); // Sq = 2: 8 rows per KV head
     a.o = bshd(ATTN_BF16, 2, 32, 2, 128, kO);

@@ -1114,15 +1114,15 @@ LogicalResult TileLowering::copyRows(TileLoadOp op, const Global &g,
     b.setInsertionPoint(loop.getBody()->getTerminator());
     return round(loop.getInductionVar(), total % threads != 0);
   }
-  // The 2-warp kernels (D = 216 to 256 on sm_80) of more than 14 rounds
-  // loop over steps of 4 rounds, the rounds past the last whole step
-  // unrolled after it: on an H200 D = 232 and 240 (14.5 and 15 rounds)
-  // spilled 180 and 64 bytes unrolled and none so, and ran 1.19x and 1.10x
-  // as fast, D = 256 1.01x; D = 216 and 224 (13.5 and 14 rounds, 100 and
-  // 8 bytes) ran 0.92x and 0.48x as fast with the loop and keep their
-  // rounds unrolled (docs/GPU.md).
+  // The 2-warp kernels (D = 216 to 256 on sm_80) loop over steps of 4
+  // rounds, the rounds past the last whole step unrolled after it.
+  // Unrolled, D = 216 to 240 spilled 100, 8, 180 and 64 bytes; with the
+  // loop none, and with the runtime's split count for them (two CTAs an
+  // SM) they ran 1.01x to 1.06x as fast on an H200 (docs/GPU.md). With one
+  // CTA an SM the unrolled rounds' deeper copies had mattered (D = 224:
+  // 0.48x with the loop).
   int64_t looped = 0;
-  if (keySlices > 1 && threads < 128 && total > 14 * threads &&
+  if (keySlices > 1 && threads < 128 && total > 8 * threads &&
       widestSourceRow <= kMaxValueBlockCols) {
     int64_t step = 4 * threads;
     looped = total / step * step;
