@@ -19,7 +19,6 @@ A probe, not a benchmark: the instrumented kernels are slower by a few
 instructions a CTA, and the times are one call's after warm-up.
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -31,7 +30,9 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
 import attn_runtime  # noqa: E402
+from bench_attention import arguments  # noqa: E402
 
 RECORD_OFFSET = 64 << 20  # bytes past the partial output's base
 RECORD_BYTES = 32
@@ -172,9 +173,7 @@ def summarize(name, records):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = arguments(__doc__)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--mean", type=int, default=4096)
     parser.add_argument("--page", type=int, default=16)

@@ -3,7 +3,6 @@
 profiler: `ncu --kernel-name regex:attn_bwd python3 bench/profile_backward.py
 --manifest M --d 64 --s 4096 [--causal] [--atomic-dq]`."""
 
-import argparse
 import os
 import sys
 
@@ -11,13 +10,13 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_runtime  # noqa: E402
+from bench_attention import arguments  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--lib", default=None)
+    parser = arguments(__doc__)
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--s", type=int, default=4096)
     parser.add_argument("--causal", action="store_true")
