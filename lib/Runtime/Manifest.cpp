@@ -21,7 +21,8 @@ enum class AbiWhen {
   packed,
   packed_kv,
   atomic,
-  blocks
+  blocks,
+  tma_atomic
 };
 
 struct AbiEntry {
@@ -63,11 +64,12 @@ bool kindTakes(KernelKind kind, AbiWhen when) {
 }
 
 /// The element type of the memref parameter `tensor` of `kernel` that a
-/// tensor map is over: f32 for the backward's row statistics, whatever the
-/// kernel's dtype (attn_kernel_abi.def), the kernel's dtype for the others
-/// (q, k, v, dout).
+/// tensor map is over: f32 for the backward's row statistics and the atomic
+/// dQ mode's accumulator, whatever the kernel's dtype
+/// (attn_kernel_abi.def), the kernel's dtype for the others (q, k, v, dout).
 attn_dtype tensorMapDtype(const KernelSpec &kernel, std::string_view tensor) {
-  return tensor == "row_stats" ? ATTN_F32 : kernel.dtype;
+  return tensor == "row_stats" || tensor == "dq_accum" ? ATTN_F32
+                                                       : kernel.dtype;
 }
 
 /// The kinds that kindTakes(`when`), for messages: "forward, decode_partial".
@@ -101,6 +103,8 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
                  (e.when == AbiWhen::packed && kernel.packedQueries) ||
                  (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
                  (e.when == AbiWhen::atomic && kernel.atomicDq) ||
+                 (e.when == AbiWhen::tma_atomic && kernel.usesTma() &&
+                  kernel.atomicDq) ||
                  (e.when == AbiWhen::blocks && kernel.hasBlockMask());
     if (taken)
       params.push_back({e.name, e.type, e.rank});
@@ -1001,12 +1005,13 @@ attn_status Parser::parseKernel(int line,
 attn_status Parser::parseTma(int line, const std::string &where,
                              std::string_view value, KernelSpec &k) {
   // The tensors whose tensor maps the ABI gives this kind (forward: q, k,
-  // v; decode_partial: k, v; backward_kv: q, k, v, dout, row_stats;
-  // backward_q: q, k, v, dout).
+  // v; decode_partial: k, v; backward_kv: q, k, v, dout, row_stats, and
+  // dq_accum with dq=atomic, read before tma; backward_q: q, k, v, dout).
   std::vector<std::string> tensors;
   for (const AbiEntry &e : kAbi)
     if (std::strcmp(e.kind, kernelKindName(k.kind)) == 0 &&
-        std::strcmp(e.type, "tmap") == 0)
+        std::strcmp(e.type, "tmap") == 0 &&
+        (e.when != AbiWhen::tma_atomic || k.atomicDq))
       tensors.emplace_back(tensorMapSource(e.name));
   if (tensors.empty())
     return error(line, where +

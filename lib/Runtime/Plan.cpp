@@ -1309,6 +1309,7 @@ attn_status checkTensorMap(const char *api, const KernelSpec &kernel,
 struct MapTensors {
   const attn_tensor *q = nullptr, *k = nullptr, *v = nullptr;
   const attn_tensor *dout = nullptr, *rowStats = nullptr;
+  const attn_tensor *dqAccum = nullptr;
 };
 
 /// The tensor map parameters of a kernel with `tma`, after all its other
@@ -1326,7 +1327,8 @@ attn_status pushTensorMaps(const char *api, Launch &launch,
                  {"k", "B, Hkv, Sk, D", tensors.k},
                  {"v", "B, Hkv, Sk, Dv", tensors.v},
                  {"dout", "B, Hq, Sq, Dv", tensors.dout},
-                 {"row_stats", "B, Hq, Sq, 4", tensors.rowStats}};
+                 {"row_stats", "B, Hq, Sq, 4", tensors.rowStats},
+                 {"dq_accum", "B, Hq, Sq, D", tensors.dqAccum}};
   const KernelSpec &kernel = *launch.kernel;
   launch.tensorMaps.clear();
   if (!kernel.usesTma())
@@ -1701,15 +1703,15 @@ std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
          "] of the dq=atomic kernels";
 }
 
-/// row_stats as a tensor: the workspace's records at `rowStats`,
-/// contiguous [B, Hq, Sq, 4] f32, the memref that backwardArgs passes and
-/// the tensor maps of the backward kernels with `tma` are over.
-attn_tensor backwardRowStatsTensor(uint64_t rowStats, const Problem &p) {
+/// A contiguous f32 tensor of `sizes` at `address` in the backward's
+/// workspace: row_stats' records, [B, Hq, Sq, 4], the memref that
+/// backwardArgs passes and the tensor maps of the backward kernels with
+/// `tma` are over, or the atomic dQ mode's dq_accum, [B, Hq, Sq, D].
+attn_tensor workspaceTensor(uint64_t address, const int64_t (&sizes)[4]) {
   attn_tensor t = {};
-  t.data = reinterpret_cast<void *>(rowStats);
+  t.data = reinterpret_cast<void *>(address);
   t.dtype = ATTN_F32;
   t.rank = 4;
-  const int64_t sizes[4] = {p.batch, p.headsQ, p.seqQ, kRowStatsFields};
   int64_t stride = 1;
   for (int i = 3; i >= 0; --i) {
     t.shape[i] = sizes[i];
@@ -2224,7 +2226,11 @@ attn_status planBackward(const ManifestSection &section,
     return s;
   plan.workspaceBytes = needed;
   uint64_t address = reinterpret_cast<uint64_t>(workspace);
-  attn_tensor rowStats = backwardRowStatsTensor(address, p);
+  attn_tensor rowStats =
+      workspaceTensor(address, {p.batch, p.headsQ, p.seqQ, kRowStatsFields});
+  attn_tensor dqAccum = workspaceTensor(
+      address + static_cast<uint64_t>(accumulatorOffset),
+      {p.batch, p.headsQ, p.seqQ, p.headDim});
   std::vector<uint64_t> shared =
       backwardArgs(t, mask, blockMask, rowStats, plan.atomicDq,
                    address + static_cast<uint64_t>(accumulatorOffset), p);
@@ -2232,8 +2238,8 @@ attn_status planBackward(const ManifestSection &section,
   // tiles it copies after the shared words; backward_dot never has any.
   for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {
     l->args = shared;
-    if (attn_status s =
-            pushTensorMaps(api, *l, {t.q, t.k, t.v, t.dout, &rowStats}))
+    if (attn_status s = pushTensorMaps(
+            api, *l, {t.q, t.k, t.v, t.dout, &rowStats, &dqAccum}))
       return s;
     pushModOperands(l->args, p);
   }

@@ -562,6 +562,14 @@ int runManifest() {
             h + bwd + " mod=bias mod_hash=0123456789abcdef mod_operands=f32:1" +
                 kvTma + " params=" + bwdParams +
                 ",scale_log2:f32,window:i64,mod0:memref1" + kvMaps + "\n");
+  // dq_accum's map belongs to the atomic dQ mode's backward_kv only, and
+  // that kernel needs it (f32: 32 columns are one 128-byte swizzle row).
+  parseCase("backward-tma-dq-accum-deterministic",
+            h + bwd + kvTma + ",dq_accum:64x32:128\n");
+  parseCase("backward-tma-atomic-missing-dq-accum",
+            h + bwd + " dq=atomic" + kvTma + "\n");
+  parseCase("backward-tma-atomic-dq-accum-wide",
+            h + bwd + " dq=atomic" + kvTma + ",dq_accum:64x64:128\n");
   parseCase("backward-grid", h + bwd + " grid=persistent\n");
   parseCase("backward-block-q-limit",
             h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
@@ -3344,7 +3352,7 @@ std::string backwardTmaModule() {
           "kernel bwd_kv_tma_f16 kind=backward_kv" +
           f16 + " block_q=64 block_kv=128 threads=256 smem=98304" +
           " tma=q:64x64:128,k:128x64:128,v:128x64:128,dout:64x64:128,"
-          "row_stats:64x4:0\n"
+          "row_stats:64x4:0,dq_accum:64x32:128\n"
           "kernel bwd_q_f16 kind=backward_q" +
           f16 + " block_q=128 block_kv=64 threads=128 smem=0\n";
   const std::string d60 = " dtype=bf16 head_dim=60 value_dim=60 causal=none";
@@ -4543,6 +4551,12 @@ int runLaunchBackwardTma(const std::string &manifest) {
   BackwardArgs workspace = sizedBackwardArgs(128);
   workspace.workspace = kWorkspace + 16;
   report("backward-workspace-misaligned", workspace.call(module, stream));
+  BackwardArgs atomic = sizedBackwardArgs(128);
+  atomic.options.atomic_dq = 1;
+  atomic.workspaceBytes = attn_backward_atomic_workspace_size(&atomic.q);
+  std::printf("atomic workspace: %lld bytes\n",
+              static_cast<long long>(atomic.workspaceBytes));
+  report("backward-atomic", atomic.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;

@@ -143,6 +143,7 @@ SmallVector<KernelParam> KernelSpec::params() const {
         (p.when == "packed" && packedQueries) ||
         (p.when == "packed_kv" && packedKeys) ||
         (p.when == "atomic" && atomicDq) ||
+        (p.when == "tma_atomic" && usesTma() && atomicDq) ||
         (p.when == "blocks" && blockMaskQ) ||
         (p.when == "balanced" && balanced);
     if (p.kind == kindName() && taken)
@@ -179,12 +180,19 @@ std::string KernelSpec::manifestLine() const {
       StringRef name = p.name;
       if (p.type != "tmap" || !name.consume_back("_tmap"))
         continue;
-      bool queryRows = llvm::is_contained({"q", "dout", "row_stats"}, name);
+      bool queryRows =
+          llvm::is_contained({"q", "dout", "row_stats", "dq_accum"}, name);
       int64_t rows = queryRows ? blockQ : blockKV;
       os << separator << name.str() << ":" << rows << "x";
       separator = ",";
       if (name == "row_stats") {
         os << kRowStatsFields << ":0";
+        continue;
+      }
+      if (name == "dq_accum") {
+        // f32 column blocks of the 128-byte swizzle
+        // (TileLowering::lowerAccumulateBulk).
+        os << kDqAccumBoxCols << ":" << kDqAccumBoxCols * 4;
         continue;
       }
       // The tile's columns: the head dim padded as attn-tile pads it.

@@ -11,6 +11,8 @@
 
 #include "TileLowering.h"
 
+#include "attn/Conversion/AttnToGPU/KernelSpec.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -440,25 +442,61 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   // The stage's rows are unpadded where they are the accumulator's whole
   // rows (GradDqProduct::stagePitch, which the schedule counts): where
   // those rows follow one another in memory, one bulk reduction then adds
-  // the whole tile. Unpadded, a transposed store's elements meet 4 to a
-  // bank; still, on an H100 the D = 128 dK/dV kernel took 0.96x the time
-  // of 512-byte reductions per padded row, D = 64 0.93x (docs/GPU.md).
+  // the whole tile.
   Value parent = op.getDest();
-  while (auto view = parent.getDefiningOp<memref::SubViewOp>())
+  // The view's place in the parameter: a constant first column and no
+  // other offsets (the tile form's chunks of head columns), which a tensor
+  // map's coordinates need.
+  int64_t firstCol = 0;
+  bool constantOrigin = true;
+  while (auto view = parent.getDefiningOp<memref::SubViewOp>()) {
+    ArrayRef<int64_t> offsets = view.getStaticOffsets();
+    constantOrigin &= llvm::all_of(offsets.drop_back(),
+                                   [](int64_t o) { return o == 0; }) &&
+                      !ShapedType::isDynamic(offsets.back());
+    firstCol += offsets.back();
     parent = view.getSource();
+  }
   int64_t rowLength = cast<MemRefType>(parent.getType()).getShape().back();
   GradDqProduct chunk{transposed, cols};
   int64_t pitch = chunk.stagePitch(length == cols ? rowLength : 0);
   bool wholeRows = pitch == cols * 4;
+  // Where the accumulator has a tensor map (sm_90a with TMA), the stage is
+  // column blocks of kDqAccumBoxCols f32 in the 128-byte swizzle and thread
+  // 0 adds each block with one tensor-map reduction. Its stores then fall
+  // in distinct banks (transposed: the 4 rows two apart that a warp's
+  // store covers XOR their chunks apart); unpadded, 4 of them met in each
+  // bank. The stage must hold whole blocks (no more bytes than the
+  // schedule counted) whose columns past the destination's fall past the
+  // accumulator's last column, which the tensor map clips.
+  bool tensor = g.tensorMap && constantOrigin && cols % kDqAccumBoxCols == 0 &&
+                rows % 8 == 0 &&
+                (cols == length || firstCol + length == rowLength);
   if (!reduceStageOffset) {
-    reduceStageOffset = llvm::alignTo(tileBytes, 128);
+    reduceStageOffset = llvm::alignTo(tileBytes, tensor ? 1024 : 128);
     reduceStageBytes = rows * pitch;
     tileBytes = *reduceStageOffset + reduceStageBytes;
   }
-  if (rows * pitch > reduceStageBytes)
+  if (rows * pitch > reduceStageBytes || (tensor && *reduceStageOffset % 1024))
     return op.emitOpError("accumulates a larger tile than the kernel's "
-                          "first accumulating store staged");
+                          "first accumulating store staged, or a swizzled "
+                          "one into an unaligned stage");
   Value stage = e.c32(*reduceStageOffset);
+  constexpr int64_t kBlockBytes = kDqAccumBoxCols * 4;
+  // The stage byte offset of (stage row, stage column).
+  auto stageAt = [&](Value row, Value col) -> Value {
+    if (!tensor)
+      return e.add(stage,
+                   e.add(e.mul(row, e.c32(pitch)), e.mul(col, e.c32(4))));
+    Value block = e.div(col, e.c32(kDqAccumBoxCols));
+    Value inBlock = e.rem(col, e.c32(kDqAccumBoxCols));
+    Value chunkAt = e.bxor(e.div(inBlock, e.c32(4)), e.rem(row, e.c32(8)));
+    Value at = e.add(e.mul(block, e.c32(rows * kBlockBytes)),
+                     e.add(e.mul(row, e.c32(kBlockBytes)),
+                           e.add(e.mul(chunkAt, e.c32(16)),
+                                 e.mul(e.rem(inBlock, e.c32(4)), e.c32(4)))));
+    return e.add(stage, at);
+  };
   // The previous reduction (of this store in an earlier iteration, or of
   // another) has read the stage: each thread that issued one waits for that
   // here, as late as it can (a thread that issued none passes), and the
@@ -466,28 +504,44 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
   NVVM::CpAsyncBulkWaitGroupOp::create(b, e.loc, 0, b.getUnitAttr());
   bulkReduces = true;
   ctaBarrier();
+  // The stage addresses of one row of the fragment (mt, half) are a few
+  // computed ones plus constants: the n-blocks step the stage rows by 8
+  // (transposed: the pattern's period) or the columns by 8, which a
+  // swizzled stage repeats every block of kDqAccumBoxCols columns.
+  int64_t nbPerBlock = kDqAccumBoxCols / Mma::kN;
   for (int64_t mt = 0; mt < l.mTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
       int64_t first = mt * l.perTile() + half * 2;
       Value row = rowOf(l, first);
+      SmallVector<Value> bases;
       for (int64_t nb = 0; nb < l.cols / Mma::kN; ++nb) {
         int64_t i = mt * l.perTile() + nb * Mma::kAccElements + half * 2;
-        Value col = colOf(l, i);
         if (transposed) {
           // Tile columns i and i + 1 are two stage rows.
+          int64_t step = Mma::kN * (tensor ? kBlockBytes : pitch);
           for (int64_t k = 0; k < 2; ++k) {
-            Value at =
-                e.add(stage, e.add(e.mul(e.add(col, e.c32(k)), e.c32(pitch)),
-                                   e.mul(row, e.c32(4))));
-            LLVM::StoreOp::create(b, e.loc, f.elems[i + k], sharedAt(at), 4);
+            if (nb == 0)
+              bases.push_back(stageAt(e.add(colOf(l, i), e.c32(k)), row));
+            LLVM::StoreOp::create(
+                b, e.loc, f.elems[i + k],
+                sharedAt(e.add(bases[k], e.c32(nb * step))), 4);
           }
           continue;
+        }
+        Value at;
+        if (!tensor) {
+          if (nb == 0)
+            bases.push_back(stageAt(row, colOf(l, i)));
+          at = e.add(bases[0], e.c32(nb * Mma::kN * 4));
+        } else {
+          if (nb < nbPerBlock)
+            bases.push_back(stageAt(row, colOf(l, i)));
+          at = e.add(bases[nb % nbPerBlock],
+                     e.c32(nb / nbPerBlock * rows * kBlockBytes));
         }
         Value pair = vector::FromElementsOp::create(
             b, e.loc, VectorType::get({2}, e.f32()),
             ValueRange{f.elems[i], f.elems[i + 1]});
-        Value at =
-            e.add(stage, e.add(e.mul(row, e.c32(pitch)), e.mul(col, e.c32(4))));
         LLVM::StoreOp::create(b, e.loc, pair, sharedAt(at), 8);
       }
     }
@@ -539,6 +593,33 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
     }
     return success();
   };
+  if (tensor) {
+    // Rows past `rows` are past the accumulator's end (a query tile's rows
+    // that exist), which the tensor map clips, as the TMA loads read zeros
+    // there.
+    FailureOr<SmallVector<Value>> origin =
+        rowIndices(op.getIndices(), e.c32(0));
+    if (failed(origin))
+      return failure();
+    OpBuilder::InsertionGuard guard(b);
+    auto ifFirst = scf::IfOp::create(
+        b, e.loc, e.band(e.eq(tid, e.c32(0)), e.lt(e.c32(0), validRows)),
+        false);
+    b.setInsertionPointToStart(ifFirst.thenBlock());
+    for (int64_t blk = 0; blk < cols / kDqAccumBoxCols; ++blk) {
+      SmallVector<Value> coords = {
+          e.c32(firstCol + blk * kDqAccumBoxCols)};
+      for (Value index : llvm::reverse(*origin))
+        coords.push_back(index);
+      NVVM::CpAsyncBulkTensorReduceOp::create(
+          b, e.loc, g.tensorMap,
+          sharedAt(e.add(stage, e.c32(blk * rows * kBlockBytes))),
+          NVVM::TMAReduxKind::ADD, NVVM::TMAStoreMode::TILE, coords,
+          /*l2CacheHint=*/Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
+    return success();
+  }
   if (!wholeRows)
     return perRow();
   // Whole rows of the accumulator, which the ABI has contiguous

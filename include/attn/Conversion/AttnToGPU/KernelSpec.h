@@ -48,6 +48,9 @@ constexpr int64_t kMaxModOperands = 16, kMaxModOperandRank = 4;
 /// The f32 fields of a backward row record (`row_stats`, [B, Hq, Sq, 4]:
 /// attn_kernel_abi.def).
 constexpr int64_t kRowStatsFields = 4;
+/// The f32 columns of a box of the atomic dQ mode's `dq_accum` tensor map:
+/// one 128-byte swizzle row (docs/KernelABI.md).
+constexpr int64_t kDqAccumBoxCols = 32;
 
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
