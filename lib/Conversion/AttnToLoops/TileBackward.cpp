@@ -606,7 +606,9 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
       // columns the product's rows, or as dQ = dS K. (Issued before dV's
       // and dK's products, so that its reduction would overlap them on
       // sm_90a, the first chunk measured 0.96x to 0.98x the speed at
-      // D = 128 on an H200, 1.05x at D = 64: docs/GPU.md.)
+      // D = 128 on an H200, 1.05x at D = 64; dK's product issued after the
+      // first chunk's, so that it would overlap the stage's stores and
+      // reduction, 0.99x to 1.01x: docs/GPU.md.)
       tileStore(
           b, loc, dST, dsTile, ix.c(bc),
           [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
