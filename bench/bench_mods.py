@@ -21,7 +21,8 @@ backward (attn: forward then backward calls; peers: autograd), bf16, B S =
 visible (query, key) pair forward, 3.5x that forward + backward), so that
 a mask that hides half the keys does not double anyone's rate. With --operands
 the masks also run with flex's block mask handed to attn ("attn+bm":
-mod-operands.mlir's blocks=128x128 kernels), and the documents of the
+mod-operands.mlir's blocks=128x128 kernels; without --operands, the
+prefix-LM and document masks at D = 128 do, mods.mlir's), and the documents of the
 document mask are 1024 tokens long on average. With --atomic-manifest
 (the same .mlir compiled with attn-compile --atomic-dq) attn's backward
 runs the atomic dQ kernels, as flex's does. Timing:
@@ -258,10 +259,12 @@ def row(module, plain, timer, name, causal, b, h, s, d, case=plain_case,
     check = "n/a" if ref is None else (
         "ok" if ba.rel_error(got, ref) < 2e-2 else
         "BAD %.1e" % ba.rel_error(got, ref))
-    # A mask that reads tensors, with flex's block mask given to attn too
-    # (mod-operands.mlir's kernels with blocks=128x128).
+    # The masks with flex's block mask given to attn too: those that read
+    # tensors (mod-operands.mlir's kernels with blocks=128x128) and, at
+    # D = 128, mods.mlir's prefix-LM and document masks.
     blocked = None
-    if operands and name in ("docmask", "padmask"):
+    if name in ("docmask", "padmask") or (
+            d == 128 and name in ("prefix_lm256", "document512")):
         import bench_blocks  # it imports this file's flex
         blocked = dict(mod, block_mask=bench_blocks.attn_mask_of(block))
 

@@ -4,7 +4,11 @@
 // of 512-token documents; forward, split-KV decode and backward, bf16, for
 // `attn-compile examples/gpu/mods.mlir -o DIR --chip=sm_90a,sm_80` and
 // test/GPU/mods_tests.py, bench/bench_mods.py. Each op's `mod_name` is the
-// name the runtime's callers pick its kernels by (attn_options.mod).
+// name the runtime's callers pick its kernels by (attn_options.mod). The
+// prefix-LM and document masks at D = 128 also have kernels with a block
+// mask of 128 x 128 blocks (attn_options.block_mask: FlexAttention's
+// BlockMask, e.g. from create_block_mask), which visit only the blocks the
+// mask keeps and skip the mask in the blocks it keeps whole.
 
 func.func @softcap_d64(%q: tensor<2x16x1024x64xbf16>, %k: tensor<2x16x1024x64xbf16>, %v: tensor<2x16x1024x64xbf16>) -> (tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>) {
   %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>, mod_name = "softcap"} : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16> -> tensor<2x16x1024x64xbf16>, tensor<2x16x1024xf32>
@@ -320,6 +324,64 @@ func.func @document_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x12
 
 func.func @document_grad_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse {mod_name = "document512"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      // Documents of 512 tokens, each attending only within itself.
+      %n = arith.constant 512 : index
+      %di = arith.divui %i, %n : index
+      %dj = arith.divui %j, %n : index
+      %keep = arith.cmpi eq, %di, %dj : index
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+}
+
+func.func @prefix_lm_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) {block_size = array<i64: 128, 128>, mod_name = "prefix_lm256"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      // Prefix-LM: the first 256 keys are seen by every query, the rest
+      // causally.
+      %p = arith.constant 256 : index
+      %inPrefix = arith.cmpi ult, %j, %p : index
+      %causal = arith.cmpi ule, %j, %i : index
+      %keep = arith.ori %inPrefix, %causal : i1
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @prefix_lm_grad_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) {block_size = array<i64: 128, 128>, mod_name = "prefix_lm256"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      // Prefix-LM: the first 256 keys are seen by every query, the rest
+      // causally.
+      %p = arith.constant 256 : index
+      %inPrefix = arith.cmpi ult, %j, %p : index
+      %causal = arith.cmpi ule, %j, %i : index
+      %keep = arith.ori %inPrefix, %causal : i1
+      attn.yield %keep : i1
+    }
+  return %dq, %dk, %dv : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
+}
+
+func.func @document_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>) {
+  %o, %lse = attn.attention %q, %k, %v block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) {block_size = array<i64: 128, 128>, mod_name = "document512"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      // Documents of 512 tokens, each attending only within itself.
+      %n = arith.constant 512 : index
+      %di = arith.divui %i, %n : index
+      %dj = arith.divui %j, %n : index
+      %keep = arith.cmpi eq, %di, %dj : index
+      attn.yield %keep : i1
+    }
+  return %o, %lse : tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32>
+}
+
+func.func @document_grad_blocks_d128(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>, %do: tensor<2x16x1024x128xbf16>, %lse: tensor<2x16x1024xf32>, %bc: tensor<2x1x8xi32>, %bi: tensor<2x1x8x8xi32>, %bfc: tensor<2x1x8xi32>, %bfi: tensor<2x1x8x8xi32>) -> (tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) q_block_mask(%bc, %bi, %bfc, %bfi : tensor<2x1x8xi32>, tensor<2x1x8x8xi32>, tensor<2x1x8xi32>, tensor<2x1x8x8xi32>) {block_size = array<i64: 128, 128>, mod_name = "document512"} : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024xf32> -> tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>
     mask_mod {
     ^bb0(%b: index, %h: index, %i: index, %j: index):
       // Documents of 512 tokens, each attending only within itself.

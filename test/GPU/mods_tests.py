@@ -12,7 +12,10 @@ Forward cases (bf16, D = 64 and 128) run each modification with the causal
 kinds its kernels were built for, ragged Sq != Sk, GQA, and rows that see no
 key (the document mask with Sq > Sk: O = 0, LSE = -inf); decode cases run
 the soft-cap's split-KV kernels; backward cases compare dQ, dK, dV with
-float64 autograd through the same modification. Outputs are NaN first.
+float64 autograd through the same modification; the prefix-LM and
+document masks also run at D = 128 with a block mask of themselves (the
+blocks=128x128 kernels: unlisted blocks never read, full ones without the
+mask). Outputs are NaN first.
 Tolerances are gpu_tests.py's. A call without `mod` must not reach these
 kernels (the module has no plain ones: ATTN_ERROR_NO_KERNEL), and an
 unknown name is ATTN_ERROR_NO_KERNEL too.
@@ -126,6 +129,30 @@ SHAPES = [  # b, hq, hkv, sq, sk
 GRAD_SHAPES = [(1, 4, 2, 300, 500), (1, 2, 2, 700, 700), (2, 4, 4, 129, 77)]
 
 
+def block_map(name, b, sq, sk):
+    """The 128 x 128 block map [B, 1, QB, KB] (0 hidden, 1 partial, 2
+    full: blocks_tests.py's) of mask modification `name` (causal none): a
+    block is visited where the mask keeps a key in it, full where it keeps
+    every one (the kernels skip the mask there)."""
+    import blocks_tests as bt  # it imports this file
+    i = torch.arange(sq, device="cuda")
+    j = torch.arange(sk, device="cuda")
+    keep = keep_mask(name, i, j)
+    n = bt.BLOCK
+    qb, kb = -(-sq // n), -(-sk // n)
+
+    def blocks(fill):
+        padded = torch.full((qb * n, kb * n), fill, dtype=torch.bool,
+                            device="cuda")
+        padded[:sq, :sk] = keep
+        return padded.view(qb, n, kb, n)
+
+    seen = blocks(False).any(dim=3).any(dim=1)
+    whole = blocks(True).all(dim=3).all(dim=1)
+    m = torch.where(seen, torch.where(whole, 2, 1), 0).to(torch.int32)
+    return m[None, None].expand(b, 1, qb, kb).contiguous()
+
+
 def cases():
     for name, kinds in MODS:
         for d in (64, 128):
@@ -136,6 +163,15 @@ def cases():
                 for shape in GRAD_SHAPES:
                     yield dict(kind="backward", mod=name, d=d, causal=causal,
                                shape=shape)
+    # The masks with a block mask of themselves (mods.mlir's blocks=128x128
+    # kernels, D = 128).
+    for name in ("prefix_lm256", "document512"):
+        for shape in SHAPES[:4]:
+            yield dict(kind="forward", mod=name, d=128, causal="none",
+                       shape=shape, blocks=True)
+        for shape in GRAD_SHAPES:
+            yield dict(kind="backward", mod=name, d=128, causal="none",
+                       shape=shape, blocks=True)
     for d in (64, 128):
         for shape in [(8, 32, 8, 1, 4096), (3, 32, 8, 1, 1000),
                       (1, 8, 2, 1, 70000)]:
@@ -156,20 +192,22 @@ def run(module, c, gen):
     q, k, v = random_qkv(c, gen)
     causal = c["causal"]
     flag = {"none": False, "bottom_right": "bottom_right"}[causal]
+    mod = dict(mod=c["mod"])
+    if c.get("blocks"):
+        import blocks_tests as bt
+        mod["block_mask"] = bt.block_mask(block_map(c["mod"], b, sq, sk), gen)
     if c["kind"] == "backward":
-        o, lse = module.forward(q, k, v, causal=flag, return_lse=True,
-                                mod=c["mod"])
+        o, lse = module.forward(q, k, v, causal=flag, return_lse=True, **mod)
         dout = torch.randn(o.shape, generator=gen, device="cuda").to(dt)
         grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
-        module.backward(q, k, v, o, dout, lse, *grads, causal=flag,
-                        mod=c["mod"])
+        module.backward(q, k, v, o, dout, lse, *grads, causal=flag, **mod)
         torch.cuda.synchronize()
         *refs, visible = reference_grads(c["mod"], q, k, v, dout, causal)
         return gt.compare_grads(grads, refs, visible, hkv, "bf16")
     out = torch.full((b, hq, sq, d), float("nan"), dtype=dt, device="cuda")
     lse = torch.full((b, hq, sq), float("nan"), device="cuda")
     call = module.decode if c["kind"] == "decode" else module.forward
-    call(q, k, v, causal=flag, out=out, lse=lse, mod=c["mod"])
+    call(q, k, v, causal=flag, out=out, lse=lse, **mod)
     torch.cuda.synchronize()
     ref_o, ref_lse = reference(c["mod"], q, k, v, causal)
     return gt.compare(out, lse, ref_o, ref_lse, "bf16")
@@ -257,9 +295,9 @@ def run_suite(description_seed, cases, name_of, run, errors):
 def main():
     return run_suite(
         1234, cases,
-        lambda c: "%s %s d%d %s %s" % (c["kind"], c["mod"], c["d"],
-                                       c["causal"],
-                                       "x".join(map(str, c["shape"]))),
+        lambda c: "%s %s%s d%d %s %s" % (
+            c["kind"], c["mod"], "+blocks" if c.get("blocks") else "",
+            c["d"], c["causal"], "x".join(map(str, c["shape"]))),
         run, lambda module, gen: [("mod=%s" % m, status, detail)
                                   for m, status, detail in
                                   error_cases(module)])
