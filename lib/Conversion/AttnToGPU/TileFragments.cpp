@@ -1027,6 +1027,12 @@ LogicalResult TileLowering::lowerReduce(TileReduceOp op) {
            << dim << "; the GPU lowering reduces columns or key slices";
   }
   regs[op.getResult()] = Fragment{lo, out, partial};
+  // Row statistics made while a wgmma of this block is in flight anchor
+  // the wait for it (anchorWgmmaWait).
+  if (tma && llvm::any_of(wgmmaPending, [&](auto &p) {
+        return p.second.block == b.getInsertionBlock();
+      }))
+    waitAnchor = {out, b.getInsertionBlock(), wgmmaCommitted};
   return success();
 }
 

@@ -194,6 +194,14 @@ private:
   };
   int64_t wgmmaCommitted = 0;
   DenseMap<Value, PendingWgmma> wgmmaPending;
+  /// The latest row statistics reduced while a wgmma of this block was in
+  /// flight, and the groups committed then: a wait for one of those groups
+  /// first stores them to the anchor slot (anchorWgmmaWait).
+  struct WaitAnchor {
+    SmallVector<Value> values;
+    Block *block = nullptr;
+    int64_t committed = 0;
+  } waitAnchor;
   bool uncommittedLoads = false, tilesRetired = false;
 
   // TMA copies (sm_90a kernels that take tensor maps; TileTma.cpp). Each
@@ -413,6 +421,8 @@ private:
   /// Waits for every wgmma in flight if one was committed at or after
   /// group `since` (the end of a block: none may cross it).
   void awaitAllWgmma(int64_t since);
+  /// Before a wait for group `group`: pins the work since it to the wait.
+  void anchorWgmmaWait(int64_t group);
 
   // Instructions.
   SmallVector<Value> ldmatrix4(Value address, bool transpose);
@@ -434,6 +444,9 @@ private:
 
   // TMA (TileTma.cpp).
   Value barrierAt(Value slot);
+  /// 8 bytes after the mbarriers that nothing reads: the stores that keep
+  /// ptxas from hoisting a wgmma wait (anchorWgmmaWait).
+  Value anchorSlot() { return barrierAt(e.c32(barrierCount())); }
   /// Runs the ops `body` builds in one thread of the role (the producer
   /// warpgroup's first, or thread 0).
   void inOneThread(function_ref<void()> body);

@@ -1317,7 +1317,8 @@ FailureOr<int64_t> TileLowering::run(func::FuncOp source,
     // No copy may still be landing when the CTA exits.
     awaitTopLevelLoads();
     barrierOffset.setValueAttr(b.getI32IntegerAttr(tileBytes));
-    tileBytes += llvm::alignTo(8 * barrierCount(), 16);
+    // The mbarriers, then the anchor slot (anchorSlot).
+    tileBytes += llvm::alignTo(8 * (barrierCount() + 1), 16);
   }
   gpu::ReturnOp::create(b, e.loc);
   return tileBytes;

@@ -264,6 +264,7 @@ void TileLowering::awaitWgmma(Value result) {
   // Groups complete in order: wait until at most the later ones are
   // pending.
   int64_t group = it->second.group;
+  anchorWgmmaWait(group);
   NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, wgmmaCommitted - group - 1);
   completeWgmma(group);
 }
@@ -280,6 +281,28 @@ void TileLowering::awaitAllWgmma(int64_t since) {
                           [&](auto &p) { return p.second.group >= since; });
   if (!any)
     return;
+  anchorWgmmaWait(wgmmaCommitted - 1);
   NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, 0);
   completeWgmma(wgmmaCommitted);
+}
+
+void TileLowering::anchorWgmmaWait(int64_t group) {
+  // ptxas schedules a `wgmma.wait_group` as if it cost nothing: it hoists
+  // it above independent work that the PTX puts before it, and so
+  // serialises what the wait was placed to overlap. In the rotated forward
+  // loop the softmax of tile n (64 ex2 a thread) ran after the wait for
+  // P V of tile n - 1 (SASS: WARPGROUP.DEPBAR before the first MUFU.EX2).
+  // ptxas keeps a wait after a shared-memory store, so the row statistics
+  // last reduced since `group` was issued (the row sums, which every ex2
+  // feeds) are stored to a slot nothing reads, just before the wait.
+  WaitAnchor &a = waitAnchor;
+  if (a.block != b.getInsertionBlock() || a.committed <= group ||
+      a.values.empty())
+    return;
+  Value slot = anchorSlot();
+  for (auto [i, v] : llvm::enumerate(a.values))
+    LLVM::StoreOp::create(
+        b, e.loc, v,
+        e.gep(slot, e.f32(), e.c32(static_cast<int64_t>(i % 2))), 4);
+  a = WaitAnchor();
 }

@@ -167,11 +167,12 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     // Swizzled, unpadded, 1024-byte aligned tiles (as the forward's below);
     // a ring is one tile of its stages' rows. The copies are TMA, each
     // nest's on `stages` + 1 mbarriers (one per stage, one for the held
-    // tiles), after the tiles.
+    // tiles), after the tiles, and 8 bytes after them that the GPU
+    // lowering stores to before a wgmma wait (TileWgmma.cpp).
     auto tile = [&](Bytes rows, Bytes cols) {
       return (rows * cols * e).alignTo(1024);
     };
-    Bytes barriers = (Bytes(8) * (stages + 1)).alignTo(16);
+    Bytes barriers = (Bytes(8) * (stages + 2)).alignTo(16);
     auto nest = [&](int64_t held, int64_t streamed) {
       Bytes ring = Bytes(stages) * streamed;
       return tile(held, d) + tile(held, dv) + tile(ring, d) + tile(ring, dv);
@@ -213,7 +214,9 @@ static Bytes sharedBytes(const TileShape &s, int64_t blockQ, int64_t blockKV,
     // producer warpgroup (the warps wait for their own copies); with one,
     // the producer's cp.async copies complete on the same mbarriers.
     Bytes perStage = !producer ? 1 : stages == 2 && !persistent ? 4 : 2;
-    Bytes barriers = perStage * stages + (persistent ? 2 : 1);
+    // One more slot: the GPU lowering's anchor of its wgmma waits
+    // (TileWgmma.cpp).
+    Bytes barriers = perStage * stages + (persistent ? 2 : 1) + 1;
     Bytes ring = Bytes(stages) * blockKV;
     Bytes tiles = tile(blockQ, d) + tile(ring, d) + tile(ring, dv);
     return s.paged && !producer ? tiles

@@ -189,7 +189,7 @@ func.func @odd_dims(%q: tensor<1x2x33x80xf16>, %k: tensor<1x2x47x80xf16>, %v: te
 // Q and each group, release each stage at the end of an iteration, and Q
 // after the loop (its last read). Its loop is not rotated (with 232
 // registers a consumer spilled rotated at D = 256), so one barrier set.
-// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229424 grid=persistent tma=q:128x64:128,k:80x64:128,v:80x64:128
+// PERSIST: kernel attn_fwd_bf16_d256_dv256_bottom_right kind=forward {{.*}} block_q=128 block_kv=80 threads=384 smem=229440 grid=persistent tma=q:128x64:128,k:80x64:128,v:80x64:128
 // PERSIST-LABEL: gpu.func @attn_fwd_bf16_d256_dv256_bottom_right(
 // PERSIST-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // PERSIST-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c1_i32
