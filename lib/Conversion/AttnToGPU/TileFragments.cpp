@@ -127,7 +127,17 @@ FailureOr<Fragment> TileLowering::fragmentOf(Operation *where, Value tensor) {
   FailureOr<Fragment> f = heldFragmentOf(where, tensor);
   if (failed(f) || !f->partial)
     return f;
-  return summed(*f);
+  return summedOf(tensor, *f);
+}
+
+Fragment TileLowering::summedOf(Value tensor, const Fragment &f) {
+  if (!f.partial)
+    return f;
+  auto [it, inserted] =
+      summedIn.try_emplace({tensor, b.getInsertionBlock()}, Fragment());
+  if (inserted)
+    it->second = summed(f);
+  return it->second;
 }
 
 Fragment TileLowering::summed(const Fragment &f) {
@@ -923,8 +933,8 @@ LogicalResult TileLowering::lowerMap(TileMapOp op) {
     keepPartial =
         !l.cols && linearity(body, rank, partial) == Linearity::Partial;
     if (!keepPartial)
-      for (Fragment &f : inputs)
-        f = summed(f);
+      for (auto [f, input] : llvm::zip(inputs, op.getInputs()))
+        f = summedOf(input, f);
   }
   SmallVector<Value> elems;
   for (int64_t i = 0; i < l.size(); ++i) {

@@ -170,6 +170,10 @@ private:
   std::vector<std::unique_ptr<Global>> globalStorage;
   DenseMap<Value, SharedTile> shared;
   DenseMap<Value, Fragment> regs;
+  /// Lane-partial tiles already summed across their lanes, per block: a
+  /// later read in the same block reuses the sum (its shuffles queue
+  /// behind the stores before it; the forward's LSE after O's stores).
+  DenseMap<std::pair<Value, Block *>, Fragment> summedIn;
   /// Tiles read into A-operand registers before the loop that uses them:
   /// per m-tile and k-step, four registers.
   DenseMap<Value, SmallVector<Value>> hoistedA;
@@ -389,6 +393,8 @@ private:
   /// The fragments of `tensor` as they are held.
   FailureOr<Fragment> heldFragmentOf(Operation *where, Value tensor);
   Fragment summed(const Fragment &f);
+  /// `f`, the fragments of `tensor`, summed across lanes once per block.
+  Fragment summedOf(Value tensor, const Fragment &f);
   Fragment lanePartial(const Fragment &f);
   /// Whether `v`, a row tile, can be held lane-partial, given that the
   /// loop-carried values in `assumed` are.
