@@ -20,7 +20,7 @@ a call fails.
                               kv_lens=lens, block_table=table)  # chunked
     dq, dk, dv = module.backward(q, k, v, o, do, lse)     # gradients
     dq, dk, dv = module.backward(q, k, v, o, do, lse,     # atomic dQ mode
-                                 atomic_dq=True)
+                                 atomic_dq=True)          # where it has one
     o = module.forward(q, k, v, mod="softcap")            # kernels of mod=
     o = module.forward(q, k, v, mod="docmask",            # the tensors it
                        mod_operands=[doc_ids])            # reads
@@ -605,7 +605,8 @@ class Module:
 
     def has_kernel(self, kind, dtype, head_dim=None, value_dim=None,
                    causal="none", mask="none", paged=False, packed=False,
-                   atomic_dq=False, mod=None, blocks=None, tf32=None):
+                   atomic_dq=False, mod=None, blocks=None, tf32=None,
+                   dq=None):
         """The kernel record of `kind` ('forward', 'decode_partial',
         'decode_combine', 'backward_dot', 'backward_kv', 'backward_q') for
         these parameters (dtype as 'bf16'/'f16'/'f32'
@@ -613,9 +614,10 @@ class Module:
         decode_partial kernel for decode_paged, manifest kv=paged, rather
         than for decode; packed: a forward kernel for forward_varlen,
         manifest q=packed, with packed keys, kv=packed, or with paged=True
-        on a paged cache, kv=paged; atomic_dq: a backward kernel of the
-        atomic dQ mode, manifest dq=atomic, rather than a deterministic
-        one; mod: a kernel of that modification, manifest mod=, None or ""
+        on a paged cache, kv=paged; dq: a backward kernel of that dQ
+        mode, 'atomic' (manifest dq=atomic) or 'ordered' (dq=ordered),
+        None one that recomputes dQ (no dq key); atomic_dq=True is
+        dq='atomic'; mod: a kernel of that modification, manifest mod=, None or ""
         one without; blocks: (BQ, BK), a kernel with a block mask of those
         block sizes, manifest blocks=BQxBK, None one without; tf32: True an
         f32 kernel of TF32 products, manifest f32=tf32, False one of 3xTF32
@@ -626,12 +628,15 @@ class Module:
             dtype = _dtype_name(dtype)
         causal = _causal_name(causal)
         wanted_blocks = "%dx%d" % tuple(blocks) if blocks else None
+        if dq not in (None, "atomic", "ordered"):
+            raise ValueError("dq=%r: 'atomic', 'ordered' or None" % (dq,))
+        wanted_dq = "atomic" if atomic_dq else dq
         for k in self.kernels:
             if k.get("kind") != kind or k.get("dtype") != dtype:
                 continue
             if k.get("mask", "none") != mask:
                 continue
-            if k.get("dq") != ("atomic" if atomic_dq else None):
+            if k.get("dq") != wanted_dq:
                 continue
             if k.get("blocks") != wanted_blocks:
                 continue
@@ -1053,39 +1058,58 @@ class Module:
         self._check(status)
         return (out, lse) if lse is not None else out
 
-    def backward_workspace(self, q, *, layout="bhsd", atomic_dq=False):
+    def backward_workspace(self, q, *, layout="bhsd", atomic_dq=False,
+                           records_only=False):
         """A workspace for backward() with this q (a uint8 tensor on the
-        current stream: one 16-byte record of f32 row statistics per query
-        row, {LSE log2(e), D = rowsum(dO * O), 0, 0}, B * Hq * Sq * 16
-        bytes), to allocate once and pass as `workspace=`. With atomic_dq,
-        the size that the atomic dQ kernels need (backward(...,
-        atomic_dq=True)): the records padded to 256 bytes, then an f32 dQ
-        accumulator [B, Hq, Sq, D] (attn_backward_atomic_workspace_size),
-        which also serves the deterministic kernels."""
+        current stream), to allocate once and pass as `workspace=`: what
+        every dQ mode needs (attn_backward_workspace_size, the same as
+        attn_backward_atomic_workspace_size): one 16-byte record of f32 row
+        statistics per query row, {LSE log2(e), D = rowsum(dO * O), 0, 0},
+        padded to 256 bytes, then the accumulating modes' (dq=atomic,
+        dq=ordered) f32 dQ accumulator [B, Hq, Sq, D], padded to 256 bytes,
+        and i32 turns [B, Hq, Sq]. atomic_dq is accepted for older callers
+        and changes nothing. records_only: the records alone, B * Hq * Sq *
+        16 bytes, which serves the kernels that recompute dQ only."""
         import torch
         qd = _describe(q, "q", layout)
-        size_of = (self._lib.attn_backward_atomic_workspace_size if atomic_dq
-                   else self._lib.attn_backward_workspace_size)
-        size = size_of(ctypes.byref(qd))
+        size = self._lib.attn_backward_workspace_size(ctypes.byref(qd))
         if size < 0:
             raise AttnError(1, self.last_error())
+        if records_only:
+            size = qd.shape[0] * qd.shape[1] * qd.shape[2] * 16
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
-    def has_atomic_backward(self, q, v, *, causal=False, mask=None,
-                            mod=None, block_mask=None):
-        """Whether the module has the atomic dQ mode's three backward
-        kernels (manifest dq=atomic) for a call with these q, v (any
-        layout: D and Dv are their last dims), causal, mask, mod and block
-        mask: what backward(..., atomic_dq=True) launches where they
-        exist."""
+    def _has_backward(self, q, v, dq, causal, mask, mod, block_mask):
+        """Whether the module has the three backward kernels of dQ mode `dq`
+        (has_kernel's) for a call with these q, v (any layout: D and Dv are
+        their last dims), causal, mask, mod and block mask."""
         mask_kind = "none"
         if mask is not None:
             mask_kind = "add" if mask.is_floating_point() else "bool"
         blocks = _block_sizes(block_mask) if block_mask is not None else None
         return all(self.has_kernel(kind, q.dtype, q.shape[-1], v.shape[-1],
-                                   causal, mask_kind, atomic_dq=True,
-                                   mod=mod, blocks=blocks)
+                                   causal, mask_kind, dq=dq, mod=mod,
+                                   blocks=blocks)
                    for kind in ("backward_dot", "backward_kv", "backward_q"))
+
+    def has_atomic_backward(self, q, v, *, causal=False, mask=None,
+                            mod=None, block_mask=None):
+        """Whether the module has the atomic dQ mode's three backward
+        kernels (manifest dq=atomic) for a call with these q, v, causal,
+        mask, mod and block mask: what backward(..., atomic_dq=True)
+        launches where they exist."""
+        return self._has_backward(q, v, "atomic", causal, mask, mod,
+                                  block_mask)
+
+    def has_ordered_backward(self, q, v, *, causal=False, mask=None,
+                             mod=None, block_mask=None):
+        """Whether the module has the ordered dQ mode's three backward
+        kernels (manifest dq=ordered) for a call with these q, v, causal,
+        mask, mod and block mask: what a deterministic backward() (and one
+        with atomic_dq=True where the module lacks the atomic ones)
+        launches where they exist."""
+        return self._has_backward(q, v, "ordered", causal, mask, mod,
+                                  block_mask)
 
     def backward(self, q, k, v, o, dout, lse, dq=None, dk=None, dv=None, *,
                  causal=False, window=None, scale=None, layout="bhsd",
@@ -1104,8 +1128,10 @@ class Module:
         lists). dq, dk, dv are written in
         place when given, else allocated; the workspace
         (backward_workspace()) is allocated with torch unless given (a
-        uint8 CUDA tensor). Deterministic; with
-        GQA, dk and dv sum over the query heads of a group. Needs the
+        uint8 CUDA tensor). Deterministic (bitwise reproducible): the
+        module's dq=ordered kernels where it has all three for the call,
+        which accumulate dQ in a fixed order, else those that recompute it;
+        with GQA, dk and dv sum over the query heads of a group. Needs the
         module's backward_dot, backward_kv and backward_q kernels for the
         call (ATTN_ERROR_NO_KERNEL otherwise).
 
@@ -1113,10 +1139,11 @@ class Module:
         module's atomic dQ kernels (manifest dq=atomic) where it has all
         three for the call (the dK/dV kernel sums dQ with f32 atomic adds):
         dq is then not bitwise reproducible run to run; else the
-        deterministic ones. The workspace allocated
-        here is then backward_workspace(q, atomic_dq=True)'s when the
-        module has them (has_atomic_backward()); a given one must be as
-        large (ATTN_ERROR_INVALID_ARGUMENT otherwise)."""
+        deterministic ones. The workspace allocated here is
+        backward_workspace(q)'s where the call's kernels accumulate dQ
+        (has_atomic_backward() with atomic_dq, has_ordered_backward()),
+        else its records alone; a given one must be as large
+        (ATTN_ERROR_INVALID_ARGUMENT otherwise)."""
         import torch
         (qd, kd, vd), options = self._prepare(q, k, v, causal, window, scale,
                                               layout, mask, mod, block_mask,
@@ -1136,11 +1163,15 @@ class Module:
         descs += [_describe(t, n, layout) for t, n in
                   zip(grads, ("dq", "dk", "dv"))]
         if workspace is None:
-            # The accumulator only where the atomic kernels will run.
+            # The accumulator only where kernels that accumulate dQ run:
+            # the runtime's choice, atomic when asked for, else ordered.
+            sets = dict(causal=causal, mask=mask, mod=mod,
+                        block_mask=block_mask)
+            accumulates = ((atomic_dq and self.has_atomic_backward(q, v,
+                                                                   **sets))
+                           or self.has_ordered_backward(q, v, **sets))
             workspace = self.backward_workspace(
-                q, layout=layout, atomic_dq=atomic_dq and
-                self.has_atomic_backward(q, v, causal=causal, mask=mask,
-                                         mod=mod, block_mask=block_mask))
+                q, layout=layout, records_only=not accumulates)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         status = self._lib.attn_backward(
             self._handle, ctypes.byref(qd), ctypes.byref(kd),

@@ -131,9 +131,8 @@ typedef struct attn_block_mask {
  * attn_backward use the module's atomic-dQ backward kernels (manifest
  * dq=atomic: the dK/dV kernel sums dQ with f32 atomic adds instead of a
  * second pass over the keys, so dq is not bitwise reproducible run to run)
- * where the module has all three for the call, with the larger workspace
- * of attn_backward_atomic_workspace_size; zero (the default) uses only
- * deterministic kernels.
+ * where the module has all three for the call; zero (the default) uses
+ * only deterministic kernels (dq=ordered, else those that recompute dQ).
  *
  * `mod` (every call that launches kernels, and attn_decode_splits and
  * attn_decode_paged_splits): the score/mask modification the call applies,
@@ -394,34 +393,43 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
  * eight of its tensors, causal, window, scale); a query row that sees no
  * key contributes nothing (its dq row is 0). lse
  * is required (f32 [B, Hq, Sq], as attn_forward wrote it for the same
- * options). `workspace` is device memory, 256-byte aligned, of at least
- * attn_backward_workspace_size(q) = B * Hq * Sq * 16 bytes: one 16-byte
- * record of f32 row statistics per query row, {LSE log2(e) (+inf where
- * LSE = -inf), D = rowsum(dO * O), 0, 0}. Launches three kernels on
- * `stream`, in this order: backward_dot (the records), backward_kv
- * (dk, dv), backward_q (dq); the module needs all three for the call's
- * dtype, head dims, causal and mask kind, else
+ * options). `workspace` is device memory, 256-byte aligned, of
+ * attn_backward_workspace_size(q) bytes (below). Launches three kernels on
+ * `stream`, in this order: backward_dot (the row statistics), backward_kv
+ * (dk, dv), backward_q (dq); the module needs all three of one dQ mode
+ * for the call's dtype, head dims, causal and mask kind, else
  * ATTN_ERROR_NO_KERNEL naming the kinds missing (ATTN_ERROR_DTYPE, as for
  * attn_forward, when its backward kernels all have other dtypes).
  *
- * The atomic dQ mode: with options->atomic_dq nonzero, and the module
- * having all three kernels of the call's specialisation with manifest
- * dq=atomic, the call launches those instead (same order and grids):
- * backward_dot also zeroes an f32 dQ accumulator, backward_kv adds every
- * tile's dQ to it with atomic adds, backward_q converts it into dq. dk and
- * dv are as deterministic as ever, dq is not bitwise reproducible run to
- * run. The accumulator, f32 [B, Hq, Sq, D] contiguous, lies in the
- * workspace at byte offset round_up(B * Hq * Sq * 16, 256), after the
- * records, so the workspace needs at least
- * attn_backward_atomic_workspace_size(q) = round_up(B * Hq * Sq * 16, 256)
- * + B * Hq * Sq * D * 4 bytes; a smaller one is
- * ATTN_ERROR_INVALID_ARGUMENT naming both sizes (the call never falls back
- * to the deterministic kernels for want of workspace). Where the module
- * lacks an atomic kernel for the call, attn_backward uses the deterministic
- * ones (attn_backward_workspace_size then suffices); one call never mixes
- * the two. With options->atomic_dq zero (or no options) only the
- * deterministic kernels serve: a module that has the call's kernels only
- * with dq=atomic is ATTN_ERROR_NO_KERNEL, saying to set options.atomic_dq.
+ * The dQ modes (manifest key dq): the recompute mode (no key) has
+ * backward_q recompute dQ in a pass of its own; the two accumulating modes
+ * have backward_dot zero an f32 dQ accumulator, backward_kv add every
+ * tile's dQ to it and backward_q convert it into dq (same order and grids).
+ * dq=ordered is deterministic: backward_kv's CTAs take turns, through i32
+ * turns that backward_dot also zeroes, in an order fixed by the tile
+ * indices, so dq is bitwise reproducible; dq=atomic adds with atomics in
+ * whatever order the CTAs run, so dq is not bitwise reproducible run to
+ * run. dk and dv are deterministic in every mode. Selection: with
+ * options->atomic_dq zero (or no options), the module's dq=ordered set for
+ * the call where it has all three, else its recompute set; with atomic_dq
+ * nonzero, its dq=atomic set where it has all three, else that same
+ * deterministic choice. One call never mixes modes. A module that has the
+ * call's kernels only with dq=atomic is ATTN_ERROR_NO_KERNEL without
+ * atomic_dq, saying to set options.atomic_dq.
+ *
+ * The workspace: one 16-byte record of f32 row statistics per query row at
+ * offset 0, {LSE log2(e) (+inf where LSE = -inf), D = rowsum(dO * O), 0,
+ * 0}, f32 [B, Hq, Sq, 4]; for the accumulating modes the accumulator, f32
+ * [B, Hq, Sq, D] contiguous, at A = round_up(B * Hq * Sq * 16, 256), and the
+ * turns, i32 [B, Hq, Sq] contiguous, at T = round_up(A + B * Hq * Sq * D * 4,
+ * 256) (the dq=atomic kernels leave them unused: one layout serves both).
+ * attn_backward_workspace_size(q) and attn_backward_atomic_workspace_size(q)
+ * both return T + B * Hq * Sq * 4, what any mode needs. A call whose
+ * kernels recompute dQ reads the records alone, so B * Hq * Sq * 16 bytes
+ * serve it (as before the accumulating modes existed); a call whose
+ * kernels accumulate needs the whole size, ATTN_ERROR_INVALID_ARGUMENT
+ * naming both sizes otherwise (the call never falls back to other kernels
+ * for want of workspace).
  *
  * attn_backward_workspace_size and attn_backward_atomic_workspace_size
  * return -1, with attn_last_error() set, on a bad q, or when the workspace

@@ -120,6 +120,7 @@ void attn::buildAttnToPTXPipeline(OpPassManager &pm,
   kernelOptions.chip = options.chip;
   kernelOptions.persistent = options.persistent;
   kernelOptions.deterministic = options.deterministic;
+  kernelOptions.orderedDq = options.orderedDq;
   kernelOptions.tf32 = options.tf32;
   pm.addPass(createAttnToGPUPass(kernelOptions));
 

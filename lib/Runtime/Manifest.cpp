@@ -20,9 +20,10 @@ enum class AbiWhen {
   balanced,
   packed,
   packed_kv,
-  atomic,
+  dq_accum,
+  dq_ordered,
   blocks,
-  tma_atomic
+  tma_dq_accum
 };
 
 struct AbiEntry {
@@ -53,7 +54,8 @@ constexpr KernelKind kKinds[] = {
 /// Whether the ABI gives kernels of `kind` parameters that only some of
 /// them take (`when`: a mask operand, tensor maps, a paged cache's lengths
 /// and block table, the balanced work list's offsets, a packed batch's
-/// offsets, the atomic dQ mode's accumulator, a block mask's lists): the
+/// offsets, the accumulating dQ modes' accumulator and the ordered one's
+/// turns, a block mask's lists): the
 /// manifest keys that ask for those (mask, tma, kv, splits, q, dq, blocks)
 /// are for such kinds only.
 bool kindTakes(KernelKind kind, AbiWhen when) {
@@ -64,8 +66,8 @@ bool kindTakes(KernelKind kind, AbiWhen when) {
 }
 
 /// The element type of the memref parameter `tensor` of `kernel` that a
-/// tensor map is over: f32 for the backward's row statistics and the atomic
-/// dQ mode's accumulator, whatever the kernel's dtype
+/// tensor map is over: f32 for the backward's row statistics and the
+/// accumulating dQ modes' accumulator, whatever the kernel's dtype
 /// (attn_kernel_abi.def), the kernel's dtype for the others (q, k, v, dout).
 attn_dtype tensorMapDtype(const KernelSpec &kernel, std::string_view tensor) {
   return tensor == "row_stats" || tensor == "dq_accum" ? ATTN_F32
@@ -95,17 +97,19 @@ std::vector<AbiParam> abiParams(const KernelSpec &kernel) {
   for (const AbiEntry &e : kAbi) {
     if (std::strcmp(e.kind, kernelKindName(kernel.kind)) != 0)
       continue;
-    bool taken = e.when == AbiWhen::always ||
-                 (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
-                 (e.when == AbiWhen::tma && kernel.usesTma()) ||
-                 (e.when == AbiWhen::paged && kernel.paged) ||
-                 (e.when == AbiWhen::balanced && kernel.balanced) ||
-                 (e.when == AbiWhen::packed && kernel.packedQueries) ||
-                 (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
-                 (e.when == AbiWhen::atomic && kernel.atomicDq) ||
-                 (e.when == AbiWhen::tma_atomic && kernel.usesTma() &&
-                  kernel.atomicDq) ||
-                 (e.when == AbiWhen::blocks && kernel.hasBlockMask());
+    bool taken =
+        e.when == AbiWhen::always ||
+        (e.when == AbiWhen::mask && kernel.mask != MaskKind::None) ||
+        (e.when == AbiWhen::tma && kernel.usesTma()) ||
+        (e.when == AbiWhen::paged && kernel.paged) ||
+        (e.when == AbiWhen::balanced && kernel.balanced) ||
+        (e.when == AbiWhen::packed && kernel.packedQueries) ||
+        (e.when == AbiWhen::packed_kv && kernel.packedKeys) ||
+        (e.when == AbiWhen::dq_accum && kernel.accumulatesDq()) ||
+        (e.when == AbiWhen::dq_ordered && kernel.dq == DqMode::Ordered) ||
+        (e.when == AbiWhen::tma_dq_accum && kernel.usesTma() &&
+         kernel.accumulatesDq()) ||
+        (e.when == AbiWhen::blocks && kernel.hasBlockMask());
     if (taken)
       params.push_back({e.name, e.type, e.rank});
   }
@@ -195,6 +199,18 @@ const char *kernelKindName(KernelKind kind) {
   return "?";
 }
 
+const char *dqModeName(DqMode mode) {
+  switch (mode) {
+  case DqMode::Recompute:
+    return "recompute";
+  case DqMode::Atomic:
+    return "atomic";
+  case DqMode::Ordered:
+    return "ordered";
+  }
+  return "?";
+}
+
 const char *maskKindName(MaskKind mask) {
   switch (mask) {
   case MaskKind::None:
@@ -211,7 +227,7 @@ const KernelSpec *
 ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
                       int64_t valueDim, attn_causal causal, MaskKind mask,
                       bool paged, bool packedQueries, bool packedKeys,
-                      bool atomicDq, std::string_view mod, int64_t blockMaskQ,
+                      DqMode dq, std::string_view mod, int64_t blockMaskQ,
                       int64_t blockMaskK, bool allowTf32, bool balanced) const {
   const KernelSpec *exact = nullptr;
   for (const KernelSpec &k : kernels) {
@@ -220,7 +236,7 @@ ManifestSection::find(KernelKind kind, attn_dtype dtype, int64_t headDim,
     if (k.kind != kind || k.dtype != dtype || k.valueDim != valueDim ||
         k.mask != mask || k.paged != paged ||
         k.packedQueries != packedQueries || k.packedKeys != packedKeys ||
-        k.atomicDq != atomicDq || k.mod != mod || k.blockMaskQ != blockMaskQ ||
+        k.dq != dq || k.mod != mod || k.blockMaskQ != blockMaskQ ||
         k.blockMaskK != blockMaskK || k.balanced != balanced)
       continue;
     if (kind != KernelKind::DecodeCombine &&
@@ -525,7 +541,7 @@ attn_status Parser::closeSection(int line, bool atEnd) {
         same = same && o.headDim == k.headDim && o.causal == k.causal;
       same = same && o.mask == k.mask && o.paged == k.paged &&
              o.balanced == k.balanced && o.packedQueries == k.packedQueries &&
-             o.packedKeys == k.packedKeys && o.atomicDq == k.atomicDq &&
+             o.packedKeys == k.packedKeys && o.dq == k.dq &&
              o.blockMaskQ == k.blockMaskQ && o.blockMaskK == k.blockMaskK &&
              o.mod == k.mod && o.tf32 == k.tf32;
       if (same)
@@ -753,10 +769,14 @@ attn_status Parser::parseKernel(int line,
                                  "split into N chunks of its own)");
       k.balanced = true;
     } else if (key == "dq") {
-      // Without the key a backward kernel computes dQ deterministically.
-      if (value != "atomic")
-        return error(line, bad + " (atomic; absent means deterministic)");
-      k.atomicDq = true;
+      // Without the key a backward kernel recomputes dQ in a pass of its own.
+      if (value == "atomic")
+        k.dq = DqMode::Atomic;
+      else if (value == "ordered")
+        k.dq = DqMode::Ordered;
+      else
+        return error(line, bad + " (atomic, ordered; absent means dQ "
+                                 "recomputed by backward_q)");
     } else if (key == "f32") {
       // Without the key an f32 kernel runs 3xTF32 products (f32's accuracy).
       if (value != "tf32")
@@ -914,7 +934,9 @@ attn_status Parser::parseKernel(int line,
       {k.paged, AbiWhen::paged, "kv=paged", "read a paged KV cache"},
       {k.balanced, AbiWhen::balanced, "splits=balanced",
        "split the keys by a balanced work list"},
-      {k.atomicDq, AbiWhen::atomic, "dq=atomic", "compute dQ"},
+      {k.accumulatesDq(),
+       k.dq == DqMode::Ordered ? AbiWhen::dq_ordered : AbiWhen::dq_accum,
+       k.dqKey() + 1, "compute dQ"},
       {k.packedQueries, AbiWhen::packed, "q=packed", "read a packed batch"},
       {k.hasBlockMask(), AbiWhen::blocks,
        k.hasBlockMask() ? k.blocksKey().substr(1) : "", "take a block mask"},
@@ -1006,12 +1028,13 @@ attn_status Parser::parseTma(int line, const std::string &where,
                              std::string_view value, KernelSpec &k) {
   // The tensors whose tensor maps the ABI gives this kind (forward: q, k,
   // v; decode_partial: k, v; backward_kv: q, k, v, dout, row_stats, and
-  // dq_accum with dq=atomic, read before tma; backward_q: q, k, v, dout).
+  // dq_accum with dq=atomic or dq=ordered, read before tma; backward_q: q,
+  // k, v, dout).
   std::vector<std::string> tensors;
   for (const AbiEntry &e : kAbi)
     if (std::strcmp(e.kind, kernelKindName(k.kind)) == 0 &&
         std::strcmp(e.type, "tmap") == 0 &&
-        (e.when != AbiWhen::tma_atomic || k.atomicDq))
+        (e.when != AbiWhen::tma_dq_accum || k.accumulatesDq()))
       tensors.emplace_back(tensorMapSource(e.name));
   if (tensors.empty())
     return error(line, where +

@@ -69,6 +69,21 @@ enum class MaskKind { None, Add, Bool };
 /// "none", "add", "bool".
 ATTN_RUNTIME_API const char *maskKindName(MaskKind mask);
 
+/// The manifest's `dq` key (backward kinds): how the three backward
+/// kernels compute dQ. Recompute (no key): backward_q recomputes it in a
+/// pass of its own, deterministically. Atomic (`dq=atomic`) and Ordered
+/// (`dq=ordered`) accumulate it instead: they take the dq_accum parameter
+/// (f32 [B, Hq, Sq, D] in the workspace after the row statistics), which
+/// backward_dot zeroes, backward_kv adds each tile's dQ to and backward_q
+/// converts into dq; Atomic adds with atomics in whatever order the CTAs
+/// run (dq is not bitwise reproducible), Ordered in an order fixed by the
+/// tile indices, its CTAs taking turns through the dq_turns parameter (i32
+/// [B, Hq, Sq] after dq_accum), so its dq is deterministic.
+enum class DqMode { Recompute, Atomic, Ordered };
+
+/// "recompute", "atomic", "ordered".
+ATTN_RUNTIME_API const char *dqModeName(DqMode mode);
+
 /// One entry of a kernel's `tma` key: the box that the kernel copies by TMA
 /// out of the memref parameter `tensor` (q, k, v, dout or row_stats) through
 /// its tensor map parameter `<tensor>_tmap`, and the swizzle of the copy in
@@ -124,13 +139,11 @@ struct KernelSpec {
   /// the others attn_forward only.
   bool packedQueries = false;
   bool packedKeys = false;
-  /// `dq=atomic` (backward_*): the non-deterministic dQ mode, whose
-  /// kernels take the dq_accum parameter (f32 [B, Hq, Sq, D] in the
-  /// workspace after the row statistics): backward_dot zeroes it,
-  /// backward_kv adds each tile's dQ to it with atomic adds and backward_q
-  /// converts it into dq. attn_backward takes such kernels only with
-  /// options->atomic_dq set, and never mixes them with the others.
-  bool atomicDq = false;
+  /// The `dq` key (backward_*): Recompute without it, Atomic for
+  /// `dq=atomic`, Ordered for `dq=ordered`. attn_backward takes the Atomic
+  /// kernels only with options->atomic_dq set, prefers the Ordered ones to
+  /// the Recompute ones, and never mixes modes in one call.
+  DqMode dq = DqMode::Recompute;
   /// `f32=tf32` (f32 kernels): the products run one TF32 tensor-core step
   /// (10-bit mantissas) where the others run three (3xTF32, f32's
   /// accuracy). A call takes such a kernel only with options->allow_tf32,
@@ -179,8 +192,15 @@ struct KernelSpec {
   /// " splits=balanced" for a kernel of the balanced work list, else ""
   /// (messages).
   const char *splitsKey() const { return balanced ? " splits=balanced" : ""; }
-  /// " dq=atomic" for a kernel of the atomic dQ mode, else "" (messages).
-  const char *dqKey() const { return atomicDq ? " dq=atomic" : ""; }
+  /// Whether the kernel accumulates dQ in dq_accum (the ABI's
+  /// WHEN=dq_accum parameters): dq=atomic or dq=ordered.
+  bool accumulatesDq() const { return dq != DqMode::Recompute; }
+  /// " dq=atomic", " dq=ordered", or "" for the recompute mode (messages).
+  const char *dqKey() const {
+    return dq == DqMode::Atomic    ? " dq=atomic"
+           : dq == DqMode::Ordered ? " dq=ordered"
+                                   : "";
+  }
   /// " f32=tf32" for a TF32 kernel, else "" (messages).
   const char *tf32Key() const { return tf32 ? " f32=tf32" : ""; }
   /// " mod=NAME" for a kernel with a modification, else "" (messages).
@@ -212,10 +232,11 @@ struct AbiParam {
 /// operand's when it takes a mask, query_offsets when its batch is packed,
 /// key_offsets when its keys are, kv_lens and block_table when it is
 /// paged, split_offsets when it is of the balanced work list
-/// (`splits=balanced`), dq_accum when it is of the atomic dQ mode
-/// (`dq=atomic`), the block mask's when it has `blocks`, and the tensor
-/// maps when it has `tma`; then a memref per entry of its `mod_operands`
-/// (mod0, mod1, ...).
+/// (`splits=balanced`), dq_accum when it accumulates dQ (`dq=atomic` or
+/// `dq=ordered`) and dq_turns after it with `dq=ordered`, the block mask's
+/// when it has `blocks`, and the tensor maps when it has `tma` (dq_accum's
+/// for a backward_kv kernel that accumulates dQ); then a memref per entry
+/// of its `mod_operands` (mod0, mod1, ...).
 ATTN_RUNTIME_API std::vector<AbiParam> abiParams(const KernelSpec &kernel);
 
 /// Their manifest spelling, the value of a kernel's `params` key:
@@ -231,6 +252,7 @@ ATTN_RUNTIME_API std::string_view tensorMapSource(std::string_view name);
 /// mask=add", "kind=forward with tensor maps", "kind=decode_partial
 /// kv=paged", "kind=decode_partial kv=paged splits=balanced",
 /// "kind=forward q=packed kv=packed", "kind=backward_kv dq=atomic",
+/// "kind=backward_kv dq=ordered",
 /// "kind=forward blocks=128x128", "kind=forward mod_operands=i64:1".
 ATTN_RUNTIME_API std::string abiName(const KernelSpec &kernel);
 
@@ -249,8 +271,8 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// and so must `paged` (true for attn_decode_paged's decode_partial
   /// kernel and attn_forward_varlen's on a paged cache), `packedQueries`
   /// and `packedKeys` (attn_forward_varlen's forward kernels only) and
-  /// `atomicDq` (the backward's atomic dQ kernels only), `mod`, the
-  /// kernel's modification name ("" for none: a call without
+  /// `dq` (the backward's dQ mode; Recompute for the other kinds), `mod`,
+  /// the kernel's modification name ("" for none: a call without
   /// options->mod, and decode_combine, which never has one), and
   /// `blockMaskQ` and `blockMaskK`, its block mask's block sizes (0 for
   /// none: a call without options->block_mask), and `balanced` (the
@@ -262,9 +284,10 @@ struct ATTN_RUNTIME_API ManifestSection {
                          int64_t valueDim, attn_causal causal,
                          MaskKind mask = MaskKind::None, bool paged = false,
                          bool packedQueries = false, bool packedKeys = false,
-                         bool atomicDq = false, std::string_view mod = {},
-                         int64_t blockMaskQ = 0, int64_t blockMaskK = 0,
-                         bool allowTf32 = false, bool balanced = false) const;
+                         DqMode dq = DqMode::Recompute,
+                         std::string_view mod = {}, int64_t blockMaskQ = 0,
+                         int64_t blockMaskK = 0, bool allowTf32 = false,
+                         bool balanced = false) const;
   /// Whether any kernel of `kind` has `dtype`.
   bool hasDtype(KernelKind kind, attn_dtype dtype) const;
   /// Whether any kernel of `kind` takes a mask.
@@ -282,11 +305,12 @@ struct ATTN_RUNTIME_API ManifestSection {
   /// "bf16 d128/128 causal=none, bf16 d128/128 causal=none mask=add, bf16
   /// d128/128 causal=none kv=paged, bf16 d128/128 causal=none kv=paged
   /// splits=balanced, bf16 d128/128 causal=none q=packed kv=packed, bf16
-  /// d128/128 causal=none dq=atomic, bf16 d128/128 causal=none mask=add
+  /// d128/128 causal=none dq=atomic, bf16 d128/128 causal=none dq=ordered,
+  /// bf16 d128/128 causal=none mask=add
   /// blocks=128x128, bf16 d128/128 causal=none mod=softcap, ..." for the
   /// kernels of `kind` ("bf16 dv128, bf16 dv128 splits=balanced" for
   /// decode_combine; messages: mask=none, each sequence's own Q, K/V, the
-  /// per-sequence splits, the deterministic dQ, no block mask and no
+  /// per-sequence splits, the recomputed dQ, no block mask and no
   /// modification are not written).
   std::string describe(KernelKind kind) const;
 };

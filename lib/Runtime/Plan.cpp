@@ -1007,7 +1007,7 @@ const KernelSpec *lookUpKernel(const ManifestSection &section, KernelKind kind,
   bool combine = kind == KernelKind::DecodeCombine;
   return section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal, p.mask,
                       p.paged && !combine, p.packedQueries, p.packedKeys,
-                      /*atomicDq=*/false,
+                      DqMode::Recompute,
                       combine ? std::string_view() : std::string_view(p.mod),
                       p.blockMaskQ, p.blockMaskK, allowTf32, balanced);
 }
@@ -1079,43 +1079,53 @@ std::string listNames(const std::vector<const char *> &names,
   return out;
 }
 
-/// The backward kernels of one set for the problem, the dq=atomic set with
-/// `atomicDq`, else the deterministic one, in launch order; the kinds
-/// missing (their entries null) go to `missing`.
+/// The backward kernels of the dQ mode `dq` for the problem, in launch
+/// order; the kinds missing (their entries null) go to `missing`.
 void findBackwardSet(const ManifestSection &section, const Problem &p,
-                     bool atomicDq, const KernelSpec *(&kernels)[3],
+                     DqMode dq, const KernelSpec *(&kernels)[3],
                      std::vector<const char *> &missing) {
   for (int i = 0; i < 3; ++i) {
     KernelKind kind = kBackwardKinds[i];
     kernels[i] = section.find(kind, p.dtype, p.headDim, p.valueDim, p.causal,
                               p.mask, /*paged=*/false, /*packedQueries=*/false,
-                              /*packedKeys=*/false, atomicDq, p.mod,
-                              p.blockMaskQ, p.blockMaskK, p.allowTf32);
+                              /*packedKeys=*/false, dq, p.mod, p.blockMaskQ,
+                              p.blockMaskK, p.allowTf32);
     if (!kernels[i])
       missing.push_back(kernelKindName(kind));
   }
 }
 
 /// The backward's three kernels for the problem, all of one specialisation
-/// and one dQ mode: the dq=atomic set when `wantAtomic` (options->atomic_dq)
-/// and the module has all three, else the deterministic set (`atomicDq`
-/// says which). A module whose backward kernels all have other dtypes is
-/// ATTN_ERROR_DTYPE, as for the forward; any other miss, a module without
-/// backward kernels or without one of the three kinds included, is
+/// and one dQ mode (`dq` says which): the dq=atomic set when `wantAtomic`
+/// (options->atomic_dq) and the module has all three, else the
+/// deterministic choice: the dq=ordered set when the module has all three,
+/// else the recompute set. A module whose backward kernels all have other
+/// dtypes is ATTN_ERROR_DTYPE, as for the forward; any other miss, a module
+/// without backward kernels or without one of the three kinds included, is
 /// ATTN_ERROR_NO_KERNEL naming the kinds that are missing, and the option
-/// when the module has the call's kernels in the other mode only.
+/// when the module has the call's kernels only with dq=atomic.
 attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                                 const Problem &p, bool wantAtomic,
-                                const KernelSpec *(&kernels)[3],
-                                bool &atomicDq) {
-  const KernelSpec *deterministic[3], *atomic[3];
-  std::vector<const char *> missing, missingAtomic;
-  findBackwardSet(section, p, /*atomicDq=*/false, deterministic, missing);
-  findBackwardSet(section, p, /*atomicDq=*/true, atomic, missingAtomic);
-  atomicDq = wantAtomic && missingAtomic.empty();
-  if (atomicDq || missing.empty()) {
+                                const KernelSpec *(&kernels)[3], DqMode &dq) {
+  const KernelSpec *recompute[3], *atomic[3], *ordered[3];
+  std::vector<const char *> missing, missingAtomic, missingOrdered;
+  findBackwardSet(section, p, DqMode::Recompute, recompute, missing);
+  findBackwardSet(section, p, DqMode::Atomic, atomic, missingAtomic);
+  findBackwardSet(section, p, DqMode::Ordered, ordered, missingOrdered);
+  const KernelSpec *const *chosen = nullptr;
+  if (wantAtomic && missingAtomic.empty()) {
+    dq = DqMode::Atomic;
+    chosen = atomic;
+  } else if (missingOrdered.empty()) {
+    dq = DqMode::Ordered;
+    chosen = ordered;
+  } else if (missing.empty()) {
+    dq = DqMode::Recompute;
+    chosen = recompute;
+  }
+  if (chosen) {
     for (int i = 0; i < 3; ++i)
-      kernels[i] = atomicDq ? atomic[i] : deterministic[i];
+      kernels[i] = chosen[i];
     return ATTN_OK;
   }
   bool anyBackward = false, anyOfDtype = false;
@@ -1125,7 +1135,7 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
       anyBackward = anyBackward || k.kind == kind;
   }
   // The module's backward kernels end each message, whole: a module with
-  // both modes lists many.
+  // several modes lists many.
   std::string has = describeBackward(section);
   if (anyBackward && !anyOfDtype)
     return fail(ATTN_ERROR_DTYPE, std::string(api) +
@@ -1147,31 +1157,45 @@ attn_status findBackwardKernels(const char *api, const ManifestSection &section,
                    {KernelKind::BackwardDot, KernelKind::BackwardKeyValue,
                     KernelKind::BackwardQuery},
                    p);
+  // What each mode that has some of the call's kernels lacks: the
+  // recompute mode always, dq=ordered where it has one of the three, and
+  // dq=atomic where the call asks for it.
+  bool someOrdered = missingOrdered.size() < 3;
+  std::string lacks;
+  auto lack = [&](const std::string &ones,
+                  const std::vector<const char *> &kinds) {
+    lacks += (lacks.empty() ? "of the " + ones + " it lacks "
+                            : ", of the " + ones + " ") +
+             listNames(kinds, "and");
+  };
+  if (wantAtomic)
+    lack("dq=atomic ones (options.atomic_dq)", missingAtomic);
+  if (someOrdered)
+    lack("dq=ordered ones", missingOrdered);
+  lack("recomputing ones", missing);
   // Deterministic by default: the atomic kernels only when asked for.
   if (missingAtomic.empty())
-    return fail(ATTN_ERROR_NO_KERNEL,
-                std::string(api) + ": the module has no deterministic " +
-                    listNames(missing, "or") + " kernel for " + call +
-                    ", only dq=atomic backward kernels (the atomic dQ mode, "
-                    "whose dq is not bitwise reproducible run to run), "
-                    "which attn_backward takes only when asked: set "
-                    "options.atomic_dq = 1 to use them, or load "
-                    "deterministic backward kernels (it has " +
-                    has + ")" + mods);
-  if (wantAtomic)
+    return fail(
+        ATTN_ERROR_NO_KERNEL,
+        std::string(api) + ": the module has no deterministic " +
+            (someOrdered
+                 ? "set of backward kernels for " + call + " (" + lacks + ")"
+                 : listNames(missing, "or") + " kernel for " + call) +
+            ", only dq=atomic backward kernels (the atomic dQ mode, "
+            "whose dq is not bitwise reproducible run to run), "
+            "which attn_backward takes only when asked: set "
+            "options.atomic_dq = 1 to use them, or load "
+            "deterministic backward kernels (it has " +
+            has + ")" + mods);
+  if (wantAtomic || someOrdered)
     return fail(ATTN_ERROR_NO_KERNEL,
                 std::string(api) +
                     ": the module has no complete set of backward kernels "
                     "for " +
-                    call +
-                    ": of the dq=atomic ones (options.atomic_dq) it "
-                    "lacks " +
-                    listNames(missingAtomic, "and") +
-                    ", of the deterministic ones " + listNames(missing, "and") +
+                    call + ": " + lacks +
                     " (a backward call launches backward_dot, backward_kv "
                     "and backward_q kernels of its dtype, head dims, causal "
-                    "and mask kind, all three dq=atomic or all three "
-                    "deterministic; it has " +
+                    "and mask kind, all three of one dQ mode; it has " +
                     has + ")" + mods);
   return fail(ATTN_ERROR_NO_KERNEL,
               std::string(api) + ": the module has no " +
@@ -1670,21 +1694,6 @@ bool backwardBytesFor(int64_t batch, int64_t heads, int64_t seq,
          mul(rows, kRowStatsFields * 4, bytes) && bytes <= kMaxWorkspaceBytes;
 }
 
-/// The atomic dQ kernels' workspace: the records, padded to
-/// kWorkspaceAlignment (`accumulatorOffset`), then the f32 dQ accumulator
-/// [B, Hq, Sq, D]. False when that is more than kMaxWorkspaceBytes.
-bool backwardAtomicBytesFor(int64_t batch, int64_t heads, int64_t seq,
-                            int64_t headDim, int64_t &accumulatorOffset,
-                            int64_t &bytes) {
-  int64_t rows = 0, records = 0, accumulator = 0;
-  return queryRows(batch, heads, seq, rows) &&
-         mul(rows, kRowStatsFields * 4, records) &&
-         alignUp(records, kWorkspaceAlignment, accumulatorOffset) &&
-         mul(rows, headDim, accumulator) && mul(accumulator, 4, accumulator) &&
-         add(accumulatorOffset, accumulator, bytes) &&
-         bytes <= kMaxWorkspaceBytes;
-}
-
 /// "the 16-byte row statistics of 2 x 8 x 77 query rows": what the
 /// backward's workspace holds, for messages.
 std::string backwardRowStats(int64_t batch, int64_t heads, int64_t seq) {
@@ -1692,21 +1701,22 @@ std::string backwardRowStats(int64_t batch, int64_t heads, int64_t seq) {
          std::to_string(heads) + " x " + std::to_string(seq) + " query rows";
 }
 
-/// "the 16-byte row statistics of 2 x 8 x 77 query rows and the f32 dQ
-/// accumulator [2, 8, 77, 64] of the dq=atomic kernels": what the atomic
-/// dQ kernels' workspace holds, for messages.
-std::string backwardAtomicContents(int64_t batch, int64_t heads, int64_t seq,
-                                   int64_t headDim) {
-  return backwardRowStats(batch, heads, seq) + " and the f32 dQ accumulator [" +
-         std::to_string(batch) + ", " + std::to_string(heads) + ", " +
-         std::to_string(seq) + ", " + std::to_string(headDim) +
-         "] of the dq=atomic kernels";
+/// "the 16-byte row statistics of 2 x 8 x 77 query rows, the f32 dQ
+/// accumulator [2, 8, 77, 64] and the i32 dQ turns [2, 8, 77]": what the
+/// workspace of the accumulating dQ modes holds, for messages.
+std::string backwardAccumulatorContents(int64_t batch, int64_t heads,
+                                        int64_t seq, int64_t headDim) {
+  std::string rows = std::to_string(batch) + ", " + std::to_string(heads) +
+                     ", " + std::to_string(seq);
+  return backwardRowStats(batch, heads, seq) + ", the f32 dQ accumulator [" +
+         rows + ", " + std::to_string(headDim) + "] and the i32 dQ turns [" +
+         rows + "]";
 }
 
 /// A contiguous f32 tensor of `sizes` at `address` in the backward's
 /// workspace: row_stats' records, [B, Hq, Sq, 4], the memref that
 /// backwardArgs passes and the tensor maps of the backward kernels with
-/// `tma` are over, or the atomic dQ mode's dq_accum, [B, Hq, Sq, D].
+/// `tma` are over, or the accumulating dQ modes' dq_accum, [B, Hq, Sq, D].
 attn_tensor workspaceTensor(uint64_t address, const int64_t (&sizes)[4]) {
   attn_tensor t = {};
   t.data = reinterpret_cast<void *>(address);
@@ -1723,16 +1733,16 @@ attn_tensor workspaceTensor(uint64_t address, const int64_t (&sizes)[4]) {
 
 /// The arguments that the three backward kernels share, in
 /// attn_kernel_abi.def's order: the tensors as the caller gave them,
-/// row_stats over the workspace (contiguous [B, Hq, Sq, 4] f32), the atomic
-/// dQ kernels' dq_accum (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when
-/// `atomicDq`, the mask when the kernels take one, the block mask's eight
+/// row_stats over the workspace (contiguous [B, Hq, Sq, 4] f32), dq_accum
+/// (contiguous [B, Hq, Sq, D] f32 at `dqAccum`) when the kernels accumulate
+/// dQ (`dq`), dq_turns (contiguous [B, Hq, Sq] i32 at `dqTurns`) when they
+/// are the ordered ones, the mask when they take one, the block mask's eight
 /// lists when they take one, then scale_log2 and window. Each kernel's own
 /// tensor maps and the mod operands follow (planBackward).
-std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
-                                   const attn_tensor *mask,
-                                   const attn_block_mask *blockMask,
-                                   const attn_tensor &rowStats, bool atomicDq,
-                                   uint64_t dqAccum, const Problem &p) {
+std::vector<uint64_t>
+backwardArgs(const BackwardTensors &t, const attn_tensor *mask,
+             const attn_block_mask *blockMask, const attn_tensor &rowStats,
+             DqMode dq, uint64_t dqAccum, uint64_t dqTurns, const Problem &p) {
   std::vector<uint64_t> args;
   for (const attn_tensor *x : {t.q, t.k, t.v, t.o, t.dout})
     pushTensor(args, *x);
@@ -1740,8 +1750,10 @@ std::vector<uint64_t> backwardArgs(const BackwardTensors &t,
   for (const attn_tensor *x : {t.dq, t.dk, t.dv})
     pushTensor(args, *x);
   pushTensor(args, rowStats);
-  if (atomicDq)
+  if (dq != DqMode::Recompute)
     pushContiguous(args, dqAccum, {p.batch, p.headsQ, p.seqQ, p.headDim});
+  if (dq == DqMode::Ordered)
+    pushContiguous(args, dqTurns, {p.batch, p.headsQ, p.seqQ});
   if (p.mask != MaskKind::None)
     pushMask(args, *mask, p);
   if (p.blockMaskQ)
@@ -2129,33 +2141,32 @@ attn_status planDecode(const ManifestSection &section, int smCount,
   return planCombine(api, t, p, partials, plan.combine);
 }
 
-int64_t backwardWorkspaceBytes(const attn_tensor *q) {
-  const char *api = "attn_backward_workspace_size";
-  if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
-    return -1;
-  int64_t bytes = 0;
-  if (!backwardBytesFor(q->shape[0], q->shape[1], q->shape[2], bytes)) {
-    failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
-          backwardRowStats(q->shape[0], q->shape[1], q->shape[2]).c_str());
-    return -1;
-  }
-  return bytes;
+bool backwardWorkspaceFor(int64_t batch, int64_t heads, int64_t seq,
+                          int64_t headDim, BackwardWorkspace &layout) {
+  int64_t rows = 0, accumulator = 0, accumulatorEnd = 0, turns = 0;
+  return queryRows(batch, heads, seq, rows) &&
+         mul(rows, kRowStatsFields * 4, layout.records) &&
+         alignUp(layout.records, kWorkspaceAlignment, layout.accumulator) &&
+         mul(rows, headDim, accumulator) && mul(accumulator, 4, accumulator) &&
+         add(layout.accumulator, accumulator, accumulatorEnd) &&
+         alignUp(accumulatorEnd, kWorkspaceAlignment, layout.turns) &&
+         mul(rows, 4, turns) && add(layout.turns, turns, layout.bytes) &&
+         layout.bytes <= kMaxWorkspaceBytes;
 }
 
-int64_t backwardAtomicWorkspaceBytes(const attn_tensor *q) {
-  const char *api = "attn_backward_atomic_workspace_size";
+int64_t backwardWorkspaceBytes(const char *api, const attn_tensor *q) {
   if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
     return -1;
-  int64_t accumulatorOffset = 0, bytes = 0;
-  if (!backwardAtomicBytesFor(q->shape[0], q->shape[1], q->shape[2],
-                              q->shape[3], accumulatorOffset, bytes)) {
+  BackwardWorkspace layout;
+  if (!backwardWorkspaceFor(q->shape[0], q->shape[1], q->shape[2], q->shape[3],
+                            layout)) {
     failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
-          backwardAtomicContents(q->shape[0], q->shape[1], q->shape[2],
-                                 q->shape[3])
+          backwardAccumulatorContents(q->shape[0], q->shape[1], q->shape[2],
+                                      q->shape[3])
               .c_str());
     return -1;
   }
-  return bytes;
+  return layout.bytes;
 }
 
 attn_status planBackward(const ManifestSection &section,
@@ -2174,10 +2185,10 @@ attn_status planBackward(const ManifestSection &section,
   const attn_block_mask *blockMask = options ? options->block_mask : nullptr;
   if (attn_status s = checkBlockMask(api, blockMask, /*backward=*/true, p))
     return s;
-  const KernelSpec *kernels[3];
+  const KernelSpec *kernels[3] = {};
   bool wantAtomic = options && options->atomic_dq != 0;
-  if (attn_status s = findBackwardKernels(api, section, p, wantAtomic, kernels,
-                                          plan.atomicDq))
+  if (attn_status s =
+          findBackwardKernels(api, section, p, wantAtomic, kernels, plan.dq))
     return s;
   // The three are of one modification, which reads one list of tensors in
   // a section (the manifest's check).
@@ -2204,36 +2215,43 @@ attn_status planBackward(const ManifestSection &section,
           p.headsQ, p.batch))
     return s;
 
-  // The atomic kernels need their accumulator: a workspace sized for the
-  // deterministic ones is an error, not a reason to take those instead.
-  std::string contents =
-      plan.atomicDq
-          ? backwardAtomicContents(p.batch, p.headsQ, p.seqQ, p.headDim)
-          : backwardRowStats(p.batch, p.headsQ, p.seqQ);
-  int64_t needed = 0, accumulatorOffset = 0;
-  bool fits = plan.atomicDq
-                  ? backwardAtomicBytesFor(p.batch, p.headsQ, p.seqQ, p.headDim,
-                                           accumulatorOffset, needed)
-                  : backwardBytesFor(p.batch, p.headsQ, p.seqQ, needed);
+  // The recompute kernels use the records alone, so a workspace sized for
+  // them before the accumulating modes existed still serves them. The
+  // accumulating kernels need the whole layout: a smaller workspace is an
+  // error, not a reason to take the recompute kernels instead.
+  std::string need;
+  const char *sizeFunction = "attn_backward_workspace_size";
+  BackwardWorkspace layout;
+  bool fits = false;
+  if (plan.dq == DqMode::Recompute) {
+    need = backwardRowStats(p.batch, p.headsQ, p.seqQ) + " need";
+    fits = backwardBytesFor(p.batch, p.headsQ, p.seqQ, layout.bytes);
+  } else {
+    need = std::string("the dq=") + dqModeName(plan.dq) +
+           " kernels' workspace of " +
+           backwardAccumulatorContents(p.batch, p.headsQ, p.seqQ, p.headDim) +
+           " needs";
+    fits = backwardWorkspaceFor(p.batch, p.headsQ, p.seqQ, p.headDim, layout);
+    if (plan.dq == DqMode::Atomic)
+      sizeFunction = "attn_backward_atomic_workspace_size";
+  }
   if (!fits)
-    return failf(ATTN_ERROR_SHAPE,
-                 "%s: %s need more than 2^50 bytes of workspace", api,
-                 contents.c_str());
-  if (attn_status s = checkWorkspace(
-          api, workspace, workspaceBytes, needed, contents + " need",
-          plan.atomicDq ? "attn_backward_atomic_workspace_size"
-                        : "attn_backward_workspace_size"))
+    return failf(ATTN_ERROR_SHAPE, "%s: %s more than 2^50 bytes of workspace",
+                 api, need.c_str());
+  if (attn_status s = checkWorkspace(api, workspace, workspaceBytes,
+                                     layout.bytes, need, sizeFunction))
     return s;
-  plan.workspaceBytes = needed;
+  plan.workspaceBytes = layout.bytes;
   uint64_t address = reinterpret_cast<uint64_t>(workspace);
   attn_tensor rowStats =
       workspaceTensor(address, {p.batch, p.headsQ, p.seqQ, kRowStatsFields});
-  attn_tensor dqAccum = workspaceTensor(
-      address + static_cast<uint64_t>(accumulatorOffset),
-      {p.batch, p.headsQ, p.seqQ, p.headDim});
+  attn_tensor dqAccum =
+      workspaceTensor(address + static_cast<uint64_t>(layout.accumulator),
+                      {p.batch, p.headsQ, p.seqQ, p.headDim});
   std::vector<uint64_t> shared =
-      backwardArgs(t, mask, blockMask, rowStats, plan.atomicDq,
-                   address + static_cast<uint64_t>(accumulatorOffset), p);
+      backwardArgs(t, mask, blockMask, rowStats, plan.dq,
+                   address + static_cast<uint64_t>(layout.accumulator),
+                   address + static_cast<uint64_t>(layout.turns), p);
   // Each kernel with `tma` (backward_kv, backward_q) takes the maps of the
   // tiles it copies after the shared words; backward_dot never has any.
   for (Launch *l : {&plan.dot, &plan.keyValue, &plan.query}) {

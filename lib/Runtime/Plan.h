@@ -161,16 +161,36 @@ struct BackwardTensors {
 /// window; then a backward_kv or backward_q kernel with `tma` takes its
 /// tensor maps (backward_kv: q, k, v, dout and row_stats over the
 /// workspace's records; backward_q: q, k, v, dout), and each the mod
-/// operands. With the atomic dQ kernels (`atomicDq`, manifest dq=atomic)
-/// the workspace also holds the f32 dQ accumulator [B, Hq, Sq, D] after
-/// the records (at round_up(B * Hq * Sq * 16, 256)): backward_dot zeroes
-/// it, backward_kv adds to it atomically, backward_q converts it into dq.
+/// operands. With kernels that accumulate dQ (`dq`, manifest dq=atomic or
+/// dq=ordered) the workspace also holds the f32 dQ accumulator
+/// [B, Hq, Sq, D] after the records (BackwardWorkspace): backward_dot
+/// zeroes it, backward_kv adds to it, backward_q converts it into dq; the
+/// ordered ones also the i32 turns [B, Hq, Sq] after it, which backward_dot
+/// zeroes and backward_kv's CTAs take turns by.
 struct BackwardPlan {
   Launch dot, keyValue, query;
-  bool atomicDq = false;      // the three kernels are dq=atomic ones
-  int64_t workspaceBytes = 0; // what the plan uses: B * Hq * Sq * 16, or
-                              // backwardAtomicWorkspaceBytes()
+  DqMode dq = DqMode::Recompute; // the three kernels' dQ mode
+  int64_t workspaceBytes = 0;    // what the plan uses: B * Hq * Sq * 16, or
+                                 // BackwardWorkspace::bytes
 };
+
+/// Where the backward's workspace holds what, in bytes from its start: the
+/// row statistics records f32 [B, Hq, Sq, 4] at 0, then for the
+/// accumulating dQ modes the accumulator f32 [B, Hq, Sq, D] at
+/// `accumulator` = round_up(B * Hq * Sq * 16, 256) and the turns i32
+/// [B, Hq, Sq] at `turns` = round_up(accumulator + B * Hq * Sq * D * 4,
+/// 256), `bytes` = turns + B * Hq * Sq * 4 in all (one layout for both
+/// modes, so one size serves either); `records` = B * Hq * Sq * 16 is all
+/// that the recompute mode uses.
+struct BackwardWorkspace {
+  int64_t records = 0, accumulator = 0, turns = 0, bytes = 0;
+};
+
+/// The backward's workspace layout for B = `batch`, Hq = `heads`, Sq =
+/// `seq`, D = `headDim`; false when any of it would exceed 2^50 bytes.
+ATTN_RUNTIME_API bool backwardWorkspaceFor(int64_t batch, int64_t heads,
+                                           int64_t seq, int64_t headDim,
+                                           BackwardWorkspace &layout);
 
 /// The parameter sizes in bytes, in order, that the ABI gives `kernel`: 8
 /// for each word of a memref descriptor (3 + 2 * rank) and for i64, 4 for
@@ -211,11 +231,12 @@ ATTN_RUNTIME_API attn_status planDecode(
 
 /// Checks a backward call (options->mask and options->block_mask included)
 /// and plans its three launches with kernels of `section`, the row
-/// statistics (and the atomic dQ mode's accumulator) in `workspace`, and
-/// the tensor maps of those with `tma` (checked against TMA's limits). The
-/// kernels are the section's dq=atomic set for the call when
-/// options->atomic_dq is set and the section has all three, else its
-/// deterministic set; never a mix.
+/// statistics (and the accumulating dQ modes' accumulator and turns) in
+/// `workspace`, and the tensor maps of those with `tma` (checked against
+/// TMA's limits). The kernels are the section's dq=atomic set for the call
+/// when options->atomic_dq is set and the section has all three, else its
+/// dq=ordered set when it has all three, else its recompute set; never a
+/// mix.
 ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           const BackwardTensors &tensors,
                                           const attn_options *options,
@@ -223,15 +244,12 @@ ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           int64_t workspaceBytes,
                                           BackwardPlan &plan);
 
-/// The backward's workspace bytes for `q` (B * Hq * Sq * 16); -1 (with the
-/// last error set) on bad arguments.
-ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const attn_tensor *q);
-
-/// The workspace bytes of the backward's atomic dQ kernels for `q`: the
-/// records, padded to kWorkspaceAlignment, then the f32 dQ accumulator,
-/// round_up(B * Hq * Sq * 16, 256) + B * Hq * Sq * D * 4; -1 (with the last
-/// error set) on bad arguments.
-ATTN_RUNTIME_API int64_t backwardAtomicWorkspaceBytes(const attn_tensor *q);
+/// The backward's workspace bytes for `q`, what any of its dQ modes needs
+/// (BackwardWorkspace::bytes), for attn_backward_workspace_size (`api`) and
+/// attn_backward_atomic_workspace_size; -1 (with the last error set) on bad
+/// arguments.
+ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const char *api,
+                                                const attn_tensor *q);
 
 /// The split count for B * Hkv CTAs per split on `smCount` SMs: the count
 /// with the fewest (CTAs on the busiest SM) x (tiles per split + 2), at most

@@ -794,7 +794,7 @@ attn_decode_paged(attn_module *module, const attn_tensor *q,
 
 int64_t attn_backward_workspace_size(const attn_tensor *q) {
   try {
-    return backwardWorkspaceBytes(q);
+    return backwardWorkspaceBytes("attn_backward_workspace_size", q);
   } catch (...) {
     internalError("attn_backward_workspace_size", "unexpected exception");
     return -1;
@@ -803,7 +803,7 @@ int64_t attn_backward_workspace_size(const attn_tensor *q) {
 
 int64_t attn_backward_atomic_workspace_size(const attn_tensor *q) {
   try {
-    return backwardAtomicWorkspaceBytes(q);
+    return backwardWorkspaceBytes("attn_backward_atomic_workspace_size", q);
   } catch (...) {
     internalError("attn_backward_atomic_workspace_size",
                   "unexpected exception");
@@ -827,7 +827,7 @@ attn_status attn_backward(attn_module *module, const attn_tensor *q,
                                      workspace, workspace_bytes, plan))
       return s;
     // One stream orders them: the other two read the D that the first
-    // writes (and the atomic kernels' accumulator that it zeroes).
+    // writes (and the accumulator and turns that it zeroes).
     return launchAll(*module, {&plan.dot, &plan.keyValue, &plan.query}, stream);
   } catch (...) {
     return internalError("attn_backward", "unexpected exception");

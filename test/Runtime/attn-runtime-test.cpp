@@ -7,9 +7,10 @@
 // the .test files in this directory FileCheck them.
 //
 // Usage: attn-runtime-test manifest|ptx|forward|mask|tma|decode|paged|
-//        balanced|varlen|backward|backward-atomic|backward-tma|mod FILE|
-//        load DIR|launch FILE|launch-tma FILE|launch-multi FILE|
-//        launch-backward FILE|launch-backward-tma FILE|launch-atomic-dq FILE|
+//        balanced|varlen|backward|backward-atomic|backward-ordered|
+//        backward-tma|mod FILE|load DIR|launch FILE|launch-tma FILE|
+//        launch-multi FILE|launch-backward FILE|launch-backward-tma FILE|
+//        launch-atomic-dq FILE|launch-ordered-dq FILE|
 //        launch-paged FILE|launch-varlen FILE|launch-mod FILE|blocks FILE|
 //        launch-blocks FILE|mod-operands FILE|launch-mod-operands FILE|
 //        checked PAGED VARLEN|fuzz FILE CASES SEED
@@ -570,6 +571,25 @@ int runManifest() {
             h + bwd + " dq=atomic" + kvTma + "\n");
   parseCase("backward-tma-atomic-dq-accum-wide",
             h + bwd + " dq=atomic" + kvTma + ",dq_accum:64x64:128\n");
+  // The ordered dQ mode's backward_kv takes the same dq_accum map, and
+  // dq_turns among its memrefs, after dq_accum.
+  parseCase("backward-tma-ordered-missing-dq-accum",
+            h + bwd + " dq=ordered" + kvTma + "\n");
+  {
+    Manifest m;
+    const std::string maps = kvMaps + ",dq_accum_tmap:tmap4";
+    report("backward-tma-ordered",
+           parseManifest(h + bwd + " dq=ordered" + kvTma +
+                             ",dq_accum:64x32:128 params=" + bwdParams +
+                             ",dq_accum:memref4,dq_turns:memref3,"
+                             "scale_log2:f32,window:i64" +
+                             maps + "\n",
+                         "m.manifest", m));
+    for (const KernelSpec &k : m.sections.front().kernels)
+      std::printf("backward-tma-ordered: %s params=%zu: %s\n",
+                  abiName(k).c_str(), abiParamSizes(k).size(),
+                  abiParamList(k).c_str());
+  }
   parseCase("backward-grid", h + bwd + " grid=persistent\n");
   parseCase("backward-block-q-limit",
             h + "kernel b kind=backward_dot dtype=bf16 head_dim=64 "
@@ -578,11 +598,13 @@ int runManifest() {
   parseCase("backward-duplicate-config",
             h + bwd + "\n" + bwd.substr(0, 8) + "2" + bwd.substr(8) + "\n");
   // The dq key (the backward kinds only): dq=atomic, the atomic dQ mode,
-  // whose ABI has dq_accum after row_stats (before the mask); absent means
-  // deterministic. The lookup tells the two apart, so both may have the
+  // whose ABI has dq_accum after row_stats (before the mask), dq=ordered,
+  // the ordered one, whose ABI has dq_turns after dq_accum; absent means
+  // dQ recomputed. The lookup tells the three apart, so all may have the
   // same specialisation.
   const std::string scalars = ",scale_log2:f32,window:i64";
   const std::string accum = ",dq_accum:memref4";
+  const std::string turns = ",dq_turns:memref3";
   {
     Manifest m;
     report("atomic-valid",
@@ -595,7 +617,12 @@ int runManifest() {
                    ",mask:memref4" + scalars + "\n" +
                    "kernel d kind=backward_dot dtype=bf16 head_dim=64 "
                    "value_dim=64 causal=none block_q=64 block_kv=64 "
-                   "threads=128 smem=0 dq=atomic\n",
+                   "threads=128 smem=0 dq=atomic\n" +
+                   bwd.substr(0, 8) + "_ordereddq" + bwd.substr(8) +
+                   " dq=ordered params=" + bwdParams + accum + turns + scalars +
+                   "\n" + bwd.substr(0, 8) + "_boolmask_ordereddq" +
+                   bwd.substr(8) + " mask=bool dq=ordered params=" + bwdParams +
+                   accum + turns + ",mask:memref4" + scalars + "\n",
                "m.manifest", m));
     const ManifestSection &section = m.sections.front();
     for (const KernelSpec &k : section.kernels)
@@ -603,11 +630,11 @@ int runManifest() {
                   abiName(k).c_str(), abiParamSizes(k).size());
     std::printf("atomic-valid: backward_kv: %s\n",
                 section.describe(KernelKind::BackwardKeyValue).c_str());
-    for (bool atomic : {false, true}) {
+    for (DqMode dq : {DqMode::Recompute, DqMode::Atomic, DqMode::Ordered}) {
       const KernelSpec *k = section.find(
           KernelKind::BackwardKeyValue, ATTN_BF16, 64, 64, ATTN_CAUSAL_NONE,
-          MaskKind::None, false, false, false, atomic);
-      std::printf("atomic-valid: find atomicDq=%d: %s\n", atomic,
+          MaskKind::None, false, false, false, dq);
+      std::printf("atomic-valid: find dq=%s: %s\n", dqModeName(dq),
                   k ? k->name.c_str() : "none");
     }
   }
@@ -626,6 +653,19 @@ int runManifest() {
   parseCase("atomic-duplicate-config", h + bwd + " dq=atomic\n" +
                                            bwd.substr(0, 8) + "2" +
                                            bwd.substr(8) + " dq=atomic\n");
+  parseCase("ordered-forward", h + fwd + " dq=ordered\n");
+  parseCase("params-ordered-without-turns",
+            h + bwd + " dq=ordered params=" + bwdParams + accum + scalars +
+                "\n");
+  parseCase("params-atomic-with-turns", h + bwd +
+                                            " dq=atomic params=" + bwdParams +
+                                            accum + turns + scalars + "\n");
+  parseCase("params-ordered-turns-before-accum",
+            h + bwd + " dq=ordered params=" + bwdParams + turns + accum +
+                scalars + "\n");
+  parseCase("ordered-duplicate-config", h + bwd + " dq=ordered\n" +
+                                            bwd.substr(0, 8) + "2" +
+                                            bwd.substr(8) + " dq=ordered\n");
   // The kv key (decode_partial only): kv=paged, whose ABI has kv_lens and
   // block_table after v; absent means each sequence's own K/V. The lookup
   // tells the two apart, so both may have the same dtype, dims and causal.
@@ -2789,8 +2829,8 @@ struct BackwardArgs {
   }
 };
 
-/// Bf16 backward arguments of head dim `d` whose workspace is the size
-/// the deterministic kernels need.
+/// Bf16 backward arguments of head dim `d` whose workspace is
+/// attn_backward_workspace_size's, what every dQ mode needs.
 BackwardArgs sizedBackwardArgs(int64_t d, bool bshdLayout = false) {
   BackwardArgs a(ATTN_BF16, d, bshdLayout);
   a.workspaceBytes = attn_backward_workspace_size(&a.q);
@@ -2801,8 +2841,7 @@ BackwardArgs sizedBackwardArgs(int64_t d, bool bshdLayout = false) {
 /// other two must repeat.
 void printBackward(const char *name, const BackwardPlan &p) {
   std::printf("%s: workspace=%lld%s\n", name,
-              static_cast<long long>(p.workspaceBytes),
-              p.atomicDq ? " dq=atomic" : "");
+              static_cast<long long>(p.workspaceBytes), p.dot.kernel->dqKey());
   for (const Launch *l : {&p.dot, &p.keyValue, &p.query})
     printLaunchHeader(name, *l);
   const std::vector<uint64_t> &args = p.dot.args;
@@ -2813,8 +2852,10 @@ void printBackward(const char *name, const BackwardPlan &p) {
   for (const char *t : {"dq", "dk", "dv"})
     at = printMemref(t, args, at, 4);
   at = printMemref("row_stats", args, at, 4);
-  if (p.atomicDq)
+  if (p.dq != DqMode::Recompute)
     at = printMemref("dq_accum", args, at, 4);
+  if (p.dq == DqMode::Ordered)
+    at = printMemref("dq_turns", args, at, 3);
   if (p.dot.kernel->mask != MaskKind::None)
     at = printMemref("mask", args, at, 4);
   if (p.dot.kernel->hasBlockMask())
@@ -2927,14 +2968,16 @@ int runBackward() {
     bytes = attn_backward_workspace_size(&a.q);
     std::printf("workspace-size huge: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
-    // 2 x 8 x 2^42 records are 2^50 bytes, the most the runtime plans; one
-    // more row is past it, and 2^59 rows overflow int64 (2^63 bytes).
-    a.q.shape[2] = int64_t(1) << 42;
+    // 2 x 8 x 2^41 rows of D = 3 are 2^49 bytes of records, 3 x 2^47 of
+    // accumulator and 2^47 of turns, 2^50 bytes, the most the runtime
+    // plans; one more row is past it, and 2^59 rows overflow int64.
+    a.q.shape[2] = int64_t(1) << 41;
+    a.q.shape[3] = 3;
     std::printf("workspace-size 2^50: %lld\n",
                 static_cast<long long>(attn_backward_workspace_size(&a.q)));
     a.q.shape[2] += 1;
     bytes = attn_backward_workspace_size(&a.q);
-    std::printf("workspace-size 2^50+16: %lld: %s\n",
+    std::printf("workspace-size 2^50+: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
     a.q.shape[0] = a.q.shape[1] = 1;
     a.q.shape[2] = int64_t(1) << 59;
@@ -3138,7 +3181,8 @@ int runBackwardAtomic() {
                true);
   {
     // One query row per head: the accumulator after the 64 bytes of
-    // records, at the next 256-byte boundary.
+    // records, at the next 256-byte boundary, then the turns (unused by
+    // the atomic kernels, but one layout serves both accumulating modes).
     BackwardArgs b;
     b.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
     b.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
@@ -3150,7 +3194,7 @@ int runBackwardAtomic() {
     b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
     b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
     b.options.atomic_dq = 1;
-    b.workspaceBytes = 256 + 4 * 128 * 4;
+    b.workspaceBytes = 256 + 4 * 128 * 4 + 4 * 4;
     backwardCase(m, "atomic-one-row", b, true);
     b.workspaceBytes -= 1;
     backwardCase(m, "atomic-one-row-small", b);
@@ -3193,9 +3237,10 @@ int runBackwardAtomic() {
                                   }},
                              });
 
-  // The workspace: records, then the accumulator at round_up(records, 256):
-  // 2 x 8 x 77 rows are 19712 bytes of records (77 x 256) and 630784 of
-  // accumulator (D = 128).
+  // The workspace: records, then the accumulator at round_up(records, 256),
+  // then the turns at round_up(accumulator end, 256): 2 x 8 x 77 rows are
+  // 19712 bytes of records (77 x 256), 630784 of accumulator (D = 128) and
+  // 4928 of turns.
   a = BackwardArgs();
   a.options.atomic_dq = 1;
   std::printf("atomic-workspace-size: %lld (deterministic %lld)\n",
@@ -3224,10 +3269,10 @@ int runBackwardAtomic() {
     bytes = attn_backward_atomic_workspace_size(&b.q);
     std::printf("atomic-workspace-size no data: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
-    // 2^45 rows of D = 4: 2^49 bytes of records and 2^49 of accumulator,
-    // the 2^50 the runtime plans; one more row is past it, and 2^59 rows
-    // or a head dim of 2^61 overflow int64.
-    b.q = bhsd(ATTN_BF16, 1, 1, int64_t(1) << 45, 4, kQ);
+    // 2^45 rows of D = 3: 2^49 bytes of records, 3 x 2^47 of accumulator
+    // and 2^47 of turns, the 2^50 the runtime plans; one more row is past
+    // it, and 2^59 rows or a head dim of 2^61 overflow int64.
+    b.q = bhsd(ATTN_BF16, 1, 1, int64_t(1) << 45, 3, kQ);
     std::printf(
         "atomic-workspace-size 2^50: %lld\n",
         static_cast<long long>(attn_backward_atomic_workspace_size(&b.q)));
@@ -3249,9 +3294,9 @@ int runBackwardAtomic() {
   // ones: an error, never the deterministic kernels instead.
   a.workspaceBytes = 19712;
   backwardCase(m, "atomic-workspace-deterministic-size", a);
-  a.workspaceBytes = 650495;
+  a.workspaceBytes = 655423;
   backwardCase(m, "atomic-workspace-small", a);
-  a.workspaceBytes = 650496;
+  a.workspaceBytes = 655424;
   backwardCase(m, "atomic-workspace-exact", a);
   a.workspace = 0;
   backwardCase(m, "atomic-workspace-null", a);
@@ -3270,6 +3315,155 @@ int runBackwardAtomic() {
   backwardCase(m, "atomic-workspace-rows-deterministic", a);
   a.options.atomic_dq = 1;
   backwardCase(m, "atomic-workspace-rows", a);
+  return 0;
+}
+
+/// atomicModule() plus dq=ordered backward kernels: all three for causal
+/// none (which has the recompute and dq=atomic sets too), bottom_right
+/// (recompute set, no dq=atomic) and d64 (no other kernels); backward_dot
+/// alone for mask=bool (whose dq=atomic set is whole, its recompute set
+/// not) and top_left; backward_dot and backward_kv for mask=add.
+std::string orderedModule() {
+  std::string text = atomicModule();
+  const struct {
+    const char *suffix, *keys;
+    int headDim;
+    bool dot, kv, q;
+  } specs[] = {
+      {"128_none", "causal=none", 128, true, true, true},
+      {"128_br", "causal=bottom_right", 128, true, true, true},
+      {"64_none", "causal=none", 64, true, true, true},
+      {"128_none_bool", "causal=none mask=bool", 128, true, false, false},
+      {"128_tl", "causal=top_left", 128, true, false, false},
+      {"128_none_add", "causal=none mask=add", 128, true, true, false},
+  };
+  for (const auto &spec : specs) {
+    std::string dims = std::to_string(spec.headDim);
+    std::string common = " dtype=bf16 head_dim=" + dims + " value_dim=" + dims +
+                         " " + spec.keys + " dq=ordered";
+    if (spec.dot)
+      text += std::string("kernel bwd_dot_bf16_") + spec.suffix +
+              "_ordereddq kind=backward_dot" + common +
+              " block_q=64 block_kv=64 threads=128 smem=0\n";
+    if (spec.kv)
+      text += std::string("kernel bwd_kv_bf16_") + spec.suffix +
+              "_ordereddq kind=backward_kv" + common +
+              " block_q=64 block_kv=128 threads=256 smem=98304\n";
+    if (spec.q)
+      text += std::string("kernel bwd_q_bf16_") + spec.suffix +
+              "_ordereddq kind=backward_q" + common +
+              " block_q=128 block_kv=64 threads=256 smem=0\n";
+  }
+  return text;
+}
+
+/// The three kernels a plan chose and its dQ mode, or its error.
+void backwardNames(const ManifestSection &m, const char *name,
+                   const BackwardArgs &a) {
+  BackwardPlan p;
+  attn_status s = a.plan(m, p);
+  report(name, s);
+  if (s == ATTN_OK)
+    std::printf("%s: dq=%s %s %s %s\n", name, dqModeName(p.dq),
+                p.dot.kernel->name.c_str(), p.keyValue.kernel->name.c_str(),
+                p.query.kernel->name.c_str());
+}
+
+/// The ordered dQ mode's plans: the deterministic calls' preferred set,
+/// the atomic set when asked for and whole, the fallbacks, dq_turns over
+/// the workspace after dq_accum, the workspace sizes and the errors.
+int runBackwardOrdered() {
+  Manifest parsed, recompute;
+  if (!setUp(orderedModule(), parsed) || !setUp(backwardModule(), recompute))
+    return 1;
+  const ManifestSection &m = parsed.sections.front();
+  // B=2 Hq=8 Hkv=2 Sq=77 Sk=1000 D=128 bf16 (BackwardArgs).
+  backwardCase(m, "ordered", BackwardArgs(), true);
+  {
+    BackwardPlan p;
+    report("ordered-null-options",
+           planBackward(m, BackwardArgs().tensors(), nullptr,
+                        reinterpret_cast<void *>(kWorkspace), 1 << 20, p));
+    std::printf("ordered-null-options: dq=%s %s\n", dqModeName(p.dq),
+                p.dot.kernel->name.c_str());
+  }
+  BackwardArgs a;
+  a.options.atomic_dq = 1;
+  backwardNames(m, "ordered-atomic-asked", a);
+  // bottom_right: no dq=atomic set, so atomic_dq falls back to the
+  // deterministic choice, the ordered set over the recompute one.
+  a.options.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+  backwardNames(m, "ordered-br-atomic-asked", a);
+  a.options.atomic_dq = 0;
+  backwardNames(m, "ordered-br", a);
+  // d64: the ordered set alone.
+  a = BackwardArgs(ATTN_BF16, 64);
+  backwardNames(m, "ordered-d64", a);
+  a.options.atomic_dq = 1;
+  backwardNames(m, "ordered-d64-atomic-asked", a);
+  {
+    // mask=add: the ordered set lacks backward_q, so the recompute set.
+    BackwardArgs b;
+    attn_tensor mask = maskOf(ATTN_BF16, 1, 1, 77, 1000);
+    b.options.mask = &mask;
+    backwardNames(m, "ordered-add-partial", b);
+    // mask=bool: the dq=atomic set is whole, the ordered one has
+    // backward_dot alone and the recompute one too.
+    mask = maskOf(ATTN_BOOL, 2, 1, 1, 1000);
+    backwardNames(m, "ordered-bool", b);
+    b.options.atomic_dq = 1;
+    backwardNames(m, "ordered-bool-atomic-asked", b);
+  }
+  // top_left: no whole set (ordered: backward_dot; dq=atomic: backward_dot;
+  // recompute: no backward_kv).
+  a = BackwardArgs();
+  a.options.causal = ATTN_CAUSAL_TOP_LEFT;
+  backwardCase(m, "ordered-top-left", a);
+  a.options.atomic_dq = 1;
+  backwardCase(m, "ordered-top-left-atomic-asked", a);
+  {
+    // One query row per head: 64 bytes of records, the accumulator at 256,
+    // the turns at 256 + 4 x 128 x 4 = 2304, 2320 bytes in all.
+    BackwardArgs b;
+    b.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
+    b.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
+    b.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
+    b.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
+    b.lse = lseOf(1, 4, 1, kLse);
+    b.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
+    b.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
+    b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
+    b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    b.workspaceBytes = attn_backward_workspace_size(&b.q);
+    std::printf("ordered-one-row-size: %lld\n",
+                static_cast<long long>(b.workspaceBytes));
+    backwardCase(m, "ordered-one-row", b, true);
+    b.workspaceBytes -= 1;
+    backwardCase(m, "ordered-one-row-small", b);
+  }
+  // The records alone, which the recompute kernels use: too small for the
+  // ordered ones (an error, never the recompute kernels instead), enough
+  // for a module without them.
+  a = BackwardArgs();
+  a.workspaceBytes = 2 * 8 * 77 * 16;
+  backwardCase(m, "ordered-workspace-records", a);
+  backwardNames(recompute.sections.front(),
+                "ordered-workspace-records-recompute", a);
+  a.workspaceBytes = attn_backward_workspace_size(&a.q) - 1;
+  backwardCase(m, "ordered-workspace-small", a);
+  a.workspaceBytes += 1;
+  backwardCase(m, "ordered-workspace-exact", a);
+  a.workspace = 0;
+  backwardCase(m, "ordered-workspace-null", a);
+  // 2 x 4096 x 2^29 query rows: records of 2^46 bytes, with accumulator
+  // and turns past 2^50.
+  a = BackwardArgs();
+  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 29, 128,
+              reinterpret_cast<uint64_t>(t->data));
+  a.lse = lseOf(2, 4096, int64_t(1) << 29, kLse);
+  a.workspaceBytes = int64_t(1) << 50;
+  backwardCase(m, "ordered-workspace-rows", a);
   return 0;
 }
 
@@ -3312,8 +3506,7 @@ void modCase(const ManifestSection &m, const char *name, const Args &a) {
   } else {
     std::printf("%s: kernels=%s %s %s%s\n", name, plan.dot.kernel->name.c_str(),
                 plan.keyValue.kernel->name.c_str(),
-                plan.query.kernel->name.c_str(),
-                plan.atomicDq ? " dq=atomic" : "");
+                plan.query.kernel->name.c_str(), plan.dot.kernel->dqKey());
   }
 }
 
@@ -4147,9 +4340,10 @@ int runBlocks(const std::string &manifest) {
                 section.blockMaskSizes().size());
     const int64_t lookups[][2] = {{0, 0}, {128, 128}, {64, 128}, {128, 64}};
     for (const auto &l : lookups) {
-      const KernelSpec *k = section.find(
-          KernelKind::Forward, ATTN_BF16, 128, 128, ATTN_CAUSAL_NONE,
-          MaskKind::None, false, false, false, false, {}, l[0], l[1]);
+      const KernelSpec *k =
+          section.find(KernelKind::Forward, ATTN_BF16, 128, 128,
+                       ATTN_CAUSAL_NONE, MaskKind::None, false, false, false,
+                       DqMode::Recompute, {}, l[0], l[1]);
       std::printf("blocks-valid: find blocks=%lldx%lld: %s\n",
                   static_cast<long long>(l[0]), static_cast<long long>(l[1]),
                   k ? k->name.c_str() : "none");
@@ -4515,8 +4709,9 @@ int runLaunchBackward(const std::string &manifest) {
   }
   a.options.causal = ATTN_CAUSAL_TOP_LEFT;
   report("backward-top-left", a.call(module, stream));
+  // The recompute kernels use the records alone, B * Hq * Sq * 16 bytes.
   a = BackwardArgs(ATTN_BF16, 64);
-  a.workspaceBytes = bytes - 1;
+  a.workspaceBytes = 2 * 8 * 77 * 16 - 1;
   report("backward-small", a.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
@@ -4557,6 +4752,30 @@ int runLaunchBackwardTma(const std::string &manifest) {
   std::printf("atomic workspace: %lld bytes\n",
               static_cast<long long>(atomic.workspaceBytes));
   report("backward-atomic", atomic.call(module, stream));
+  attn_module_destroy(module);
+  std::printf("destroyed\n");
+  return 0;
+}
+
+/// The ordered dQ mode through Inputs/ordered-dq.manifest (bf16 d64, the
+/// recompute, dq=atomic and dq=ordered sets): the ordered set by default,
+/// dq_accum and dq_turns over the workspace, the atomic one when asked for,
+/// and a workspace of the records alone refused before any launch.
+int runLaunchOrderedDq(const std::string &manifest) {
+  attn_module *module = loadReported(manifest);
+  if (!module)
+    return 0;
+  void *stream = reinterpret_cast<void *>(0x5000);
+  BackwardArgs a(ATTN_BF16, 64);
+  a.workspaceBytes = attn_backward_workspace_size(&a.q);
+  std::printf("workspace: %lld bytes\n",
+              static_cast<long long>(a.workspaceBytes));
+  report("ordered", a.call(module, stream));
+  a.options.atomic_dq = 1;
+  report("atomic", a.call(module, stream));
+  a.options.atomic_dq = 0;
+  a.workspaceBytes = 2 * 8 * 77 * 16;
+  report("ordered-records", a.call(module, stream));
   attn_module_destroy(module);
   std::printf("destroyed\n");
   return 0;
@@ -4611,7 +4830,7 @@ int runLaunchAtomicDq(const std::string &manifest) {
   report("atomic-top-left-partial", a.call(module, stream));
   a = BackwardArgs(ATTN_BF16, 64);
   a.options.atomic_dq = 1;
-  a.workspaceBytes = bytes;
+  a.workspaceBytes = 2 * 8 * 77 * 16; // the recompute kernels' records
   report("atomic-small", a.call(module, stream));
   a.workspaceBytes = atomicBytes - 1;
   report("atomic-small-by-one", a.call(module, stream));
@@ -5327,11 +5546,11 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s manifest|ptx|forward|mask|tma|decode|paged|"
-                 "balanced|varlen|backward|backward-atomic|backward-tma|"
-                 "mod FILE|load DIR|"
+                 "balanced|varlen|backward|backward-atomic|"
+                 "backward-ordered|backward-tma|mod FILE|load DIR|"
                  "launch FILE|launch-tma FILE|launch-multi FILE|"
                  "launch-backward FILE|launch-backward-tma FILE|"
-                 "launch-atomic-dq FILE|"
+                 "launch-atomic-dq FILE|launch-ordered-dq FILE|"
                  "launch-paged FILE|launch-varlen FILE|launch-mod FILE|"
                  "blocks FILE|launch-blocks FILE|mod-operands FILE|"
                  "launch-mod-operands FILE|checked PAGED VARLEN|"
@@ -5360,6 +5579,8 @@ int main(int argc, char **argv) {
     return runVarlen();
   if (what == "backward")
     return runBackward();
+  if (what == "backward-ordered")
+    return runBackwardOrdered();
   if (what == "backward-atomic")
     return runBackwardAtomic();
   if (what == "backward-tma")
@@ -5382,6 +5603,8 @@ int main(int argc, char **argv) {
     return runLaunchBackward(argv[2]);
   if (what == "launch-backward-tma" && argc == 3)
     return runLaunchBackwardTma(argv[2]);
+  if (what == "launch-ordered-dq" && argc == 3)
+    return runLaunchOrderedDq(argv[2]);
   if (what == "launch-atomic-dq" && argc == 3)
     return runLaunchAtomicDq(argv[2]);
   if (what == "launch-paged" && argc == 3)

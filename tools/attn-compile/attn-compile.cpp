@@ -59,6 +59,12 @@ static cl::opt<bool> atomicDq(
              "adds dQ with f32 atomics; faster, not bitwise reproducible; "
              "manifest dq=atomic) instead of the deterministic ones"));
 
+static cl::opt<bool> orderedDq(
+    "ordered-dq", cl::init(false),
+    cl::desc("sm_90a: deterministic backward kernels whose dK/dV kernel adds "
+             "dQ in a fixed order (manifest dq=ordered) where the head dim "
+             "is a multiple of 32 and there is no block mask"));
+
 static cl::opt<bool>
     tf32("tf32", cl::init(false),
          cl::desc("f32 operands: one TF32 tensor-core product per step "
@@ -133,6 +139,7 @@ int main(int argc, char **argv) {
     options.chip = chip;
     options.persistent = persistent;
     options.deterministic = !atomicDq;
+    options.orderedDq = orderedDq;
     options.tf32 = tf32;
     options.blockKV = blockKV;
     attn::buildAttnToPTXPipeline(pm, options);

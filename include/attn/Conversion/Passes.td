@@ -123,6 +123,10 @@ def AttnTilePass : Pass<"attn-tile"> {
     Option<"deterministic", "deterministic", "bool", /*default=*/"true",
            "Compute dQ in its own loop nest (fixed summation order) instead "
            "of with atomic adds">,
+    Option<"orderedDq", "ordered-dq", "bool", /*default=*/"false",
+           "With deterministic: add dQ to an f32 accumulator in the dK/dV "
+           "nest as the atomic mode does, the key tiles taking turns in a "
+           "fixed order, instead of in a loop nest of its own">,
     Option<"target", "target", "std::string", /*default=*/"\"sm_80\"",
            "The GPU mapping whose schedule and shared-memory layout the cost "
            "model uses: sm_80 (warps, rows padded by 16 bytes) or sm_90a "
@@ -228,6 +232,12 @@ def AttnToGPUPass : Pass<"attn-to-gpu", "ModuleOp"> {
            "order (bitwise reproducible); false: sm_90a only, the dK/dV "
            "kernel adds each tile's dQ to an f32 accumulator with atomic "
            "adds (manifest dq=atomic, the runtime's options.atomic_dq)">,
+    Option<"orderedDq", "ordered-dq", "bool", /*default=*/"false",
+           "With deterministic, on sm_90a: the dK/dV kernel adds dQ to an "
+           "f32 accumulator in a fixed order, its CTAs taking turns "
+           "(manifest dq=ordered; bitwise reproducible), where the head dim "
+           "is a multiple of 32 and there is no block mask; elsewhere dQ "
+           "has its own kernel">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "f32 operands: one TF32 product per tensor-core step (10-bit "
            "mantissas; manifest f32=tf32, the runtime's options.allow_tf32) "

@@ -45,6 +45,11 @@ struct AttnToPTXPipelineOptions
       llvm::cl::desc("Gradient kernels with a fixed order of every sum "
                      "(default); false: sm_90a's atomic dQ mode"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> orderedDq{
+      *this, "ordered-dq",
+      llvm::cl::desc("With deterministic, sm_90a: the dK/dV kernel adds dQ "
+                     "in a fixed order (manifest dq=ordered)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("f32 operands: one TF32 product per tensor-core step "

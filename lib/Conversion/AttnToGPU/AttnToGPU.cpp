@@ -105,7 +105,7 @@ std::optional<int64_t> keyValueBlockCols(const KernelSpec &spec,
 ///    1.01x to 1.05x (at D = 128 0.97x to 1.00x, which keeps 64).
 int64_t defaultStreamTile(const KernelSpec &spec, int64_t warps) {
   int64_t rows = 16 * warps;
-  if (!spec.isBackward() || spec.atomicDq || !spec.elementType)
+  if (!spec.isBackward() || spec.accumulatesDq() || !spec.elementType)
     return rows;
   int64_t bytes = spec.elementType.getIntOrFloatBitWidth() / 8;
   int64_t headCols = tileColumns(spec.headDim, spec.target, bytes);
@@ -188,7 +188,8 @@ FailureOr<AttnTileSizes> chooseTiling(Operation *op, KernelSpec &spec,
   request.blockKV = blockKV;
   request.warps = warps;
   request.persistent = persistent;
-  request.deterministic = !spec.atomicDq;
+  request.deterministic = spec.dq != DqMode::Atomic;
+  request.orderedDq = spec.dq == DqMode::Ordered;
   request.smemBudget = spec.sharedMemoryLimit;
   request.target = spec.target;
   request.gpuKernel = true;
@@ -285,7 +286,7 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
                               int64_t sharedMemory, int64_t warps,
                               int64_t mTiles, int64_t blockKV, bool report,
-                              bool persistent, bool deterministic, bool tf32,
+                              bool persistent, DqMode dq, bool tf32,
                               AttnTileSizes &tiling) {
   KernelSpec spec;
   spec.sharedMemoryLimit = sharedMemory;
@@ -346,7 +347,7 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
     spec.headDim = dims.headDim;
     spec.valueDim = dims.valueDim;
     spec.causal = g.getCausal();
-    spec.atomicDq = !deterministic;
+    spec.dq = dq;
     mask = g.getMask();
   } else {
     return op->emitOpError("has no GPU kernel");
@@ -355,6 +356,14 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
     spec.blockMaskQ = blocks.blockQ;
     spec.blockMaskK = blocks.blockK;
   }
+  // The ordered dQ mode is the deterministic mode's choice where its
+  // kernels exist (sm_90a, no block mask, whole tensor-map boxes of dQ's
+  // columns: KernelSpec::operandsReason); elsewhere dQ is recomputed.
+  if (spec.dq == DqMode::Ordered &&
+      (target != TileTarget::Sm90a || spec.blockMaskQ ||
+       spec.headDim % kDqAccumBoxCols ||
+       spec.headDim > kMaxAtomicBackwardHeadDim))
+    spec.dq = DqMode::Recompute;
   if (spec.kind != KernelKind::DecodeCombine) {
     spec.modName = getModName(op);
     spec.modHash = getModHash(op);
@@ -452,7 +461,8 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
     config.sizes = *sizes;
     config.memorySpace = gpu::AddressSpaceAttr::get(
         op->getContext(), gpu::AddressSpace::Workgroup);
-    config.deterministic = !spec.atomicDq;
+    config.deterministic = spec.dq != DqMode::Atomic;
+    config.orderedDq = spec.dq == DqMode::Ordered;
     op->emitRemark() << describeAttnTiling(op, config) << "; kernel "
                      << spec.name();
   }
@@ -467,11 +477,11 @@ LogicalResult tileSpec(Operation *op, KernelSpec &spec, int64_t warps,
 FailureOr<SmallVector<KernelSpec, 3>>
 specsFor(Operation *op, TileTarget target, int64_t sharedMemory, int64_t warps,
          int64_t mTiles, int64_t blockKV, bool report, bool persistent,
-         bool deterministic, bool tf32, SmallVector<AttnTileSizes> &tilings) {
+         DqMode dq, bool tf32, SmallVector<AttnTileSizes> &tilings) {
   tilings.assign(1, AttnTileSizes());
   FailureOr<KernelSpec> spec =
       specFor(op, target, sharedMemory, warps, mTiles, blockKV, report,
-              persistent, deterministic, tf32, tilings[0]);
+              persistent, dq, tf32, tilings[0]);
   if (failed(spec))
     return failure();
   SmallVector<KernelSpec, 3> specs = {*spec};
@@ -487,7 +497,7 @@ specsFor(Operation *op, TileTarget target, int64_t sharedMemory, int64_t warps,
                         persistent, tilings.back())))
       return failure();
   }
-  if (spec->atomicDq)
+  if (spec->accumulatesDq())
     specs.back().sharedBytes = 0;
   return specs;
 }
@@ -639,6 +649,13 @@ LogicalResult approximateMath(func::FuncOp source) {
 struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
   using Base::Base;
 
+  /// The gradient kernels' dQ mode the options ask for.
+  DqMode dqMode() const {
+    if (!deterministic)
+      return DqMode::Atomic;
+    return orderedDq ? DqMode::Ordered : DqMode::Recompute;
+  }
+
   /// The kernel of `spec` from attn-tile's tile form: the op rebuilt on the
   /// kernel's parameters in a scratch function, its results materialized in
   /// the output parameters, tiled by attn-tile with the schedule `sizes`
@@ -673,8 +690,10 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
     if (spec.isBackward()) {
       config.gradNest = gradNestOf(spec.kind);
       config.rowStats = params.lookup("row_stats");
-      config.deterministic = !spec.atomicDq;
+      config.deterministic = spec.dq != DqMode::Atomic;
+      config.orderedDq = spec.dq == DqMode::Ordered;
       config.dqAccum = params.lookup("dq_accum");
+      config.dqTurns = params.lookup("dq_turns");
     }
     IRRewriter rewriter(b.getContext());
     rewriter.setInsertionPoint(rebuilt);
@@ -781,7 +800,7 @@ struct AttnToGPUPass : public attn::impl::AttnToGPUPassBase<AttnToGPUPass> {
       SmallVector<AttnTileSizes> tilings;
       FailureOr<SmallVector<KernelSpec, 3>> specs =
           specsFor(op, *target, chipSharedMemory(chip), warps, mTiles, blockKV,
-                   report, persistent, deterministic, tf32, tilings);
+                   report, persistent, dqMode(), tf32, tilings);
       if (failed(specs))
         return signalPassFailure();
       SmallVector<Attribute> refs;

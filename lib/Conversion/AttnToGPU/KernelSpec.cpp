@@ -83,8 +83,10 @@ static SmallVector<Facet> facets(const KernelSpec &spec) {
         std::to_string(spec.blockMaskQ) + "x" + std::to_string(spec.blockMaskK);
     out.push_back({"blocks", blocks, "_blocks" + blocks});
   }
-  if (spec.atomicDq)
+  if (spec.dq == DqMode::Atomic)
     out.push_back({"dq", "atomic", "_atomicdq"});
+  if (spec.dq == DqMode::Ordered)
+    out.push_back({"dq", "ordered", "_ordereddq"});
   if (spec.tf32)
     out.push_back({"f32", "tf32", "_tf32"});
   if (!spec.modName.empty()) {
@@ -142,8 +144,9 @@ SmallVector<KernelParam> KernelSpec::params() const {
         (p.when == "tma" && usesTma()) || (p.when == "paged" && paged) ||
         (p.when == "packed" && packedQueries) ||
         (p.when == "packed_kv" && packedKeys) ||
-        (p.when == "atomic" && atomicDq) ||
-        (p.when == "tma_atomic" && usesTma() && atomicDq) ||
+        (p.when == "dq_accum" && accumulatesDq()) ||
+        (p.when == "dq_ordered" && dq == DqMode::Ordered) ||
+        (p.when == "tma_dq_accum" && usesTma() && accumulatesDq()) ||
         (p.when == "blocks" && blockMaskQ) ||
         (p.when == "balanced" && balanced);
     if (p.kind == kindName() && taken)
@@ -232,9 +235,10 @@ std::string KernelSpec::operandsReason() const {
     return "f32 operands have kernels on sm_80's mapping only (mma.sync on "
            "TF32 parts)";
   // The tiles pad the head dims to whole 16-column tensor-core steps.
-  bool atomic = isBackward() && atomicDq;
+  bool atomic = isBackward() && accumulatesDq();
   int64_t widest = atomic ? kMaxAtomicBackwardHeadDim : kMaxKernelHeadDim;
-  std::string which = atomic ? "of the atomic dQ mode's kernels " : "";
+  std::string which =
+      atomic ? "of the kernels that accumulate dQ (atomic, ordered) " : "";
   if (kind != KernelKind::DecodeCombine && (headDim < 1 || headDim > widest))
     return "head dim D " + which + "must be in [1, " + std::to_string(widest) +
            "], got " + std::to_string(headDim);
@@ -288,10 +292,15 @@ std::string KernelSpec::scheduleReason() const {
              ", block-kv = " + std::to_string(blockKV);
     }
   }
-  if (atomicDq && (!isBackward() || target != TileTarget::Sm90a))
-    return "the atomic dQ mode (deterministic=false) has GPU kernels for "
-           "attn.attention_grad on sm_90a only: its dQ product reads dS "
-           "transposed through wgmma's shared-memory descriptor";
+  if (accumulatesDq() && (!isBackward() || target != TileTarget::Sm90a))
+    return "the dQ modes that accumulate (atomic, ordered) have GPU kernels "
+           "for attn.attention_grad on sm_90a only: their dQ product reads "
+           "dS transposed through wgmma's shared-memory descriptor";
+  if (dq == DqMode::Ordered && (blockMaskQ || headDim % kDqAccumBoxCols))
+    return "the ordered dQ mode needs no block mask (each key tile's query "
+           "tiles one range) and a head dim that is a multiple of " +
+           std::to_string(kDqAccumBoxCols) +
+           " (one thread's tensor-map reductions)";
   if (paged && ((kind != KernelKind::DecodePartial && !packedQueries) ||
                 mask != MaskOperand::None))
     return "a paged KV cache has GPU kernels for split-KV decode "
@@ -334,8 +343,8 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 /// backward's row statistics), the dQ accumulator and the split-KV partial
 /// results are f32, a boolean mask is i1 (a byte per element in memory),
 /// the key counts and the block table of a paged cache, the offsets of
-/// packed sequences and of balanced split-KV's work items and a block
-/// mask's lists i32, a tensor a modification reads its own type, the rest the
+/// packed sequences and of balanced split-KV's work items, a block mask's
+/// lists and the ordered dQ mode's turn counters i32, a tensor a modification reads its own type, the rest the
 /// operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   for (auto [i, operand] : llvm::enumerate(spec.modOperands))
@@ -347,7 +356,7 @@ Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   if (name == "mask" && spec.mask == MaskOperand::Boolean)
     return b.getI1Type();
   if (llvm::is_contained({"kv_lens", "block_table", "query_offsets",
-                          "key_offsets", "split_offsets"},
+                          "key_offsets", "split_offsets", "dq_turns"},
                          name) ||
       name.contains("_block_"))
     return b.getI32Type();

@@ -630,8 +630,13 @@ LogicalResult TileLowering::lowerAccumulateBulk(TileStoreOp op,
     NVVM::CpAsyncBulkCommitGroupOp::create(b, e.loc);
     return success();
   }
-  if (!wholeRows)
+  if (!wholeRows) {
+    if (awaitsTurns)
+      return op.emitOpError("accumulates rows whose order turns fix, but "
+                            "its bulk reductions are dealt out across the "
+                            "warps (only thread 0 takes the turns)");
     return perRow();
+  }
   // Whole rows of the accumulator, which the ABI has contiguous
   // (docs/KernelABI.md): one reduction of the valid rows, by thread 0.
   OpBuilder::InsertionGuard guard(b);

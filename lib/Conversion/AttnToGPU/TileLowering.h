@@ -188,6 +188,9 @@ private:
   std::optional<int64_t> reduceStageOffset;
   int64_t reduceStageBytes = 0;
   bool bulkReduces = false;
+  /// Whether a tile.await_turn was lowered: the accumulating stores, whose
+  /// order the turns fix, must be issued by thread 0 alone.
+  bool awaitsTurns = false;
   /// wgmma groups committed so far, and the results still in flight: their
   /// group, accumulator struct and layout.
   struct PendingWgmma {
@@ -319,6 +322,12 @@ private:
   /// scaled by its stride.
   Value globalAddress(const Global &g, ArrayRef<Value> indices);
   LogicalResult lowerLoad(TileLoadOp op);
+  /// tile.await_turn and tile.pass_turn, by thread 0 (TileTurns.cpp).
+  LogicalResult lowerAwaitTurn(TileAwaitTurnOp op);
+  LogicalResult lowerPassTurn(TilePassTurnOp op);
+  /// The global address of a turn op's i32 counter, or null after an error
+  /// on `op`.
+  Value turnCounter(Operation *op, Value turns, ValueRange indices);
   /// The cp.async copies of `op` by this role's copying threads (an error
   /// for rows that are not whole 16-byte chunks in a kernel that copies by
   /// TMA).

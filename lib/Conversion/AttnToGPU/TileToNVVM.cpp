@@ -101,8 +101,11 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
   if (role == Role::Producer && !isa<scf::ForOp, scf::IfOp>(op) &&
       onRegisterTiles())
     return success();
-  // The producer issues every copy.
+  // The producer issues every copy; the consumers' thread 0 the
+  // reductions whose order the turns fix.
   if (role == Role::Consumer && isa<TileLoadOp>(op))
+    return success();
+  if (role == Role::Producer && isa<TileAwaitTurnOp, TilePassTurnOp>(op))
     return success();
   if (isa<scf::ForOp, scf::IfOp>(op))
     awaitWgmmaIn(op);
@@ -121,6 +124,8 @@ LogicalResult TileLowering::lowerOp(Operation *op) {
       .Case([&](TileMapOp op) { return lowerMap(op); })
       .Case([&](TileReduceOp op) { return lowerReduce(op); })
       .Case([&](TileWorkItemOp op) { return lowerWorkItem(op); })
+      .Case([&](TileAwaitTurnOp op) { return lowerAwaitTurn(op); })
+      .Case([&](TilePassTurnOp op) { return lowerPassTurn(op); })
       .Case([&](TileParamOp op) -> LogicalResult {
         auto it = paramArgs.find(op.getName());
         if (it == paramArgs.end())
@@ -479,6 +484,10 @@ LogicalResult TileLowering::lowerFor(scf::ForOp op) {
   auto loop = scf::ForOp::create(b, e.loc, scalars.lookup(op.getLowerBound()),
                                  scalars.lookup(op.getUpperBound()),
                                  scalars.lookup(op.getStep()), init);
+  // A loop that carries nothing comes with its yield; the one below ends
+  // the lowered body.
+  if (init.empty())
+    loop.getBody()->getTerminator()->erase();
   Value outerIter = loopIter;
   {
     OpBuilder::InsertionGuard guard(b);

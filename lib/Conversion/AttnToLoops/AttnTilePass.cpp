@@ -56,11 +56,13 @@ LogicalResult attn::tileAttnOp(RewriterBase &rewriter, Operation *op,
                            "unused results, one per result");
   if (config.gradNest &&
       (!isa<AttentionGradOp>(op) || config.destinations.empty() ||
-       !config.rowStats || config.deterministic == bool(config.dqAccum)))
+       !config.rowStats || config.accumulatesDq() != bool(config.dqAccum) ||
+       config.orderedDq != bool(config.dqTurns)))
     return op->emitOpError("attn-tile: a single gradient nest is for "
                            "attention_grad ops with destination buffers, a "
-                           "row statistics buffer and, in the "
-                           "non-deterministic mode (only), a dQ accumulator");
+                           "row statistics buffer and, in the modes that "
+                           "accumulate dQ (only), a dQ accumulator (and, "
+                           "ordered, turn counters)");
   // A block mask's blocks are whole tiles, so that a query tile lies in
   // one query block and a key tile in one key block.
   if (BlockMask blocks = getBlockMask(op);
@@ -152,6 +154,11 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
                            "blocks a block mask leaves out)";
       badOption = true;
     }
+    if (orderedDq && !deterministic) {
+      root->emitError() << "attn-tile: ordered-dq is a deterministic mode; "
+                           "it cannot go with deterministic=false";
+      badOption = true;
+    }
     if (badOption)
       return signalPassFailure();
     FailureOr<Attribute> space = parseMemorySpace(root);
@@ -204,13 +211,14 @@ struct AttnTilePass : public attn::impl::AttnTilePassBase<AttnTilePass> {
                                                  : TileTarget::Sm80,
                               /*persistent=*/false,
                               valueBlocks,
-                              deterministic};
+                              deterministic,
+                              orderedDq};
       FailureOr<AttnTileSizes> sizes = chooseAttnTileSizes(op, request);
       if (failed(sizes)) {
         anyFailed = true;
         continue;
       }
-      AttnTileConfig config{*sizes, *space, deterministic};
+      AttnTileConfig config{*sizes, *space, deterministic, orderedDq};
       config.sparsity = sparsity;
       if (report)
         op->emitRemark() << describeAttnTiling(op, config);

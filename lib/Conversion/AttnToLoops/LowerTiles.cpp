@@ -257,6 +257,18 @@ static void lowerParam(RewriterBase &rewriter, TileParamOp op) {
   rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getValue());
 }
 
+/// The CPU runs the workgroups of a forall one after another in index
+/// order (the pipeline's forall-to-for), which is every order a
+/// `tile.await_turn` asks for: it waits for nothing, and `tile.pass_turn`
+/// is a plain store.
+static void lowerPassTurn(RewriterBase &rewriter, TilePassTurnOp op) {
+  rewriter.setInsertionPoint(op);
+  Value value = arith::IndexCastOp::create(
+      rewriter, op.getLoc(), rewriter.getI32Type(), op.getValue());
+  rewriter.replaceOpWithNewOp<memref::StoreOp>(op, value, op.getTurns(),
+                                               op.getIndices());
+}
+
 /// On the CPU a work item is found as SplitWork.h defines it: scalar loops
 /// over the sequences, the region inlined for each.
 static void lowerWorkItem(RewriterBase &rewriter, TileWorkItemOp op) {
@@ -280,7 +292,8 @@ struct AttnLowerTilesPass
     // Post-order: a map nested in another op's region is lowered first.
     getOperation()->walk([&](Operation *op) {
       if (isa<TileLoadOp, TileStoreOp, TileMatmulOp, TileMapOp, TileReduceOp,
-              TileParamOp, TileWorkItemOp>(op))
+              TileParamOp, TileWorkItemOp, TileAwaitTurnOp, TilePassTurnOp>(
+              op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -292,7 +305,9 @@ struct AttnLowerTilesPass
           .Case([&](TileMapOp op) { lowerMap(rewriter, op); })
           .Case([&](TileReduceOp op) { lowerReduce(rewriter, op); })
           .Case([&](TileParamOp op) { lowerParam(rewriter, op); })
-          .Case([&](TileWorkItemOp op) { lowerWorkItem(rewriter, op); });
+          .Case([&](TileWorkItemOp op) { lowerWorkItem(rewriter, op); })
+          .Case([&](TileAwaitTurnOp op) { rewriter.eraseOp(op); })
+          .Case([&](TilePassTurnOp op) { lowerPassTurn(rewriter, op); });
   }
 };
 } // namespace

@@ -12,7 +12,9 @@
 //   3. dQ = scale dS K: by default its own loop nest over query tiles (a
 //      loop over key/value tiles recomputing P and dS), so that every sum
 //      has a fixed order; with `deterministic=false`, step 2 adds each
-//      tile's contribution to an f32 buffer with atomic adds instead.
+//      tile's contribution to an f32 buffer with atomic adds instead, and
+//      with `orderedDq` it does so in a fixed order: the key tiles that see
+//      a query tile take turns adding to its rows (buildKeyValueGrads).
 //
 // All three are in the tile form (attn.tile ops), as GPU kernels run
 // them: step 2 with the scores transposed (keys as the tiles' rows), step
@@ -353,10 +355,12 @@ private:
 /// Step 1: the row statistics (RecordField) into `g.rowStats`, in the tile
 /// form: per query tile a map whose region reads dO and O element by element
 /// (f32 products) and a row sum for D, LSE log2(e) per row, and a store of
-/// each field of the tile's rows. In the non-deterministic mode it also
-/// zeroes the tile's rows of the dQ accumulator `dqAcc`.
+/// each field of the tile's rows. Where dQ is accumulated it also zeroes
+/// the tile's rows of the accumulator `dqAcc` and, in the ordered mode,
+/// their turn counters `turns`.
 static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
-                          const AttnTileConfig &config, Value dqAcc) {
+                          const AttnTileConfig &config, Value dqAcc,
+                          Value turns) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   Type f32 = b.getF32Type();
@@ -426,6 +430,15 @@ static void buildRowStats(OpBuilder &b, Location loc, const GradProblem &g,
                 return SmallVector<Value>{rows.batch, rows.head,
                                           ix.add(rows.rowBegin, r)};
               });
+  if (turns) {
+    // Scalar stores (the counters are i32; register tiles are floats).
+    IndexMath ix{b, loc};
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value r = beginFor(b, loc, ix.c(0), rows.rows, ix.c(1));
+    memref::StoreOp::create(
+        b, loc, zero, turns,
+        ValueRange{rows.batch, rows.head, ix.add(rows.rowBegin, r)});
+  }
 }
 
 /// Columns `[c0, c0 + width)` of the `[B, Hq, Sq, D]` dQ accumulator.
@@ -452,12 +465,31 @@ static Value dqColumns(OpBuilder &b, Location loc, Value dqAcc, int64_t c0,
 /// map's region), dP^T = V dO^T, dS^T = P^T (dP^T - D), then
 /// dV += P^T dO and dK += dS^T Q; dK is scaled once, after the loop.
 /// `dqAcc` is the `[B, Hq, Sq, D]` f32 dQ accumulator of the
-/// non-deterministic mode, or null: there each step stages dS^T in memory
-/// and adds its dQ to it, as the product K^T dS^T (dQ^T, stored
-/// transposed) where the head columns fill a GPU CTA's rows.
+/// non-deterministic and ordered modes, or null: there each step stages
+/// dS^T in memory and adds its dQ to it, as the product K^T dS^T (dQ^T,
+/// stored transposed) where the head columns fill a GPU CTA's rows.
+///
+/// The ordered mode (`turns`, the `[B, Hq, Sq]` i32 turn counters) fixes
+/// the order in which the key tiles add to a query tile's rows, so that dQ
+/// is bitwise reproducible (FlashAttention-3's deterministic backward):
+/// - the query tiles start on multiples of block-q (the first one reaching
+///   back to one), so that every key tile's tiles are the same rows;
+/// - the key tiles that see query tile t are consecutive ones, and they
+///   add in the order the forall runs them: ascending without causal
+///   (every key tile starts at query tile 0), descending with it (a key
+///   tile's loop starts at its diagonal, so the key tile after it reached
+///   t first); the forall's index runs the key tiles in that order, so
+///   that a GPU CTA only ever waits for CTAs launched before it;
+/// - before adding to t, a key tile j whose predecessor in that order
+///   also sees t awaits the predecessor's code (its key tile + 1) in t's
+///   first row's counter, and it passes its own code there once its
+///   additions are complete: one step later (at the next query tile's
+///   addition, or after the loop), by when a GPU's bulk reductions have
+///   long finished, so that the wait costs nothing but a step of lag per
+///   key tile where a wave of CTAs starts together.
 static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                const AttnTileConfig &config, Value gradKey,
-                               Value gradValue, Value dqAcc) {
+                               Value gradValue, Value dqAcc, Value turns) {
   OpBuilder::InsertionGuard guard(b);
   const Problem &p = g.p;
   const AttentionDims &d = p.dims;
@@ -483,6 +515,9 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
     keyTile = ix.div(ivs[2], ix.c(blocks));
     block = ix.rem(ivs[2], ix.c(blocks));
   }
+  bool descending = turns && p.causal != CausalKind::None;
+  if (descending)
+    keyTile = ix.sub(ix.sub(keyTiles, ix.c(1)), keyTile);
   ColumnBlock keyBlock(ix, d.headDim, p.headCols, blocks,
                        config.sizes.headBlockAlign, block);
   ColumnBlock valueBlock(ix, d.valueDim, p.valueCols, blocks,
@@ -505,10 +540,37 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
   };
   tileLoad(b, loc, p.key, kTile, cols, keyRow);
   tileLoad(b, loc, p.value, vTile, cols, keyRow);
-  // Only the query tiles that can see a key of this tile are visited.
-  auto [iBegin, iEnd] = visibleQueries(ix, p, j0, ix.sub(jEnd, ix.c(1)));
+  // Only the query tiles that can see a key of a key tile are visited
+  // (in the ordered mode from a multiple of block-q on).
+  auto visited = [&](Value tile) -> std::pair<Value, Value> {
+    Value first = ix.mul(tile, ix.c(bc));
+    Value last = ix.sub(ix.min(p.keySeq, ix.add(first, ix.c(bc))), ix.c(1));
+    auto [begin, end] = visibleQueries(ix, p, first, last);
+    if (turns)
+      begin = ix.select(ix.cmp(arith::CmpIPredicate::slt, begin, end),
+                        ix.mul(ix.div(begin, ix.c(br)), ix.c(br)), begin);
+    return {begin, end};
+  };
+  auto [iBegin, iEnd] = visited(keyTile);
   ring.stream(b, loc, batch, kvHead, iBegin, iEnd,
               p.maskBlockK ? ix.div(j0, ix.c(p.maskBlockK)) : Value());
+  // The ordered mode: the key tile before this one in the order, whether
+  // it exists, and the query rows it visits.
+  Value before, beforeExists, beforeBegin, beforeEnd;
+  if (turns) {
+    before = descending ? ix.add(keyTile, ix.c(1)) : ix.sub(keyTile, ix.c(1));
+    beforeExists =
+        descending ? ix.cmp(arith::CmpIPredicate::slt, before, keyTiles)
+                   : ix.cmp(arith::CmpIPredicate::sgt, keyTile, ix.c(0));
+    // (Clamped, so that the index math stays in range where it is not.)
+    std::tie(beforeBegin, beforeEnd) =
+        visited(ix.select(beforeExists, before, keyTile));
+  }
+  // A key tile's code in the turn counters.
+  auto codeOf = [&](IndexMath &ix, Value tile) { return ix.add(tile, ix.c(1)); };
+  auto turnAt = [&](const RowTile &rows) {
+    return SmallVector<Value>{rows.batch, rows.head, rows.rowBegin};
+  };
   for (int64_t n = 0; n < stages - 1; ++n)
     ring.load(b, loc, ix.c(n));
   Value maskScale = additiveMaskScale(b, loc, p);
@@ -614,6 +676,31 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
           [](OpBuilder &, Location, Value r) { return SmallVector<Value>{r}; });
       GradDqProduct dq = gradDqProduct(p.headCols, config.sizes.warps);
       for (int64_t c0 = 0; c0 < p.headCols; c0 += dq.width) {
+        // The ordered mode takes its turn just before the first addition
+        // (the product of the first chunk already issued): it passes the
+        // previous step's turn on, then awaits this one's.
+        auto takeTurn = [&] {
+          OpBuilder::InsertionGuard guard(b);
+          IndexMath ix{b, loc};
+          beginIfLess(b, loc, ix.c(0), n);
+          {
+            IndexMath ix{b, loc};
+            RowTile prev = ring.rowsOf(ix, ix.sub(n, ix.c(1)));
+            TilePassTurnOp::create(b, loc, turns, turnAt(prev),
+                                   codeOf(ix, keyTile));
+          }
+          b.setInsertionPointAfter(b.getInsertionBlock()->getParentOp());
+          Value t0 = rows.rowBegin;
+          Value waits = ix.andI(
+              beforeExists,
+              ix.andI(ix.cmp(arith::CmpIPredicate::sle, beforeBegin, t0),
+                      ix.cmp(arith::CmpIPredicate::slt, t0, beforeEnd)));
+          auto ifWaits = scf::IfOp::create(b, loc, waits, false);
+          b.setInsertionPointToStart(ifWaits.thenBlock());
+          IndexMath tx{b, loc};
+          TileAwaitTurnOp::create(b, loc, turns, turnAt(rows),
+                                  codeOf(tx, before));
+        };
         int64_t width = std::min(dq.width, p.headCols - c0);
         Value kCols = width == p.headCols
                           ? kTile
@@ -637,6 +724,8 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                  /*transpose_lhs=*/b.getUnitAttr())
                 .getResult();
         part = scaledTile(b, loc, part, softmaxScale(b, loc, p), f32);
+        if (turns && c0 == 0)
+          takeTurn();
         auto store = TileStoreOp::create(
             b, loc, part,
             dqColumns(b, loc, dqAcc, c0, std::min(width, d.headDim - c0)),
@@ -654,6 +743,14 @@ static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
       }
     }
     scf::YieldOp::create(b, loc, ValueRange{dK, dV});
+  }
+  if (turns) {
+    // The last step's turn.
+    OpBuilder::InsertionGuard guard(b);
+    beginIfLess(b, loc, ix.c(0), ring.numTiles);
+    IndexMath ix{b, loc};
+    RowTile last = ring.rowsOf(ix, ix.sub(ring.numTiles, ix.c(1)));
+    TilePassTurnOp::create(b, loc, turns, turnAt(last), codeOf(ix, keyTile));
   }
   Value dK = scaledTile(b, loc, loop.getResult(0), softmaxScale(b, loc, p),
                         p.elementType);
@@ -826,6 +923,12 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   const Problem &p = g.p;
   const AttentionDims &d = p.dims;
   IndexMath ix{b, loc};
+  // A block mask lists a key tile's query tiles, which then need not be
+  // one range: the order of buildKeyValueGrads does not hold.
+  if (config.orderedDq && p.maskBlockQ)
+    return op.emitOpError("attn-tile: the ordered dQ mode needs each key "
+                          "tile's query tiles to be one range; with a block "
+                          "mask, use the recomputed or the atomic dQ");
 
   auto stored = [&](Value heads, Value seq, int64_t last) {
     SmallVector<Value> sizes = {p.batch, heads, seq, ix.c(last)};
@@ -859,19 +962,26 @@ LogicalResult tile::tileAttentionGrad(RewriterBase &rewriter,
   auto writes = [&](GradNest nest) {
     return !config.gradNest || *config.gradNest == nest;
   };
-  // The non-deterministic mode's dQ accumulator: step 1 zeroes it, step 2
-  // adds to it, step 3 converts it.
+  // The dQ accumulator of the non-deterministic and ordered modes: step 1
+  // zeroes it, step 2 adds to it, step 3 converts it.
   Value dqAcc = config.dqAccum;
-  if (!config.deterministic && !dqAcc)
+  if (config.accumulatesDq() && !dqAcc)
     dqAcc =
         allocResult(b, loc,
                     RankedTensorType::get(
                         {d.batch, d.queryHeads, d.querySeq, d.headDim}, f32),
                     {p.batch, hq, p.querySeq, ix.c(d.headDim)});
+  Value turns = config.dqTurns;
+  if (config.orderedDq && !turns)
+    turns = allocResult(
+        b, loc,
+        RankedTensorType::get({d.batch, d.queryHeads, d.querySeq},
+                              b.getI32Type()),
+        {p.batch, hq, p.querySeq});
   if (writes(GradNest::RowStats))
-    buildRowStats(b, loc, g, config, dqAcc);
+    buildRowStats(b, loc, g, config, dqAcc, turns);
   if (writes(GradNest::KeyValue))
-    buildKeyValueGrads(b, loc, g, config, gradKey, gradValue, dqAcc);
+    buildKeyValueGrads(b, loc, g, config, gradKey, gradValue, dqAcc, turns);
   if (writes(GradNest::Query)) {
     if (dqAcc)
       storeAccumulatedQueryGrads(b, loc, p, config, dqAcc, gradQuery);

@@ -353,8 +353,8 @@ static FailureOr<int64_t> chooseGradBlocks(Operation *op, const TileShape &s,
     if (s.dsTile)
       return op->emitError()
              << "value-blocks = " << count
-             << " needs the deterministic dQ mode: the atomic mode's dK/dV "
-                "nest adds all of dQ's columns";
+             << " needs the recomputed dQ: the dK/dV nest of the modes "
+                "that accumulate dQ adds all of its columns";
     auto [key, value] = blocks(count);
     if (!key.valid || !value.valid)
       return op->emitError()
@@ -416,7 +416,7 @@ FailureOr<AttnTileSizes>
 attn::chooseAttnTileSizes(Operation *op, const AttnTileRequest &request) {
   std::optional<TileShape> shape = getTileShape(op);
   if (shape && shape->kind == TileShape::Kind::Gradient) {
-    shape->dsTile = !request.deterministic;
+    shape->dsTile = !request.deterministic || request.orderedDq;
     shape->gradNest = request.gradNest;
   }
   int64_t valueBlocks = 1;

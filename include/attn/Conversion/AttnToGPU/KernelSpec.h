@@ -48,13 +48,17 @@ constexpr int64_t kMaxModOperands = 16, kMaxModOperandRank = 4;
 /// The f32 fields of a backward row record (`row_stats`, [B, Hq, Sq, 4]:
 /// attn_kernel_abi.def).
 constexpr int64_t kRowStatsFields = 4;
-/// The f32 columns of a box of the atomic dQ mode's `dq_accum` tensor map:
+/// The f32 columns of a box of the `dq_accum` tensor map (dq=atomic and
+/// dq=ordered):
 /// one 128-byte swizzle row (docs/KernelABI.md).
 constexpr int64_t kDqAccumBoxCols = 32;
 
 /// A mask given as an operand (forward kernels only): none, added to the
 /// scores, or boolean (keep where true).
 enum class MaskOperand { None, Additive, Boolean };
+
+/// How the backward computes dQ (KernelSpec::dq).
+enum class DqMode { Recompute, Atomic, Ordered };
 
 /// One kernel parameter (include/attn-runtime/attn_kernel_abi.def): `type`
 /// is "memref" (of `rank`), "tmap" (a tensor map of the memref `rank`),
@@ -112,10 +116,11 @@ struct KernelSpec {
   /// A packed batch (forward only): Q, O and LSE hold the sequences back to
   /// back (`q=packed`), and K and V too with `packedKeys` (`kv=packed`).
   bool packedQueries = false, packedKeys = false;
-  /// The backward's non-deterministic dQ mode (manifest `dq=atomic`): the
-  /// dK/dV kernel adds each tile's dQ to an f32 accumulator with atomic
-  /// adds, which the dot kernel zeroes and the dQ kernel converts.
-  bool atomicDq = false;
+  /// The backward's dQ mode: recomputed by the dQ kernel (the default), or
+  /// added by the dK/dV kernel to an f32 accumulator, which the dot kernel
+  /// zeroes and the dQ kernel converts: in any order (manifest
+  /// `dq=atomic`) or in a fixed one (`dq=ordered`, bitwise reproducible).
+  DqMode dq = DqMode::Recompute;
   /// f32 operands: one TF32 product per step (manifest `f32=tf32`) instead
   /// of 3xTF32's three.
   bool tf32 = false;
@@ -154,8 +159,10 @@ struct KernelSpec {
     return target == TileTarget::Sm90a && !paged &&
            (kind == KernelKind::Forward || kind == KernelKind::DecodePartial ||
             kind == KernelKind::BackwardKeyValue ||
-            (kind == KernelKind::BackwardQuery && !atomicDq));
+            (kind == KernelKind::BackwardQuery && !accumulatesDq()));
   }
+  /// Whether the backward adds dQ to an accumulator (dq_accum).
+  bool accumulatesDq() const { return dq != DqMode::Recompute; }
   /// Query rows per CTA; the combine kernel's output rows per CTA.
   int64_t rows() const { return blockQ; }
   std::string name() const;

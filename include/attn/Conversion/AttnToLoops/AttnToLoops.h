@@ -214,6 +214,9 @@ struct AttnTileRequest {
   /// Gradients: the deterministic mode (else the dK/dV nest also holds a
   /// dS^T tile in workgroup memory for the dQ product).
   bool deterministic = true;
+  /// Gradients, deterministic mode: dQ accumulated by the dK/dV nest in a
+  /// fixed order (AttnTileConfig::orderedDq), with its dS^T tile.
+  bool orderedDq = false;
   /// Gradients: the schedule of this one nest (a GPU kernel's), which may
   /// differ from the other nests'; unset, one schedule for all of them.
   std::optional<GradNest> gradNest;
@@ -269,8 +272,12 @@ struct AttnTileConfig {
   AttnTileSizes sizes;
   /// Memory space of the Q/K/V/dO tile buffers; null for the default one.
   Attribute memorySpace;
-  /// Gradients: dQ from its own loop nest rather than atomic adds.
+  /// Gradients: dQ bitwise reproducible: from its own loop nest or, with
+  /// `orderedDq`, added to an accumulator by the dK/dV nest in a fixed order
+  /// (the key tiles that see a query tile take turns); else added to it
+  /// with atomic adds in any order.
   bool deterministic = true;
+  bool orderedDq = false;
   /// describeAttnTiling only: the fraction of the blocks an op's block mask
   /// leaves out, in [0, 1) (its lists are known at run time only).
   double sparsity = 0.0;
@@ -284,18 +291,27 @@ struct AttnTileConfig {
   SmallVector<Value> destinations;
   /// Gradients: the one nest to write (a GPU kernel's), all when unset. A
   /// single nest needs `destinations`, `rowStats` and, in the
-  /// non-deterministic mode, `dqAccum`. There the nests are: the row
-  /// statistics, which also zero the dQ accumulator; dK and dV, which add
-  /// each tile's dQ to it; dQ, its conversion into the result.
+  /// modes that accumulate dQ, `dqAccum` (and, ordered, `dqTurns`). There
+  /// the nests are: the row statistics, which also zero the dQ accumulator
+  /// (and the turns); dK and dV, which add each tile's dQ to it; dQ, its
+  /// conversion into the result.
   std::optional<GradNest> gradNest;
   /// Gradients: the `[B, Hq, Sq, 4]` f32 buffer of the row statistics
   /// (a record per query row: LSE log2(e), +inf where LSE = -inf; D =
   /// rowsum(dO O); 0; 0), a GPU kernel's workspace, instead of an
   /// allocation.
   Value rowStats;
-  /// Gradients, non-deterministic mode: the `[B, Hq, Sq, D]` f32 dQ
-  /// accumulator, a GPU kernel's workspace, instead of an allocation.
+  /// Gradients, non-deterministic and ordered modes: the `[B, Hq, Sq, D]`
+  /// f32 dQ accumulator, a GPU kernel's workspace, instead of an
+  /// allocation.
   Value dqAccum;
+  /// Gradients, ordered mode: the `[B, Hq, Sq]` i32 turn counters (the
+  /// entry of a query tile's first row orders the additions to its rows),
+  /// a GPU kernel's workspace, instead of an allocation.
+  Value dqTurns;
+
+  /// Whether the dK/dV nest adds dQ to an accumulator.
+  bool accumulatesDq() const { return !deterministic || orderedDq; }
 };
 
 /// Replaces an attn op (attention, attention_partial, combine or

@@ -218,6 +218,24 @@ LogicalResult TileStoreOp::verify() {
                          "every dest dimension");
 }
 
+/// A turn op's indices address one element of its counters.
+static LogicalResult verifyTurnIndices(Operation *op, Value turns,
+                                       ValueRange indices) {
+  int64_t rank = cast<MemRefType>(turns.getType()).getRank();
+  if (static_cast<int64_t>(indices.size()) != rank)
+    return op->emitOpError("takes one index per dimension of turns (")
+           << rank << "), got " << indices.size();
+  return success();
+}
+
+LogicalResult TileAwaitTurnOp::verify() {
+  return verifyTurnIndices(*this, getTurns(), getIndices());
+}
+
+LogicalResult TilePassTurnOp::verify() {
+  return verifyTurnIndices(*this, getTurns(), getIndices());
+}
+
 LogicalResult TileParamOp::verify() {
   if (getName() != "scale_log2" && getName() != "window")
     return emitOpError("names a kernel parameter that is not a tile-form "

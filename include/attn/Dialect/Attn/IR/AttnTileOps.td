@@ -213,6 +213,53 @@ def Attn_TileStoreOp : Attn_Op<"tile.store", [
   let hasVerifier = 1;
 }
 
+def Attn_TileAwaitTurnOp : Attn_Op<"tile.await_turn"> {
+  let summary = "waits until a turn counter holds a value";
+  let description = [{
+    With `tile.pass_turn`, orders the accumulating `tile.store`s of
+    concurrent workgroups into the same rows, so that their f32 sums are
+    bitwise reproducible (the backward's ordered dQ): returns once
+    `turns[indices]` holds `expected`, which another workgroup's
+    `tile.pass_turn` wrote; this workgroup's accumulating stores after it
+    then follow every accumulating store that workgroup issued before that
+    `tile.pass_turn`. Whoever fixes the order makes sure the workgroup it
+    waits for has started or finished (a GPU launches CTAs in index order:
+    a CTA waits only for CTAs of lower index). A target that runs the
+    workgroups one after another in that order (the CPU's loops) need not
+    wait.
+
+    ```mlir
+    attn.tile.await_turn %turns[%b, %h, %q0] for %prev : memref<?x?x?xi32>
+    ```
+  }];
+  // A write too: a synchronization, which no pass may drop or move.
+  let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemRead, MemWrite]>:$turns,
+                   Variadic<Index>:$indices, Index:$expected);
+  let assemblyFormat = [{
+    $turns `[` $indices `]` `for` $expected attr-dict `:` type($turns)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TilePassTurnOp : Attn_Op<"tile.pass_turn"> {
+  let summary = "hands a turn counter on once earlier stores are complete";
+  let description = [{
+    Writes `value` into `turns[indices]` once every accumulating
+    `tile.store` this workgroup issued before it is complete and visible to
+    other workgroups (see `tile.await_turn`).
+
+    ```mlir
+    attn.tile.pass_turn %turns[%b, %h, %q0] = %mine : memref<?x?x?xi32>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefOf<[I32]>, "", [MemWrite]>:$turns,
+                   Variadic<Index>:$indices, Index:$value);
+  let assemblyFormat = [{
+    $turns `[` $indices `]` `=` $value attr-dict `:` type($turns)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_TileParamOp : Attn_Op<"tile.param", [Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a scalar that a kernel takes at launch";
