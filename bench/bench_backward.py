@@ -151,8 +151,9 @@ def bench(module, timer, grid, with_forward, atomic=None, baseline=None,
                     kind = "top_left" if causal else "none"
                     owner = others.get(name, module)
                     is_atomic = name == "attn-atomic"
-                    if not owner.has_kernel("backward_q", dtype, d, d, kind,
-                                            atomic_dq=is_atomic):
+                    if not owner.has_backward_kernel("backward_q", dtype, d,
+                                                     d, kind,
+                                                     atomic_dq=is_atomic):
                         raise RuntimeError("no backward kernels for %s "
                                            "d%d causal=%s" % (dtype, d, kind))
                     call = attn_backward_call(

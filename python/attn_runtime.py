@@ -1079,6 +1079,45 @@ class Module:
             size = qd.shape[0] * qd.shape[1] * qd.shape[2] * 16
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
+    def backward_dq_mode(self, dtype, head_dim=None, value_dim=None,
+                         causal="none", mask="none", atomic_dq=False,
+                         mod=None, blocks=None, tf32=None):
+        """The dQ mode of the three backward kernels attn_backward launches
+        for these parameters (has_kernel's): 'atomic' with atomic_dq where
+        the module has all three dq=atomic ones, else 'ordered' where it
+        has the dq=ordered ones, else 'recompute' where it has those
+        without a dq key; None where it has no complete set."""
+        for dq in (["atomic"] if atomic_dq else []) + ["ordered", None]:
+            if all(self.has_kernel(kind, dtype, head_dim, value_dim, causal,
+                                   mask, dq=dq, mod=mod, blocks=blocks,
+                                   tf32=tf32) is not None
+                   for kind in ("backward_dot", "backward_kv",
+                                "backward_q")):
+                return dq or "recompute"
+        return None
+
+    def has_backward_kernel(self, kind, dtype, head_dim=None,
+                            value_dim=None, causal="none", mask="none",
+                            atomic_dq=False, mod=None, blocks=None,
+                            tf32=None):
+        """has_kernel's record of backward kernel `kind` in the set that
+        attn_backward would launch (backward_dq_mode's), or, where the
+        module has no complete set, of the deterministic kinds it has (None
+        for the others: what is missing)."""
+        mode = self.backward_dq_mode(dtype, head_dim, value_dim, causal,
+                                     mask, atomic_dq, mod, blocks, tf32)
+        modes = ([mode] if mode else
+                 (["atomic"] if atomic_dq else []) + ["ordered",
+                                                      "recompute"])
+        for m in modes:
+            record = self.has_kernel(kind, dtype, head_dim, value_dim,
+                                     causal, mask,
+                                     dq=None if m == "recompute" else m,
+                                     mod=mod, blocks=blocks, tf32=tf32)
+            if record is not None:
+                return record
+        return None
+
     def _has_backward(self, q, v, dq, causal, mask, mod, block_mask):
         """Whether the module has the three backward kernels of dQ mode `dq`
         (has_kernel's) for a call with these q, v (any layout: D and Dv are

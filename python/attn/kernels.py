@@ -341,24 +341,27 @@ def _default_cache_dir():
 
 
 def _has_kinds(records, spec):
-    return all(any(_matches(r, kind, spec) for r in records)
-               for kind in spec.kinds)
+    # One dQ mode for all of a backward's kinds, as the runtime launches.
+    return any(all(any(_matches(r, kind, spec, dq) for r in records)
+                   for kind in spec.kinds)
+               for dq in _dq_modes(spec))
 
 
-def _atomic(kind, spec):
-    """Whether the spec wants its `kind` kernel with dq=atomic."""
-    return spec.atomic_dq and kind != "forward"
+def _dq_modes(spec):
+    """The manifest dq= values of the backward sets that serve the spec,
+    in the runtime's order of preference: dq=atomic for the atomic dQ mode;
+    dq=ordered, else no key (dQ recomputed), for the deterministic one."""
+    return ("atomic",) if spec.atomic_dq else ("ordered", None)
 
 
-def _matches(record, kind, spec):
+def _matches(record, kind, spec, dq=None):
     return (record.get("kind") == kind and record.get("dtype") == spec.dtype
             and record.get("head_dim") == spec.head_dim
             and record.get("value_dim") == spec.value_dim
             and record.get("causal") == spec.causal
             and record.get("mask", "none") == spec.mask
             and record.get("q") is None  # not a packed batch's kernel
-            and record.get("dq") == ("atomic" if _atomic(kind, spec)
-                                     else None)
+            and record.get("dq") == (None if kind == "forward" else dq)
             and record.get("f32") == _f32(kind, spec)
             and record.get("mod") == _mod_name(spec)
             and record.get("mod_operands") == spec.mod_operands())
@@ -378,10 +381,20 @@ def _mod_name(spec):
 
 
 def _has_kernel(module, kind, spec):
+    dq = None
+    if kind != "forward":
+        # The backward set the runtime launches; with atomic_dq only the
+        # atomic one (the provider falls back to the deterministic spec).
+        mode = module.backward_dq_mode(
+            spec.dtype, spec.head_dim, spec.value_dim, spec.causal,
+            spec.mask, atomic_dq=spec.atomic_dq, mod=_mod_name(spec),
+            tf32=spec.tf32)
+        if mode is None or (spec.atomic_dq and mode != "atomic"):
+            return False
+        dq = None if mode == "recompute" else mode
     record = module.has_kernel(kind, spec.dtype, spec.head_dim,
                                spec.value_dim, spec.causal, spec.mask,
-                               atomic_dq=_atomic(kind, spec),
-                               mod=_mod_name(spec), tf32=spec.tf32)
+                               dq=dq, mod=_mod_name(spec), tf32=spec.tf32)
     return (record is not None
             and record.get("mod_operands") == spec.mod_operands())
 

@@ -869,9 +869,9 @@ def skip_reason(module, c):
         return None
     if c["kind"] == "backward":
         missing = [kind for kind in BACKWARD_KINDS
-                   if module.has_kernel(kind, c["dtype"], c["d"], c["dv"],
-                                        c["causal"], mask,
-                                        atomic_dq=ATOMIC_DQ) is None]
+                   if module.has_backward_kernel(kind, c["dtype"], c["d"],
+                                                 c["dv"], c["causal"], mask,
+                                                 atomic_dq=ATOMIC_DQ) is None]
         if missing:
             kinds = " or ".join(
                 x for x in (", ".join(missing[:-1]), missing[-1]) if x)
@@ -1638,10 +1638,11 @@ def backward_error_cases(module):
     raises the expected error and leaves dq, dk and dv as they were (NaN).
     A module without backward kernels must say so (ATTN_ERROR_NO_KERNEL)."""
     full = [k for k in module.kernels if k.get("kind") == "backward_dot"
-            and all(module.has_kernel(kind, k["dtype"], k["head_dim"],
-                                      k["value_dim"], k["causal"],
-                                      k.get("mask", "none"),
-                                      atomic_dq=ATOMIC_DQ)
+            and all(module.has_backward_kernel(kind, k["dtype"],
+                                               k["head_dim"],
+                                               k["value_dim"], k["causal"],
+                                               k.get("mask", "none"),
+                                               atomic_dq=ATOMIC_DQ)
                     for kind in BACKWARD_KINDS)]
     unmasked = [k for k in full if k.get("mask", "none") == "none"] or full
     base, dt, d, dv, causal = error_base(unmasked)
@@ -1697,8 +1698,8 @@ def backward_error_cases(module):
         add("head dim 96 without kernels", "ATTN_ERROR_NO_KERNEL",
             lambda: call(d=96, dv=96))
     for kind, make_dtype in (("add", tdt), ("bool", torch.bool)):
-        if any(module.has_kernel(x, dt, d, dv, causal, kind,
-                                 atomic_dq=ATOMIC_DQ) is None
+        if any(module.has_backward_kernel(x, dt, d, dv, causal, kind,
+                                          atomic_dq=ATOMIC_DQ) is None
                for x in BACKWARD_KINDS):
             def no_mask_kernel(make_dtype=make_dtype):
                 mask = torch.zeros((s, s), device="cuda", dtype=make_dtype)

@@ -358,11 +358,12 @@ FailureOr<KernelSpec> specFor(Operation *op, TileTarget target,
   }
   // The ordered dQ mode is the deterministic mode's choice where its
   // kernels exist (sm_90a, no block mask, whole tensor-map boxes of dQ's
-  // columns: KernelSpec::operandsReason); elsewhere dQ is recomputed.
+  // columns: KernelSpec::operandsReason) and do not spill (up to D = 128:
+  // past it their dK/dV kernels spill 80 to 2192 bytes, as the atomic
+  // mode's do); elsewhere dQ is recomputed.
   if (spec.dq == DqMode::Ordered &&
       (target != TileTarget::Sm90a || spec.blockMaskQ ||
-       spec.headDim % kDqAccumBoxCols ||
-       spec.headDim > kMaxAtomicBackwardHeadDim))
+       spec.headDim % kDqAccumBoxCols || spec.headDim > kMaxOrderedHeadDim))
     spec.dq = DqMode::Recompute;
   if (spec.kind != KernelKind::DecodeCombine) {
     spec.modName = getModName(op);

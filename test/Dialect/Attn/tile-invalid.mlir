@@ -392,3 +392,27 @@ func.func @work_item_yield(%item: index, %b: index) {
   }
   return
 }
+
+// -----
+
+func.func @await_turn_indices(%turns: memref<?x?x?xi32>, %b: index) {
+  // expected-error @+1 {{'attn.tile.await_turn' op takes one index per dimension of turns (3), got 2}}
+  attn.tile.await_turn %turns[%b, %b] for %b : memref<?x?x?xi32>
+  return
+}
+
+// -----
+
+func.func @pass_turn_indices(%turns: memref<?xi32>, %b: index) {
+  // expected-error @+1 {{'attn.tile.pass_turn' op takes one index per dimension of turns (1), got 2}}
+  attn.tile.pass_turn %turns[%b, %b] = %b : memref<?xi32>
+  return
+}
+
+// -----
+
+func.func @turn_type(%turns: memref<?xf32>, %b: index) {
+  // expected-error @+1 {{'attn.tile.pass_turn' op operand #0 must be memref of 32-bit signless integer values}}
+  attn.tile.pass_turn %turns[%b] = %b : memref<?xf32>
+  return
+}

@@ -123,3 +123,13 @@ func.func @work_item(%lens: memref<?xi32>, %item: index, %items: index, %b: inde
   }
   return %s, %begin, %end : index, index, index
 }
+
+// The ordered dQ mode's turns: await a code, pass one on.
+// CHECK-LABEL: func @turns
+// CHECK:       attn.tile.await_turn %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] for %{{.+}} : memref<?x?x?xi32>
+// CHECK:       attn.tile.pass_turn %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] = %{{.+}} : memref<?x?x?xi32>
+func.func @turns(%turns: memref<?x?x?xi32>, %b: index, %h: index, %q0: index, %prev: index, %mine: index) {
+  attn.tile.await_turn %turns[%b, %h, %q0] for %prev : memref<?x?x?xi32>
+  attn.tile.pass_turn %turns[%b, %h, %q0] = %mine : memref<?x?x?xi32>
+  return
+}

@@ -37,6 +37,9 @@ constexpr int64_t kMaxSharedMemory = 227 * 1024;
 /// backward's in column blocks of dK, dV and dQ), and of the atomic dQ
 /// mode's backward kernels, whose dK/dV kernel adds all of dQ's columns.
 constexpr int64_t kMaxKernelHeadDim = 576, kMaxAtomicBackwardHeadDim = 256;
+/// The widest head dim that attn-compile --ordered-dq gives dq=ordered
+/// kernels (AttnToGPU.cpp's specFor).
+constexpr int64_t kMaxOrderedHeadDim = 128;
 
 /// The kernel attribute listing the arguments that are CUDA tensor maps
 /// passed by value (attn-grid-constants).
