@@ -15,7 +15,7 @@
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.mma.sync
 // CHECK-LABEL: gpu.func @attn_bwd_q_f16_d320_dv320_none
-// ATOMIC: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: head dim D of the atomic dQ mode's kernels must be in [1, 256], got 320
+// ATOMIC: error: 'attn.attention_grad' op cannot be lowered to a GPU kernel: head dim D of the kernels that accumulate dQ (atomic, ordered) must be in [1, 256], got 320
 func.func @wide_head_dim_grad(%q: tensor<1x1x8x320xf16>, %k: tensor<1x1x8x320xf16>, %v: tensor<1x1x8x320xf16>, %o: tensor<1x1x8x320xf16>, %do: tensor<1x1x8x320xf16>, %lse: tensor<1x1x8xf32>) -> tensor<1x1x8x320xf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse : tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8xf32> -> tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>, tensor<1x1x8x320xf16>
   return %dq : tensor<1x1x8x320xf16>

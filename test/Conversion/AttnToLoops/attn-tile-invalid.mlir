@@ -42,7 +42,7 @@
 // VALUE-BLOCKS-HUGE: error: attn-tile: value-blocks = 65 is out of range [0, 64] (column blocks of V and O, or of dQ, dK and dV; 0: automatic)
 // VALUE-BLOCKS-DV: error: value-blocks = 9 needs a value head dim of at least 8 columns a block, got Dv = 64
 // VALUE-BLOCKS-DV: error: value-blocks = 9 cannot cut D = 128 and Dv = 128 (tiles of 128 and 128 columns) into blocks of whole 16-column steps, each but the last inside the head dim
-// GRAD-BLOCKS-ATOMIC: error: value-blocks = 2 needs the deterministic dQ mode: the atomic mode's dK/dV nest adds all of dQ's columns
+// GRAD-BLOCKS-ATOMIC: error: value-blocks = 2 needs the recomputed dQ: the dK/dV nest of the modes that accumulate dQ adds all of its columns
 // SPARSITY-NEGATIVE: error: attn-tile: sparsity = -5.000000e-01 is out of range [0, 1)
 func.func @forward(%q: tensor<2x4x77x64xf32>, %k: tensor<2x4x129x64xf32>, %v: tensor<2x4x129x64xf32>) -> tensor<2x4x77x64xf32> {
   // expected-error @below {{tiles of block-q = 128 and block-kv = 128 in 3 stages need 243712 bytes of workgroup memory (Q, K, V tiles, rows padded by 16 bytes, D = 64, Dv = 64, 4-byte elements), more than smem-budget = 232448; choose smaller block-q/block-kv or raise smem-budget}}
