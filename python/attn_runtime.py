@@ -1062,21 +1062,22 @@ class Module:
                            records_only=False):
         """A workspace for backward() with this q (a uint8 tensor on the
         current stream), to allocate once and pass as `workspace=`: what
-        every dQ mode needs (attn_backward_workspace_size, the same as
-        attn_backward_atomic_workspace_size): one 16-byte record of f32 row
-        statistics per query row, {LSE log2(e), D = rowsum(dO * O), 0, 0},
-        padded to 256 bytes, then the accumulating modes' (dq=atomic,
-        dq=ordered) f32 dQ accumulator [B, Hq, Sq, D], padded to 256 bytes,
-        and i32 turns [B, Hq, Sq]. atomic_dq is accepted for older callers
-        and changes nothing. records_only: the records alone, B * Hq * Sq *
-        16 bytes, which serves the kernels that recompute dQ only."""
+        every dQ mode needs (attn_backward_atomic_workspace_size): one
+        16-byte record of f32 row statistics per query row, {LSE log2(e),
+        D = rowsum(dO * O), 0, 0}, padded to 256 bytes, then the
+        accumulating modes' (dq=atomic, dq=ordered) f32 dQ accumulator
+        [B, Hq, Sq, D], padded to 256 bytes, and i32 turns [B, Hq, Sq].
+        atomic_dq is accepted for older callers and changes nothing.
+        records_only: the records alone, B * Hq * Sq * 16 bytes
+        (attn_backward_workspace_size), which serves the kernels that
+        recompute dQ only."""
         import torch
         qd = _describe(q, "q", layout)
-        size = self._lib.attn_backward_workspace_size(ctypes.byref(qd))
+        size_of = (self._lib.attn_backward_workspace_size if records_only
+                   else self._lib.attn_backward_atomic_workspace_size)
+        size = size_of(ctypes.byref(qd))
         if size < 0:
             raise AttnError(1, self.last_error())
-        if records_only:
-            size = qd.shape[0] * qd.shape[1] * qd.shape[2] * 16
         return torch.empty(max(size, 1), dtype=torch.uint8, device=q.device)
 
     def backward_dq_mode(self, dtype, head_dim=None, value_dim=None,

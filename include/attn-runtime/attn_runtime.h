@@ -394,7 +394,9 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
  * key contributes nothing (its dq row is 0). lse
  * is required (f32 [B, Hq, Sq], as attn_forward wrote it for the same
  * options). `workspace` is device memory, 256-byte aligned, of
- * attn_backward_workspace_size(q) bytes (below). Launches three kernels on
+ * attn_backward_workspace_size(q) bytes, or of
+ * attn_backward_atomic_workspace_size(q) where the call's kernels
+ * accumulate dQ (below). Launches three kernels on
  * `stream`, in this order: backward_dot (the row statistics), backward_kv
  * (dk, dv), backward_q (dq); the module needs all three of one dQ mode
  * for the call's dtype, head dims, causal and mask kind, else
@@ -423,13 +425,12 @@ ATTN_RUNTIME_API attn_status attn_decode_paged_splits(
  * [B, Hq, Sq, D] contiguous, at A = round_up(B * Hq * Sq * 16, 256), and the
  * turns, i32 [B, Hq, Sq] contiguous, at T = round_up(A + B * Hq * Sq * D * 4,
  * 256) (the dq=atomic kernels leave them unused: one layout serves both).
- * attn_backward_workspace_size(q) and attn_backward_atomic_workspace_size(q)
- * both return T + B * Hq * Sq * 4, what any mode needs. A call whose
- * kernels recompute dQ reads the records alone, so B * Hq * Sq * 16 bytes
- * serve it (as before the accumulating modes existed); a call whose
- * kernels accumulate needs the whole size, ATTN_ERROR_INVALID_ARGUMENT
- * naming both sizes otherwise (the call never falls back to other kernels
- * for want of workspace).
+ * attn_backward_workspace_size(q) returns B * Hq * Sq * 16, the records,
+ * which is what a call whose kernels recompute dQ needs;
+ * attn_backward_atomic_workspace_size(q) returns T + B * Hq * Sq * 4, what
+ * a call whose kernels accumulate (dq=atomic or dq=ordered) needs, else
+ * ATTN_ERROR_INVALID_ARGUMENT naming both sizes (the call never falls back
+ * to other kernels for want of workspace).
  *
  * attn_backward_workspace_size and attn_backward_atomic_workspace_size
  * return -1, with attn_last_error() set, on a bad q, or when the workspace

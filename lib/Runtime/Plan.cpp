@@ -2154,7 +2154,21 @@ bool backwardWorkspaceFor(int64_t batch, int64_t heads, int64_t seq,
          layout.bytes <= kMaxWorkspaceBytes;
 }
 
-int64_t backwardWorkspaceBytes(const char *api, const attn_tensor *q) {
+int64_t backwardWorkspaceBytes(const attn_tensor *q) {
+  const char *api = "attn_backward_workspace_size";
+  if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
+    return -1;
+  int64_t bytes = 0;
+  if (!backwardBytesFor(q->shape[0], q->shape[1], q->shape[2], bytes)) {
+    failf(ATTN_ERROR_SHAPE, "%s: %s need more than 2^50 bytes", api,
+          backwardRowStats(q->shape[0], q->shape[1], q->shape[2]).c_str());
+    return -1;
+  }
+  return bytes;
+}
+
+int64_t backwardAccumulatorWorkspaceBytes(const attn_tensor *q) {
+  const char *api = "attn_backward_atomic_workspace_size";
   if (checkTensor(api, "q", q, 4, "B, Hq, Sq, D"))
     return -1;
   BackwardWorkspace layout;
@@ -2215,9 +2229,9 @@ attn_status planBackward(const ManifestSection &section,
           p.headsQ, p.batch))
     return s;
 
-  // The recompute kernels use the records alone, so a workspace sized for
-  // them before the accumulating modes existed still serves them. The
-  // accumulating kernels need the whole layout: a smaller workspace is an
+  // The recompute kernels use the records alone
+  // (attn_backward_workspace_size); the accumulating kernels need the whole
+  // layout (attn_backward_atomic_workspace_size): a smaller workspace is an
   // error, not a reason to take the recompute kernels instead.
   std::string need;
   const char *sizeFunction = "attn_backward_workspace_size";
@@ -2232,8 +2246,7 @@ attn_status planBackward(const ManifestSection &section,
            backwardAccumulatorContents(p.batch, p.headsQ, p.seqQ, p.headDim) +
            " needs";
     fits = backwardWorkspaceFor(p.batch, p.headsQ, p.seqQ, p.headDim, layout);
-    if (plan.dq == DqMode::Atomic)
-      sizeFunction = "attn_backward_atomic_workspace_size";
+    sizeFunction = "attn_backward_atomic_workspace_size";
   }
   if (!fits)
     return failf(ATTN_ERROR_SHAPE, "%s: %s more than 2^50 bytes of workspace",

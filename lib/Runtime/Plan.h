@@ -244,12 +244,13 @@ ATTN_RUNTIME_API attn_status planBackward(const ManifestSection &section,
                                           int64_t workspaceBytes,
                                           BackwardPlan &plan);
 
-/// The backward's workspace bytes for `q`, what any of its dQ modes needs
-/// (BackwardWorkspace::bytes), for attn_backward_workspace_size (`api`) and
-/// attn_backward_atomic_workspace_size; -1 (with the last error set) on bad
-/// arguments.
-ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const char *api,
-                                                const attn_tensor *q);
+/// The backward's workspace bytes for `q`: the recompute kernels' (the row
+/// statistics alone), for attn_backward_workspace_size; -1 (with the last
+/// error set) on bad arguments.
+ATTN_RUNTIME_API int64_t backwardWorkspaceBytes(const attn_tensor *q);
+/// Those of the modes that accumulate dQ (dq=atomic and dq=ordered:
+/// BackwardWorkspace::bytes), for attn_backward_atomic_workspace_size.
+ATTN_RUNTIME_API int64_t backwardAccumulatorWorkspaceBytes(const attn_tensor *q);
 
 /// The split count for B * Hkv CTAs per split on `smCount` SMs: the count
 /// with the fewest (CTAs on the busiest SM) x (tiles per split + 2), at most

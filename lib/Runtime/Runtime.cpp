@@ -794,7 +794,7 @@ attn_decode_paged(attn_module *module, const attn_tensor *q,
 
 int64_t attn_backward_workspace_size(const attn_tensor *q) {
   try {
-    return backwardWorkspaceBytes("attn_backward_workspace_size", q);
+    return backwardWorkspaceBytes(q);
   } catch (...) {
     internalError("attn_backward_workspace_size", "unexpected exception");
     return -1;
@@ -803,7 +803,7 @@ int64_t attn_backward_workspace_size(const attn_tensor *q) {
 
 int64_t attn_backward_atomic_workspace_size(const attn_tensor *q) {
   try {
-    return backwardWorkspaceBytes("attn_backward_atomic_workspace_size", q);
+    return backwardAccumulatorWorkspaceBytes(q);
   } catch (...) {
     internalError("attn_backward_atomic_workspace_size",
                   "unexpected exception");

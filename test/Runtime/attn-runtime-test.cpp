@@ -2830,10 +2830,10 @@ struct BackwardArgs {
 };
 
 /// Bf16 backward arguments of head dim `d` whose workspace is
-/// attn_backward_workspace_size's, what every dQ mode needs.
+/// attn_backward_atomic_workspace_size's, what every dQ mode needs.
 BackwardArgs sizedBackwardArgs(int64_t d, bool bshdLayout = false) {
   BackwardArgs a(ATTN_BF16, d, bshdLayout);
-  a.workspaceBytes = attn_backward_workspace_size(&a.q);
+  a.workspaceBytes = attn_backward_atomic_workspace_size(&a.q);
   return a;
 }
 
@@ -2968,16 +2968,14 @@ int runBackward() {
     bytes = attn_backward_workspace_size(&a.q);
     std::printf("workspace-size huge: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
-    // 2 x 8 x 2^41 rows of D = 3 are 2^49 bytes of records, 3 x 2^47 of
-    // accumulator and 2^47 of turns, 2^50 bytes, the most the runtime
-    // plans; one more row is past it, and 2^59 rows overflow int64.
-    a.q.shape[2] = int64_t(1) << 41;
-    a.q.shape[3] = 3;
+    // 2 x 8 x 2^42 records are 2^50 bytes, the most the runtime plans; one
+    // more row is past it, and 2^59 rows overflow int64 (2^63 bytes).
+    a.q.shape[2] = int64_t(1) << 42;
     std::printf("workspace-size 2^50: %lld\n",
                 static_cast<long long>(attn_backward_workspace_size(&a.q)));
     a.q.shape[2] += 1;
     bytes = attn_backward_workspace_size(&a.q);
-    std::printf("workspace-size 2^50+: %lld: %s\n",
+    std::printf("workspace-size 2^50+16: %lld: %s\n",
                 static_cast<long long>(bytes), attn_last_error());
     a.q.shape[0] = a.q.shape[1] = 1;
     a.q.shape[2] = int64_t(1) << 59;
@@ -3434,7 +3432,7 @@ int runBackwardOrdered() {
     b.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
     b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
     b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
-    b.workspaceBytes = attn_backward_workspace_size(&b.q);
+    b.workspaceBytes = attn_backward_atomic_workspace_size(&b.q);
     std::printf("ordered-one-row-size: %lld\n",
                 static_cast<long long>(b.workspaceBytes));
     backwardCase(m, "ordered-one-row", b, true);
@@ -3449,7 +3447,7 @@ int runBackwardOrdered() {
   backwardCase(m, "ordered-workspace-records", a);
   backwardNames(recompute.sections.front(),
                 "ordered-workspace-records-recompute", a);
-  a.workspaceBytes = attn_backward_workspace_size(&a.q) - 1;
+  a.workspaceBytes = attn_backward_atomic_workspace_size(&a.q) - 1;
   backwardCase(m, "ordered-workspace-small", a);
   a.workspaceBytes += 1;
   backwardCase(m, "ordered-workspace-exact", a);
@@ -4767,7 +4765,7 @@ int runLaunchOrderedDq(const std::string &manifest) {
     return 0;
   void *stream = reinterpret_cast<void *>(0x5000);
   BackwardArgs a(ATTN_BF16, 64);
-  a.workspaceBytes = attn_backward_workspace_size(&a.q);
+  a.workspaceBytes = attn_backward_atomic_workspace_size(&a.q);
   std::printf("workspace: %lld bytes\n",
               static_cast<long long>(a.workspaceBytes));
   report("ordered", a.call(module, stream));
