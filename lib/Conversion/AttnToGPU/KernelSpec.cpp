@@ -344,8 +344,8 @@ Type memrefType(MLIRContext *ctx, int64_t rank, Type elementType,
 /// results are f32, a boolean mask is i1 (a byte per element in memory),
 /// the key counts and the block table of a paged cache, the offsets of
 /// packed sequences and of balanced split-KV's work items, a block mask's
-/// lists and the ordered dQ mode's turn counters i32, a tensor a modification reads its own type, the rest the
-/// operands' type.
+/// lists and the ordered dQ mode's turn counters i32, a tensor a
+/// modification reads its own type, the rest the operands' type.
 Type paramElementType(Builder &b, const KernelSpec &spec, StringRef name) {
   for (auto [i, operand] : llvm::enumerate(spec.modOperands))
     if (name == kModParamNames[i])
