@@ -3107,6 +3107,30 @@ int runBackward() {
   return 0;
 }
 
+/// Manifest lines of bf16 backward kernels of dQ mode `dq` (atomic or
+/// ordered), head dims `headDim`, manifest keys `keys`, named
+/// bwd_KIND_bf16_SUFFIX_DQdq: the deterministic ones' tiles but
+/// backward_q's smem=0; the kinds `dot`, `kv` and `q` say.
+std::string accumulatingKernels(const std::string &dq,
+                                const std::string &suffix, int headDim,
+                                const char *keys, bool dot, bool kv, bool q) {
+  std::string dims = std::to_string(headDim);
+  std::string common = " dtype=bf16 head_dim=" + dims + " value_dim=" + dims +
+                       " " + keys + " dq=" + dq;
+  std::string name = "_bf16_" + suffix + "_" + dq + "dq";
+  std::string text;
+  if (dot)
+    text += "kernel bwd_dot" + name + " kind=backward_dot" + common +
+            " block_q=64 block_kv=64 threads=128 smem=0\n";
+  if (kv)
+    text += "kernel bwd_kv" + name + " kind=backward_kv" + common +
+            " block_q=64 block_kv=128 threads=256 smem=98304\n";
+  if (q)
+    text += "kernel bwd_q" + name + " kind=backward_q" + common +
+            " block_q=128 block_kv=64 threads=256 smem=0\n";
+  return text;
+}
+
 /// backwardModule() plus dq=atomic backward kernels (bf16 d128, the
 /// deterministic ones' tiles but backward_q's smem=0): all three for
 /// causal none (which has the deterministic set too) and for mask=bool
@@ -3125,23 +3149,9 @@ std::string atomicModule() {
       {"none_add", "causal=none mask=add", true, true, false},
       {"tl", "causal=top_left", true, false, false},
   };
-  for (const auto &spec : specs) {
-    std::string common =
-        std::string(" dtype=bf16 head_dim=128 value_dim=128 ") + spec.keys +
-        " dq=atomic";
-    if (spec.dot)
-      text += std::string("kernel bwd_dot_bf16_128_") + spec.suffix +
-              "_atomicdq kind=backward_dot" + common +
-              " block_q=64 block_kv=64 threads=128 smem=0\n";
-    if (spec.kv)
-      text += std::string("kernel bwd_kv_bf16_128_") + spec.suffix +
-              "_atomicdq kind=backward_kv" + common +
-              " block_q=64 block_kv=128 threads=256 smem=98304\n";
-    if (spec.q)
-      text += std::string("kernel bwd_q_bf16_128_") + spec.suffix +
-              "_atomicdq kind=backward_q" + common +
-              " block_q=128 block_kv=64 threads=256 smem=0\n";
-  }
+  for (const auto &spec : specs)
+    text += accumulatingKernels("atomic", std::string("128_") + spec.suffix,
+                                128, spec.keys, spec.dot, spec.kv, spec.q);
   return text;
 }
 
@@ -3335,23 +3345,9 @@ std::string orderedModule() {
       {"128_tl", "causal=top_left", 128, true, false, false},
       {"128_none_add", "causal=none mask=add", 128, true, true, false},
   };
-  for (const auto &spec : specs) {
-    std::string dims = std::to_string(spec.headDim);
-    std::string common = " dtype=bf16 head_dim=" + dims + " value_dim=" + dims +
-                         " " + spec.keys + " dq=ordered";
-    if (spec.dot)
-      text += std::string("kernel bwd_dot_bf16_") + spec.suffix +
-              "_ordereddq kind=backward_dot" + common +
-              " block_q=64 block_kv=64 threads=128 smem=0\n";
-    if (spec.kv)
-      text += std::string("kernel bwd_kv_bf16_") + spec.suffix +
-              "_ordereddq kind=backward_kv" + common +
-              " block_q=64 block_kv=128 threads=256 smem=98304\n";
-    if (spec.q)
-      text += std::string("kernel bwd_q_bf16_") + spec.suffix +
-              "_ordereddq kind=backward_q" + common +
-              " block_q=128 block_kv=64 threads=256 smem=0\n";
-  }
+  for (const auto &spec : specs)
+    text += accumulatingKernels("ordered", spec.suffix, spec.headDim,
+                                spec.keys, spec.dot, spec.kv, spec.q);
   return text;
 }
 
