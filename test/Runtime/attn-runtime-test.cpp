@@ -2829,6 +2829,22 @@ struct BackwardArgs {
   }
 };
 
+/// Bf16 D = 128 backward arguments of MQA with one query row and one key:
+/// B = 1, Hq = 4, Hkv = 1, one CTA per kernel.
+BackwardArgs mqaOneRowArgs() {
+  BackwardArgs a;
+  a.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
+  a.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
+  a.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
+  a.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
+  a.lse = lseOf(1, 4, 1, kLse);
+  a.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
+  a.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
+  a.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
+  a.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+  return a;
+}
+
 /// Bf16 backward arguments of head dim `d` whose workspace is
 /// attn_backward_atomic_workspace_size's, what every dQ mode needs.
 BackwardArgs sizedBackwardArgs(int64_t d, bool bshdLayout = false) {
@@ -2915,16 +2931,7 @@ int runBackward() {
   }
   {
     // MQA, one query row, one key: one CTA per kernel.
-    BackwardArgs a;
-    a.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
-    a.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
-    a.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
-    a.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
-    a.lse = lseOf(1, 4, 1, kLse);
-    a.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
-    a.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
-    a.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
-    a.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    BackwardArgs a = mqaOneRowArgs();
     a.workspaceBytes = 64;
     backwardCase(m, "mqa-one-row", a);
     BackwardPlan p;
@@ -3191,16 +3198,7 @@ int runBackwardAtomic() {
     // One query row per head: the accumulator after the 64 bytes of
     // records, at the next 256-byte boundary, then the turns (unused by
     // the atomic kernels, but one layout serves both accumulating modes).
-    BackwardArgs b;
-    b.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
-    b.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
-    b.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
-    b.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
-    b.lse = lseOf(1, 4, 1, kLse);
-    b.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
-    b.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
-    b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
-    b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    BackwardArgs b = mqaOneRowArgs();
     b.options.atomic_dq = 1;
     b.workspaceBytes = 256 + 4 * 128 * 4 + 4 * 4;
     backwardCase(m, "atomic-one-row", b, true);
@@ -3418,16 +3416,7 @@ int runBackwardOrdered() {
   {
     // One query row per head: 64 bytes of records, the accumulator at 256,
     // the turns at 256 + 4 x 128 x 4 = 2304, 2320 bytes in all.
-    BackwardArgs b;
-    b.q = bhsd(ATTN_BF16, 1, 4, 1, 128, kQ);
-    b.o = bhsd(ATTN_BF16, 1, 4, 1, 128, kO);
-    b.dout = bhsd(ATTN_BF16, 1, 4, 1, 128, kDout);
-    b.dq = bhsd(ATTN_BF16, 1, 4, 1, 128, kDq);
-    b.lse = lseOf(1, 4, 1, kLse);
-    b.k = bhsd(ATTN_BF16, 1, 1, 1, 128, kK);
-    b.v = bhsd(ATTN_BF16, 1, 1, 1, 128, kV);
-    b.dk = bhsd(ATTN_BF16, 1, 1, 1, 128, kDk);
-    b.dv = bhsd(ATTN_BF16, 1, 1, 1, 128, kDv);
+    BackwardArgs b = mqaOneRowArgs();
     b.workspaceBytes = attn_backward_atomic_workspace_size(&b.q);
     std::printf("ordered-one-row-size: %lld\n",
                 static_cast<long long>(b.workspaceBytes));
