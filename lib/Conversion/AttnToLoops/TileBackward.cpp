@@ -485,8 +485,9 @@ static Value dqColumns(OpBuilder &b, Location loc, Value dqAcc, int64_t c0,
 ///   first row's counter, and it passes its own code there once its
 ///   additions are complete: one step later (at the next query tile's
 ///   addition, or after the loop), by when a GPU's bulk reductions have
-///   long finished, so that the wait costs nothing but a step of lag per
-///   key tile where a wave of CTAs starts together.
+///   long finished. Each key tile so runs a step behind the one before it
+///   where a wave of CTAs starts them together (docs/GPU.md measures what
+///   the turns cost).
 static void buildKeyValueGrads(OpBuilder &b, Location loc, const GradProblem &g,
                                const AttnTileConfig &config, Value gradKey,
                                Value gradValue, Value dqAcc, Value turns) {
