@@ -2829,6 +2829,15 @@ struct BackwardArgs {
   }
 };
 
+/// Gives `a` 2 x 4096 x `rows` query rows (q, o, dout, dq and lse; B = 2,
+/// Hq = 4096, D = 128 bf16), for the workspace limits.
+void setQueryRows(BackwardArgs &a, int64_t rows) {
+  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
+    *t = bhsd(ATTN_BF16, 2, 4096, rows, 128,
+              reinterpret_cast<uint64_t>(t->data));
+  a.lse = lseOf(2, 4096, rows, kLse);
+}
+
 /// Bf16 D = 128 backward arguments of MQA with one query row and one key:
 /// B = 1, Hq = 4, Hkv = 1, one CTA per kernel.
 BackwardArgs mqaOneRowArgs() {
@@ -3008,10 +3017,7 @@ int runBackward() {
       {
           {"workspace-rows",
            [&](BackwardArgs &a) {
-             for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
-               *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 36, 128,
-                         reinterpret_cast<uint64_t>(t->data));
-             a.lse = lseOf(2, 4096, int64_t(1) << 36, kLse);
+             setQueryRows(a, int64_t(1) << 36);
            }},
           // Kernels: all three of one specialisation, or what is missing.
           {"no-kernel-kv",
@@ -3313,10 +3319,7 @@ int runBackwardAtomic() {
   // 2 x 4096 x 2^29 query rows: their records (2^46 bytes) fit the
   // runtime's 2^50, with the accumulator (2^51 more) they do not.
   a = BackwardArgs();
-  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
-    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 29, 128,
-              reinterpret_cast<uint64_t>(t->data));
-  a.lse = lseOf(2, 4096, int64_t(1) << 29, kLse);
+  setQueryRows(a, int64_t(1) << 29);
   a.workspaceBytes = int64_t(1) << 50;
   backwardCase(m, "atomic-workspace-rows-deterministic", a);
   a.options.atomic_dq = 1;
@@ -3441,10 +3444,7 @@ int runBackwardOrdered() {
   // 2 x 4096 x 2^29 query rows: records of 2^46 bytes, with accumulator
   // and turns past 2^50.
   a = BackwardArgs();
-  for (attn_tensor *t : {&a.q, &a.o, &a.dout, &a.dq})
-    *t = bhsd(ATTN_BF16, 2, 4096, int64_t(1) << 29, 128,
-              reinterpret_cast<uint64_t>(t->data));
-  a.lse = lseOf(2, 4096, int64_t(1) << 29, kLse);
+  setQueryRows(a, int64_t(1) << 29);
   a.workspaceBytes = int64_t(1) << 50;
   backwardCase(m, "ordered-workspace-rows", a);
   return 0;
